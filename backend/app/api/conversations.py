@@ -1,0 +1,43 @@
+"""REST: conversations."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response, status
+
+from app.api.deps import CurrentUser, DbDep
+from app.schemas import ConversationCreate, ConversationOut, ConversationPatch
+from app.services import conversations as service
+
+router = APIRouter(prefix="/api/conversations", tags=["conversations"])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+async def create_conversation(
+    body: ConversationCreate, db: DbDep, user: CurrentUser
+) -> ConversationOut:
+    return await service.create(db, user_id=user.id, title=body.title, objective=body.objective)
+
+
+@router.get("")
+async def list_conversations(db: DbDep, user: CurrentUser) -> list[ConversationOut]:
+    return await service.list_for_user(db, user_id=user.id)
+
+
+@router.get("/{thread_id}")
+async def get_conversation(thread_id: str, db: DbDep, user: CurrentUser) -> ConversationOut:
+    return await service.get(db, user_id=user.id, thread_id=thread_id)
+
+
+@router.patch("/{thread_id}")
+async def rename_conversation(
+    thread_id: str, body: ConversationPatch, db: DbDep, user: CurrentUser
+) -> ConversationOut:
+    if body.title is None:
+        return await service.get(db, user_id=user.id, thread_id=thread_id)
+    return await service.rename(db, user_id=user.id, thread_id=thread_id, title=body.title)
+
+
+@router.delete("/{thread_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_conversation(thread_id: str, db: DbDep, user: CurrentUser) -> Response:
+    await service.soft_delete(db, user_id=user.id, thread_id=thread_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,50 @@
+"""Request dependencies: the database, settings and the authenticated user."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from app.config import Settings
+from app.db.engine import Database
+from app.services import users
+from app.services.users import Principal
+
+
+def get_db(request: Request) -> Database:
+    db: Database = request.app.state.db
+    return db
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def bearer_token(authorization: str | None, query_token: str | None = None) -> str | None:
+    if authorization and authorization.lower().startswith("bearer "):
+        return authorization[7:].strip() or None
+    return query_token
+
+
+async def resolve_principal(
+    settings: Settings, db: Database, local: Principal | None, token: str | None
+) -> Principal:
+    """The caller: the local user when auth is off, else the owner of the bearer token."""
+    if settings.auth == "none":
+        assert local is not None
+        return local
+    return await users.authenticate(db, token=token)
+
+
+async def current_user(request: Request) -> Principal:
+    token = bearer_token(request.headers.get("authorization"))
+    return await resolve_principal(
+        request.app.state.settings, request.app.state.db, request.app.state.local_user, token
+    )
+
+
+DbDep = Annotated[Database, Depends(get_db)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+CurrentUser = Annotated[Principal, Depends(current_user)]

@@ -1,0 +1,81 @@
+"""Settings: the only place that reads the environment."""
+
+from __future__ import annotations
+
+import secrets
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HAICO_", env_file=".env", extra="ignore")
+
+    database_url: str | None = None
+    data_dir: Path = Path("./data")
+    auth: Literal["none", "token"] = "none"
+    llm: Literal["offline", "openai", "anthropic"] = "offline"
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    llm_model: str | None = None
+    history_retains_branches: bool = True
+    graph_node_cap: int = Field(default=500, ge=1)
+    secret_key: str | None = None
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    max_import_bytes: int = Field(default=100 * 1024 * 1024, ge=1024)
+    # A turn whose heartbeat is older than this is considered abandoned.
+    turn_stale_seconds: float = Field(default=30.0, gt=0)
+    heartbeat_seconds: float = Field(default=5.0, gt=0)
+    # Branches left `pending` longer than this are reclaimed by the janitor.
+    pending_max_age_seconds: float = Field(default=600.0, ge=0)
+    janitor_interval_seconds: float = Field(default=300.0, gt=0)
+    event_log_window_days: float = Field(default=7.0, gt=0)
+    local_user_name: str = "local"
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.sql_url.startswith("postgresql")
+
+    @cached_property
+    def sql_url(self) -> str:
+        """SQLAlchemy async URL for the app's own tables."""
+        url = self.database_url
+        if not url:
+            return f"sqlite+aiosqlite:///{(self.data_dir / 'haico.db').resolve()}"
+        for prefix in (
+            "postgresql+asyncpg://",
+            "postgresql+psycopg://",
+            "postgresql://",
+            "postgres://",
+        ):
+            if url.startswith(prefix):
+                return "postgresql+asyncpg://" + url[len(prefix) :]
+        if url.startswith("sqlite:///"):
+            return "sqlite+aiosqlite:///" + url[len("sqlite:///") :]
+        return url
+
+    @cached_property
+    def checkpoint_url(self) -> str:
+        """Connection string for the LangGraph checkpointer (psycopg or a SQLite path)."""
+        if self.is_postgres:
+            return "postgresql://" + self.sql_url.split("://", 1)[1]
+        return str((self.data_dir / "checkpoints.db").resolve())
+
+    def resolved_secret_key(self) -> str:
+        """The configured secret, or one generated once into the data directory."""
+        if self.secret_key:
+            return self.secret_key
+        path = self.data_dir / "secret_key"
+        if path.exists():
+            return path.read_text().strip()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_hex(32)
+        path.write_text(key)
+        return key
+
+
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,190 @@
+"""ORM models. Every table Alembic owns is declared here."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db.base import Base, BigId, JsonType
+
+THREAD_ID_LEN = 35  # "th_" + 32 hex
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class ApiToken(Base):
+    """A bearer token, stored as its SHA-256 hex digest."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class Conversation(Base):
+    """One thread. `turn_index` is the thread's turn clock; it never goes backwards."""
+
+    __tablename__ = "conversations"
+
+    thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    root_thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN), index=True)
+    title: Mapped[str] = mapped_column(String(500), default="")
+    objective: Mapped[str | None] = mapped_column(Text, nullable=True)
+    turn_index: Mapped[int] = mapped_column(Integer, default=0)
+    message_count: Mapped[int] = mapped_column(Integer, default=0)
+    forked_from_thread_id: Mapped[str | None] = mapped_column(String(THREAD_ID_LEN), nullable=True)
+    forked_from_turn: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    __table_args__ = (Index("ix_conversations_forked_from", "forked_from_thread_id"),)
+
+
+class Document(Base):
+    __tablename__ = "documents"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    thread_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.thread_id", ondelete="CASCADE"), unique=True
+    )
+    title: Mapped[str] = mapped_column(String(500), default="")
+    content: Mapped[str] = mapped_column(Text, default="")
+
+
+class Preference(Base):
+    __tablename__ = "preferences"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    uid: Mapped[str] = mapped_column(String(32))
+    thread_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.thread_id", ondelete="CASCADE"), index=True
+    )
+    text: Mapped[str] = mapped_column(Text)
+    locked: Mapped[bool] = mapped_column(Boolean, default=False)
+    position: Mapped[int] = mapped_column(Integer)
+
+
+class Todo(Base):
+    __tablename__ = "todos"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    uid: Mapped[str] = mapped_column(String(32))
+    thread_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.thread_id", ondelete="CASCADE"), index=True
+    )
+    text: Mapped[str] = mapped_column(Text)
+    done: Mapped[bool] = mapped_column(Boolean, default=False)
+    depth: Mapped[int] = mapped_column(Integer, default=0)
+    position: Mapped[int] = mapped_column(Integer)
+
+
+class Artifact(Base):
+    __tablename__ = "artifacts"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    thread_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.thread_id", ondelete="CASCADE"), index=True
+    )
+    turn_index: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(50), default="text")
+    title: Mapped[str] = mapped_column(String(500))
+    content: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class DocumentBody(Base):
+    """Content-addressed document bodies: a body shared by many snapshots is stored once."""
+
+    __tablename__ = "document_bodies"
+
+    hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    content: Mapped[str] = mapped_column(Text)
+
+
+class WorkspaceSnapshot(Base):
+    """The workspace at the start of turn `turn_index`, plus that turn's node record.
+
+    The row doubles as the turn node: its user message preview, state and reply
+    preview. Document bodies live in `document_bodies`, referenced by hash.
+    """
+
+    __tablename__ = "workspace_snapshots"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    thread_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.thread_id", ondelete="CASCADE")
+    )
+    turn_index: Mapped[int] = mapped_column(Integer)
+    format: Mapped[int] = mapped_column(Integer, default=2)
+    objective: Mapped[str | None] = mapped_column(Text, nullable=True)
+    document_title: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    document_hash: Mapped[str | None] = mapped_column(
+        ForeignKey("document_bodies.hash"), nullable=True
+    )
+    preferences: Mapped[list[dict[str, Any]]] = mapped_column(JsonType, default=list)
+    todos: Mapped[list[dict[str, Any]]] = mapped_column(JsonType, default=list)
+    user_message: Mapped[str] = mapped_column(Text, default="")
+    state: Mapped[str] = mapped_column(String(20), default="running")
+    reply: Mapped[str] = mapped_column(Text, default="")
+    captured_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+    completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    __table_args__ = (UniqueConstraint("thread_id", "turn_index"),)
+
+
+class ActiveTurn(Base):
+    """The one running turn of a family, with the process serving it and a heartbeat."""
+
+    __tablename__ = "active_turns"
+
+    root_thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN), primary_key=True)
+    thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN))
+    turn_index: Mapped[int] = mapped_column(Integer)
+    parent_turn_id: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    process_id: Mapped[str] = mapped_column(String(200))
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    heartbeat_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+
+
+class ConversationBranch(Base):
+    """Child thread -> parent thread at a branch point. `status` hides half-built rows."""
+
+    __tablename__ = "conversation_branches"
+
+    thread_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.thread_id", ondelete="CASCADE"), primary_key=True
+    )
+    parent_thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN), index=True)
+    branch_point_turn: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    status: Mapped[str] = mapped_column(String(10), default="pending")
+    dirty: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

@@ -1,0 +1,91 @@
+"""Domain errors and the one table that maps them to HTTP statuses and AHP codes."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class DomainError(Exception):
+    """An error a service raises on purpose; its `code` decides the status."""
+
+    code: ClassVar[str] = "error"
+
+    def __init__(self, message: str, *, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data or {}
+
+
+class NotFound(DomainError):
+    code = "not_found"
+
+
+class Forbidden(DomainError):
+    code = "forbidden"
+
+
+class Unauthorized(DomainError):
+    code = "unauthorized"
+
+
+class InvalidInput(DomainError):
+    code = "invalid_input"
+
+
+class InvalidTurn(DomainError):
+    """A turn number that the thread's clock does not reach."""
+
+    code = "invalid_turn"
+
+
+class InvalidBranchPoint(DomainError):
+    code = "invalid_branch_point"
+
+
+class SnapshotMissing(DomainError):
+    code = "snapshot_missing"
+
+
+class Conflict(DomainError):
+    code = "conflict"
+
+
+class TurnInProgress(DomainError):
+    code = "turn_in_progress"
+
+
+class CheckoutWouldDiscardChanges(DomainError):
+    code = "checkout_would_discard_changes"
+
+
+class SeedingFailed(DomainError):
+    code = "seeding_failed"
+
+
+class PayloadTooLarge(DomainError):
+    code = "payload_too_large"
+
+
+# code -> (HTTP status, AHP JSON-RPC error code)
+ERROR_TABLE: dict[str, tuple[int, int]] = {
+    NotFound.code: (404, -32008),
+    InvalidTurn.code: (404, -32008),
+    Forbidden.code: (403, -32009),
+    Unauthorized.code: (401, -32009),
+    InvalidInput.code: (422, -32602),
+    InvalidBranchPoint.code: (400, -32602),
+    SnapshotMissing.code: (409, -32011),
+    Conflict.code: (409, -32011),
+    TurnInProgress.code: (409, -32004),
+    CheckoutWouldDiscardChanges.code: (409, -32012),
+    SeedingFailed.code: (502, -32603),
+    PayloadTooLarge.code: (413, -32602),
+}
+
+
+def http_status(error: DomainError) -> int:
+    return ERROR_TABLE.get(error.code, (500, -32603))[0]
+
+
+def ahp_code(error: DomainError) -> int:
+    return ERROR_TABLE.get(error.code, (500, -32603))[1]

@@ -1,0 +1,67 @@
+"""The FastAPI application: `create_app()` wires settings, storage and routers."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+
+from app.api import conversations, health, workspace
+from app.api import errors as api_errors
+from app.api.limits import BodyLimitMiddleware
+from app.config import Settings, get_settings
+from app.db.engine import Database
+from app.services import users
+
+log = logging.getLogger("haico")
+
+STUDIO_DIR = Path(__file__).resolve().parent.parent.parent / "frontend" / "out"
+
+PLACEHOLDER = """<!doctype html><html><head><meta charset="utf-8"><title>HAICO</title></head>
+<body style="font-family:system-ui;margin:3rem;max-width:40rem">
+<h1>HAICO</h1><p>The API is running under <code>/api</code>
+(<a href="/docs">OpenAPI docs</a>). The studio has not been built yet.</p></body></html>"""
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        db = Database(settings.sql_url)
+        app.state.db = db
+        app.state.settings = settings
+        app.state.local_user = None
+        if settings.auth == "none":
+            app.state.local_user = await users.ensure_local(db, name=settings.local_user_name)
+        try:
+            yield
+        finally:
+            await db.dispose()
+
+    app = FastAPI(title="HAICO", version="0.1.0", lifespan=lifespan)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_bytes=settings.max_body_bytes,
+        max_import_bytes=settings.max_import_bytes,
+    )
+    api_errors.install(app)
+    app.include_router(health.router)
+    app.include_router(conversations.router)
+    app.include_router(workspace.router)
+
+    if STUDIO_DIR.is_dir():
+        app.mount("/", StaticFiles(directory=STUDIO_DIR, html=True), name="studio")
+    else:
+
+        @app.get("/", include_in_schema=False)
+        async def placeholder() -> HTMLResponse:
+            return HTMLResponse(PLACEHOLDER)
+
+    return app

@@ -1,0 +1,131 @@
+"""Wire shapes (pydantic) shared by the services, the REST routers and the AHP host."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_TEXT = 100_000
+MAX_DOC = 900_000
+
+
+class ForkedFrom(BaseModel):
+    thread_id: str
+    turn_index: int
+
+
+class ConversationOut(BaseModel):
+    thread_id: str
+    root_thread_id: str
+    title: str
+    objective: str | None
+    turn_index: int
+    message_count: int
+    created_at: datetime
+    updated_at: datetime
+    parent_thread_id: str | None = None
+    branch_point_turn: int | None = None
+    reason: str | None = None
+    forked_from: ForkedFrom | None = None
+
+
+class ConversationCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str | None = Field(default=None, max_length=500)
+    objective: str | None = Field(default=None, max_length=MAX_TEXT)
+
+
+class ConversationPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str | None = Field(default=None, max_length=500)
+
+
+class DocumentOut(BaseModel):
+    title: str
+    content: str
+
+
+class PreferenceOut(BaseModel):
+    id: int | None
+    uid: str
+    text: str
+    locked: bool
+    position: int
+
+
+class TodoOut(BaseModel):
+    id: int | None
+    uid: str
+    text: str
+    done: bool
+    depth: int
+    position: int
+
+
+class ArtifactSummary(BaseModel):
+    id: int
+    turn_index: int
+    kind: str
+    title: str
+
+
+class ArtifactOut(ArtifactSummary):
+    content: str
+
+
+class WorkspaceOut(BaseModel):
+    objective: str | None
+    document: DocumentOut | None
+    preferences: list[PreferenceOut]
+    todos: list[TodoOut]
+    artifacts: list[ArtifactSummary]
+
+
+class ObjectiveIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = Field(max_length=MAX_TEXT)
+
+
+class DocumentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str | None = Field(default=None, max_length=500)
+    content: str = Field(max_length=MAX_DOC)
+
+
+class PreferenceIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    locked: bool = False
+
+
+class PreferencePatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT)
+    locked: bool | None = None
+    position: int | None = Field(default=None, ge=0)
+
+
+MAX_DEPTH = 8
+
+
+class TodoIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    done: bool = False
+    depth: int = Field(default=0, ge=0, le=MAX_DEPTH)
+
+
+class TodoPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT)
+    done: bool | None = None
+    depth: int | None = Field(default=None, ge=0, le=MAX_DEPTH)
+    position: int | None = Field(default=None, ge=0)
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok", "degraded"]
+    database: Literal["ok", "unreachable"]
+    backend: Literal["sqlite", "postgresql"]

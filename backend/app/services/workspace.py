@@ -1,0 +1,507 @@
+"""The workspace: live edits, snapshots, and the one as-of read (`resolve_restore_state`).
+
+The snapshot rule. Snapshot N is the workspace at the *start* of turn N, captured
+before the agent acts on it. The workspace *after* turn k is therefore snapshot k+1
+when it exists (it also absorbs manual edits made between turns k and k+1); when k is
+the thread's latest turn there is no snapshot k+1 yet and the live rows are the
+answer. For a branch, turns up to its branch point belong to ancestors, so the
+snapshot is looked up in whichever thread of the lineage owns turn k+1. Every as-of
+read (restore, branch copy, compare, graph) goes through `resolve_restore_state`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import delete
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.engine import Database
+from app.db.models import (
+    Artifact,
+    Conversation,
+    DocumentBody,
+    Preference,
+    Todo,
+    WorkspaceSnapshot,
+)
+from app.db.repositories import conversations as conv_repo
+from app.db.repositories import workspace as repo
+from app.errors import InvalidInput, InvalidTurn, NotFound, SnapshotMissing
+from app.schemas import (
+    ArtifactOut,
+    ArtifactSummary,
+    DocumentOut,
+    PreferenceOut,
+    PreferencePatch,
+    TodoOut,
+    TodoPatch,
+    WorkspaceOut,
+)
+from app.services import conversations as conversations_service
+from app.services.conversations import get_owned, touch
+
+SNAPSHOT_FORMAT = 2
+MAX_USER_MESSAGE_PREVIEW = 500
+
+
+def new_uid() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass
+class PreferenceState:
+    uid: str
+    text: str
+    locked: bool = False
+    id: int | None = None
+
+
+@dataclass
+class TodoState:
+    uid: str
+    text: str
+    done: bool = False
+    depth: int = 0
+    id: int | None = None
+
+
+@dataclass
+class WorkspaceState:
+    """A workspace at one point: live rows or a snapshot, with its artifacts."""
+
+    objective: str | None
+    document: DocumentOut | None
+    preferences: list[PreferenceState] = field(default_factory=list)
+    todos: list[TodoState] = field(default_factory=list)
+    artifacts: list[ArtifactSummary] = field(default_factory=list)
+    source_thread_id: str = ""
+
+    def to_out(self) -> WorkspaceOut:
+        return WorkspaceOut(
+            objective=self.objective,
+            document=self.document,
+            preferences=[
+                PreferenceOut(id=p.id, uid=p.uid, text=p.text, locked=p.locked, position=i)
+                for i, p in enumerate(self.preferences)
+            ],
+            todos=[
+                TodoOut(id=t.id, uid=t.uid, text=t.text, done=t.done, depth=t.depth, position=i)
+                for i, t in enumerate(self.todos)
+            ],
+            artifacts=self.artifacts,
+        )
+
+
+def _artifact_summary(a: Artifact) -> ArtifactSummary:
+    return ArtifactSummary(id=a.id, turn_index=a.turn_index, kind=a.kind, title=a.title)
+
+
+async def live_state(session: AsyncSession, conv: Conversation) -> WorkspaceState:
+    doc = await repo.get_document(session, conv.thread_id)
+    prefs = await repo.list_preferences(session, conv.thread_id)
+    todos = await repo.list_todos(session, conv.thread_id)
+    arts = await repo.list_artifacts(session, conv.thread_id)
+    return WorkspaceState(
+        objective=conv.objective,
+        document=DocumentOut(title=doc.title, content=doc.content) if doc else None,
+        preferences=[PreferenceState(p.uid, p.text, p.locked, p.id) for p in prefs],
+        todos=[TodoState(t.uid, t.text, t.done, t.depth, t.id) for t in todos],
+        artifacts=[_artifact_summary(a) for a in arts],
+        source_thread_id=conv.thread_id,
+    )
+
+
+def _legacy_uid(snapshot_id: int, kind: str, index: int) -> str:
+    return hashlib.sha256(f"{snapshot_id}:{kind}:{index}".encode()).hexdigest()[:32]
+
+
+async def snapshot_state(
+    session: AsyncSession, snap: WorkspaceSnapshot, *, artifacts_up_to: int
+) -> WorkspaceState:
+    """Read a snapshot row; fields that older formats lack get their defaults."""
+    body = await repo.get_body(session, snap.document_hash) if snap.document_hash else None
+    document = None
+    if snap.document_title is not None or body is not None:
+        document = DocumentOut(title=snap.document_title or "", content=body or "")
+    prefs = [
+        PreferenceState(
+            uid=str(p.get("uid") or _legacy_uid(snap.id, "p", i)),
+            text=str(p.get("text", "")),
+            locked=bool(p.get("locked", False)),
+        )
+        for i, p in enumerate(snap.preferences or [])
+    ]
+    todos = [
+        TodoState(
+            uid=str(t.get("uid") or _legacy_uid(snap.id, "t", i)),
+            text=str(t.get("text", "")),
+            done=bool(t.get("done", False)),
+            depth=int(t.get("depth", 0) or 0),
+        )
+        for i, t in enumerate(snap.todos or [])
+    ]
+    arts = await repo.list_artifacts(session, snap.thread_id, max_turn=artifacts_up_to)
+    return WorkspaceState(
+        objective=snap.objective,
+        document=document,
+        preferences=prefs,
+        todos=todos,
+        artifacts=[_artifact_summary(a) for a in arts],
+        source_thread_id=snap.thread_id,
+    )
+
+
+async def owner_of_turn(session: AsyncSession, thread_id: str, turn: int) -> str:
+    """The thread in `thread_id`'s lineage that owns node `turn` (turn >= 1)."""
+    for entry in await conv_repo.lineage(session, thread_id):
+        if turn > entry.branch_point_turn or entry.parent_thread_id is None:
+            return entry.thread_id
+    return thread_id
+
+
+async def resolve_restore_state(
+    session: AsyncSession, conv: Conversation, turn: int
+) -> WorkspaceState:
+    """The workspace as it stood after `turn` on `conv`'s lineage (see the module doc)."""
+    if turn < 0:
+        raise InvalidInput("as_of_turn: must be >= 0")
+    if turn > conv.turn_index:
+        raise InvalidTurn(f"turn {turn} does not exist (the thread is at turn {conv.turn_index})")
+    if turn == conv.turn_index:
+        return await live_state(session, conv)
+    owner = await owner_of_turn(session, conv.thread_id, turn + 1)
+    snap = await repo.get_snapshot(session, owner, turn + 1)
+    if snap is None:
+        raise SnapshotMissing(f"no snapshot captured the workspace after turn {turn}")
+    return await snapshot_state(session, snap, artifacts_up_to=turn)
+
+
+async def _store_body(session: AsyncSession, content: str) -> str:
+    digest = hashlib.sha256(content.encode()).hexdigest()
+    dialect = session.bind.dialect.name if session.bind else "sqlite"
+    insert = pg_insert if dialect == "postgresql" else sqlite_insert
+    await session.execute(
+        insert(DocumentBody)
+        .values(hash=digest, content=content)
+        .on_conflict_do_nothing(index_elements=["hash"])
+    )
+    return digest
+
+
+async def capture_snapshot(
+    session: AsyncSession, conv: Conversation, *, turn_index: int, user_message: str
+) -> WorkspaceSnapshot:
+    """Write snapshot `turn_index` from the live rows (the start of that turn)."""
+    state = await live_state(session, conv)
+    digest = await _store_body(session, state.document.content) if state.document else None
+    snap = WorkspaceSnapshot(
+        thread_id=conv.thread_id,
+        turn_index=turn_index,
+        format=SNAPSHOT_FORMAT,
+        objective=state.objective,
+        document_title=state.document.title if state.document else None,
+        document_hash=digest,
+        preferences=[{"uid": p.uid, "text": p.text, "locked": p.locked} for p in state.preferences],
+        todos=[
+            {"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth} for t in state.todos
+        ],
+        user_message=user_message[:MAX_USER_MESSAGE_PREVIEW],
+        state="running",
+    )
+    session.add(snap)
+    await session.flush()
+    return snap
+
+
+# ---- live edits (session level; used by the REST face and the agent's tools) ----
+
+
+def _move(items: Sequence[Any], item: Any, position: int) -> None:
+    ordered = [i for i in items if i is not item]
+    position = max(0, min(position, len(ordered)))
+    ordered.insert(position, item)
+    for i, it in enumerate(ordered):
+        it.position = i
+
+
+def _renumber(items: Sequence[Any]) -> None:
+    for i, it in enumerate(items):
+        it.position = i
+
+
+async def set_objective_in(session: AsyncSession, conv: Conversation, text: str | None) -> None:
+    conv.objective = text.strip() if text and text.strip() else None
+    await touch(session, conv)
+
+
+async def write_document_in(
+    session: AsyncSession,
+    conv: Conversation,
+    *,
+    content: str | None = None,
+    append: str | None = None,
+    title: str | None = None,
+) -> None:
+    doc = await conversations_service.ensure_document(session, conv.thread_id)
+    if title is not None:
+        doc.title = title
+    if content is not None:
+        doc.content = content
+    if append is not None:
+        doc.content = f"{doc.content.rstrip()}\n\n{append}" if doc.content.strip() else append
+    await touch(session, conv)
+
+
+async def add_preference_in(
+    session: AsyncSession, conv: Conversation, *, text: str, locked: bool = False
+) -> Preference:
+    prefs = await repo.list_preferences(session, conv.thread_id)
+    pref = Preference(
+        uid=new_uid(), thread_id=conv.thread_id, text=text, locked=locked, position=len(prefs)
+    )
+    session.add(pref)
+    await touch(session, conv)
+    await session.flush()
+    return pref
+
+
+async def _preference(session: AsyncSession, conv: Conversation, pref_id: int) -> Preference:
+    pref = await session.get(Preference, pref_id)
+    if pref is None or pref.thread_id != conv.thread_id:
+        raise NotFound(f"preference {pref_id} not found")
+    return pref
+
+
+async def update_preference_in(
+    session: AsyncSession, conv: Conversation, pref_id: int, patch: PreferencePatch
+) -> Preference:
+    pref = await _preference(session, conv, pref_id)
+    if patch.text is not None:
+        pref.text = patch.text
+    if patch.locked is not None:
+        pref.locked = patch.locked
+    if patch.position is not None:
+        _move(await repo.list_preferences(session, conv.thread_id), pref, patch.position)
+    await touch(session, conv)
+    await session.flush()
+    return pref
+
+
+async def delete_preference_in(session: AsyncSession, conv: Conversation, pref_id: int) -> None:
+    pref = await _preference(session, conv, pref_id)
+    await session.delete(pref)
+    await session.flush()
+    _renumber(await repo.list_preferences(session, conv.thread_id))
+    await touch(session, conv)
+
+
+async def add_todo_in(
+    session: AsyncSession, conv: Conversation, *, text: str, done: bool = False, depth: int = 0
+) -> Todo:
+    todos = await repo.list_todos(session, conv.thread_id)
+    todo = Todo(
+        uid=new_uid(),
+        thread_id=conv.thread_id,
+        text=text,
+        done=done,
+        depth=depth,
+        position=len(todos),
+    )
+    session.add(todo)
+    await touch(session, conv)
+    await session.flush()
+    return todo
+
+
+async def _todo(session: AsyncSession, conv: Conversation, todo_id: int) -> Todo:
+    todo = await session.get(Todo, todo_id)
+    if todo is None or todo.thread_id != conv.thread_id:
+        raise NotFound(f"todo {todo_id} not found")
+    return todo
+
+
+async def update_todo_in(
+    session: AsyncSession, conv: Conversation, todo_id: int, patch: TodoPatch
+) -> Todo:
+    todo = await _todo(session, conv, todo_id)
+    if patch.text is not None:
+        todo.text = patch.text
+    if patch.done is not None:
+        todo.done = patch.done
+    if patch.depth is not None:
+        todo.depth = patch.depth
+    if patch.position is not None:
+        _move(await repo.list_todos(session, conv.thread_id), todo, patch.position)
+    await touch(session, conv)
+    await session.flush()
+    return todo
+
+
+async def delete_todo_in(session: AsyncSession, conv: Conversation, todo_id: int) -> None:
+    todo = await _todo(session, conv, todo_id)
+    await session.delete(todo)
+    await session.flush()
+    _renumber(await repo.list_todos(session, conv.thread_id))
+    await touch(session, conv)
+
+
+async def create_artifact_in(
+    session: AsyncSession, conv: Conversation, *, title: str, content: str, kind: str = "text"
+) -> Artifact:
+    art = Artifact(
+        thread_id=conv.thread_id,
+        turn_index=conv.turn_index,
+        kind=kind,
+        title=title,
+        content=content,
+    )
+    session.add(art)
+    await touch(session, conv)
+    await session.flush()
+    return art
+
+
+async def replace_workspace_in(
+    session: AsyncSession, conv: Conversation, state: WorkspaceState
+) -> None:
+    """Overwrite the live rows of `conv` with `state` (items keep their uids)."""
+    await session.execute(delete(Preference).where(Preference.thread_id == conv.thread_id))
+    await session.execute(delete(Todo).where(Todo.thread_id == conv.thread_id))
+    conv.objective = state.objective
+    doc = await repo.get_document(session, conv.thread_id)
+    if state.document is None:
+        if doc is not None:
+            await session.delete(doc)
+    else:
+        doc = doc or await conversations_service.ensure_document(session, conv.thread_id)
+        doc.title = state.document.title
+        doc.content = state.document.content
+    for i, p in enumerate(state.preferences):
+        session.add(
+            Preference(
+                uid=p.uid, thread_id=conv.thread_id, text=p.text, locked=p.locked, position=i
+            )
+        )
+    for i, t in enumerate(state.todos):
+        session.add(
+            Todo(
+                uid=t.uid,
+                thread_id=conv.thread_id,
+                text=t.text,
+                done=t.done,
+                depth=t.depth,
+                position=i,
+            )
+        )
+    await session.flush()
+
+
+# ---- the REST face: ownership first, one transaction each ----
+
+
+async def get_workspace(
+    db: Database, *, user_id: int, thread_id: str, as_of_turn: int | None = None
+) -> WorkspaceOut:
+    async with db.read() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        if as_of_turn is None:
+            return (await live_state(s, conv)).to_out()
+        return (await resolve_restore_state(s, conv, as_of_turn)).to_out()
+
+
+async def set_objective(
+    db: Database, *, user_id: int, thread_id: str, text: str | None
+) -> WorkspaceOut:
+    async with db.transaction() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        await set_objective_in(s, conv, text)
+        await s.flush()
+        return (await live_state(s, conv)).to_out()
+
+
+async def put_document(
+    db: Database, *, user_id: int, thread_id: str, content: str, title: str | None
+) -> WorkspaceOut:
+    async with db.transaction() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        await write_document_in(s, conv, content=content, title=title)
+        await s.flush()
+        return (await live_state(s, conv)).to_out()
+
+
+def _pref_out(p: Preference) -> PreferenceOut:
+    return PreferenceOut(id=p.id, uid=p.uid, text=p.text, locked=p.locked, position=p.position)
+
+
+def _todo_out(t: Todo) -> TodoOut:
+    return TodoOut(id=t.id, uid=t.uid, text=t.text, done=t.done, depth=t.depth, position=t.position)
+
+
+async def add_preference(
+    db: Database, *, user_id: int, thread_id: str, text: str, locked: bool
+) -> PreferenceOut:
+    async with db.transaction() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        return _pref_out(await add_preference_in(s, conv, text=text, locked=locked))
+
+
+async def update_preference(
+    db: Database, *, user_id: int, thread_id: str, pref_id: int, patch: PreferencePatch
+) -> PreferenceOut:
+    async with db.transaction() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        return _pref_out(await update_preference_in(s, conv, pref_id, patch))
+
+
+async def delete_preference(db: Database, *, user_id: int, thread_id: str, pref_id: int) -> None:
+    async with db.transaction() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        await delete_preference_in(s, conv, pref_id)
+
+
+async def add_todo(
+    db: Database, *, user_id: int, thread_id: str, text: str, done: bool, depth: int
+) -> TodoOut:
+    async with db.transaction() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        return _todo_out(await add_todo_in(s, conv, text=text, done=done, depth=depth))
+
+
+async def update_todo(
+    db: Database, *, user_id: int, thread_id: str, todo_id: int, patch: TodoPatch
+) -> TodoOut:
+    async with db.transaction() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        return _todo_out(await update_todo_in(s, conv, todo_id, patch))
+
+
+async def delete_todo(db: Database, *, user_id: int, thread_id: str, todo_id: int) -> None:
+    async with db.transaction() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        await delete_todo_in(s, conv, todo_id)
+
+
+async def get_artifact(
+    db: Database, *, user_id: int, thread_id: str, artifact_id: int
+) -> ArtifactOut:
+    async with db.read() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        art = await s.get(Artifact, artifact_id)
+        # An as-of view may list an ancestor's artifact, so any thread of the lineage counts.
+        lineage_ids = {e.thread_id for e in await conv_repo.lineage(s, conv.thread_id)}
+        if art is None or art.thread_id not in lineage_ids:
+            raise NotFound(f"artifact {artifact_id} not found")
+        return ArtifactOut(
+            id=art.id,
+            turn_index=art.turn_index,
+            kind=art.kind,
+            title=art.title,
+            content=art.content,
+        )

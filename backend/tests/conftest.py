@@ -1,0 +1,131 @@
+"""Shared fixtures: every storage test runs on SQLite and on PostgreSQL.
+
+PostgreSQL: one fresh database per test session (`test_<hex>`), dropped at the end.
+When `CI=true` a missing PostgreSQL fails the run; elsewhere its half is skipped with
+a message, so a laptop without a server can still run the SQLite half.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from app.config import Settings
+from app.db import models  # noqa: F401
+from app.db.base import Base
+from app.main import create_app
+
+PG_ADMIN_URL = os.environ.get(
+    "HAICO_TEST_PG_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def _asyncpg_url(url: str) -> str:
+    return "postgresql+asyncpg://" + url.split("://", 1)[1]
+
+
+async def _admin(sql: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(PG_ADMIN_URL.replace("postgresql+asyncpg", "postgresql"))
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+async def pg_url() -> AsyncIterator[str]:
+    name = f"test_{uuid.uuid4().hex[:16]}"
+    try:
+        await _admin(f'CREATE DATABASE "{name}"')
+    except Exception as exc:  # no server here
+        if IN_CI:
+            pytest.fail(f"PostgreSQL is required in CI and unreachable: {exc}")
+        pytest.skip(f"PostgreSQL unreachable ({exc}); the CI run requires it")
+    base = PG_ADMIN_URL.rsplit("/", 1)[0]
+    url = f"{base}/{name}"
+    print(f"\n[haico tests] PostgreSQL test database {name}")
+
+    async def schema() -> None:
+        engine = create_async_engine(_asyncpg_url(url))
+        async with engine.begin() as conn:
+            await conn.run_sync(Base.metadata.create_all)
+        await engine.dispose()
+
+    await schema()
+    yield url
+    await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    if request.param == "postgres":
+        # Resolved here, outside any running loop, so the session fixture can start.
+        request.getfixturevalue("pg_url")
+    return str(request.param)
+
+
+def make_settings(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest, **kw: Any
+) -> Settings:
+    url = None
+    if backend == "postgres":
+        url = request.getfixturevalue("pg_url")
+    return Settings(
+        database_url=url,
+        data_dir=tmp_path / "data",
+        local_user_name=f"local-{uuid.uuid4().hex[:8]}",
+        secret_key="test-secret",
+        **kw,
+    )
+
+
+async def sqlite_schema(settings: Settings) -> None:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    engine = create_async_engine(settings.sql_url)
+    async with engine.begin() as conn:
+        await conn.run_sync(Base.metadata.create_all)
+    await engine.dispose()
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, Any]:
+    """Override in a test module to change settings for its app."""
+    return {}
+
+
+@pytest.fixture
+async def settings(
+    backend: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    settings_overrides: dict[str, Any],
+) -> Settings:
+    s = make_settings(backend, tmp_path, request, **settings_overrides)
+    if backend == "sqlite":
+        await sqlite_schema(s)
+    return s
+
+
+@pytest.fixture
+async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://haico.test") as c:
+        yield c

@@ -1,0 +1,43 @@
+"""Test helpers shared by several modules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import FastAPI
+
+from app.db.engine import Database
+from app.schemas import ConversationOut
+from app.services import conversations, workspace
+from app.services.users import Principal
+
+
+@dataclass
+class Seeded:
+    thread_id: str
+    pref_id: int
+    todo_id: int
+    artifact_id: int
+
+
+def db_of(app: FastAPI) -> Database:
+    db: Database = app.state.db
+    return db
+
+
+async def seed_conversation(app: FastAPI, owner: Principal) -> Seeded:
+    """A conversation of `owner` with one preference, todo and artifact."""
+    db = db_of(app)
+    conv: ConversationOut = await conversations.create(db, user_id=owner.id, title="seed")
+    pref = await workspace.add_preference(
+        db, user_id=owner.id, thread_id=conv.thread_id, text="p", locked=False
+    )
+    todo = await workspace.add_todo(
+        db, user_id=owner.id, thread_id=conv.thread_id, text="t", done=False, depth=0
+    )
+    async with db.transaction() as s:
+        row, _ = await conversations.get_owned(s, thread_id=conv.thread_id, user_id=owner.id)
+        art = await workspace.create_artifact_in(s, row, title="a", content="body")
+        art_id = art.id
+    assert pref.id is not None and todo.id is not None
+    return Seeded(conv.thread_id, pref.id, todo.id, art_id)

@@ -1,0 +1,115 @@
+"""Alembic migrations and the ORM describe the same schema; the CLI works end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import inspect
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from app.cli import migrate
+from app.config import Settings
+from app.db.base import Base
+from app.db.migrations import include_object
+from tests.conftest import PG_ADMIN_URL, _admin
+
+
+@pytest.fixture
+async def empty_db_url(backend: str, tmp_path: Path) -> Any:
+    if backend == "sqlite":
+        yield None
+        return
+    name = f"test_mig_{uuid.uuid4().hex[:12]}"
+    await _admin(f'CREATE DATABASE "{name}"')
+    yield PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+    await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+async def test_migrations_match_orm(empty_db_url: str | None, tmp_path: Path) -> None:
+    settings = Settings(database_url=empty_db_url, data_dir=tmp_path / "d")
+    await asyncio.to_thread(migrate, settings)
+    engine = create_async_engine(settings.sql_url)
+
+    def diff(conn: Any) -> list[Any]:
+        ctx = MigrationContext.configure(
+            conn, opts={"compare_type": True, "include_object": include_object}
+        )
+        return list(compare_metadata(ctx, Base.metadata))
+
+    def tables(conn: Any) -> set[str]:
+        return set(inspect(conn).get_table_names())
+
+    async with engine.connect() as conn:
+        differences = await conn.run_sync(diff)
+        names = await conn.run_sync(tables)
+    await engine.dispose()
+    assert differences == []
+    assert set(Base.metadata.tables) <= names
+    # Running it again is a no-op.
+    await asyncio.to_thread(migrate, settings)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_cli_migrate_users_and_serve(empty_db_url: str | None, tmp_path: Path) -> None:
+    """`haico migrate` on an empty database, `users create`, then `haico serve` answers."""
+    env = {**os.environ, "HAICO_DATA_DIR": str(tmp_path / "d"), "HAICO_AUTH": "token"}
+    env.pop("HAICO_DATABASE_URL", None)
+    if empty_db_url:
+        env["HAICO_DATABASE_URL"] = empty_db_url
+    haico = [sys.executable, "-m", "app.cli"]
+    out = subprocess.run([*haico, "migrate"], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    out = subprocess.run(
+        [*haico, "users", "create", "ada"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    token = out.stdout.strip().splitlines()[-1]
+    dup = subprocess.run(
+        [*haico, "users", "create", "ada"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert dup.returncode == 1 and "already exists" in dup.stderr
+
+    port = _free_port()
+    proc = subprocess.Popen(
+        [*haico, "serve", "--port", str(port), "--no-migrate"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        async with httpx.AsyncClient(base_url=base, timeout=5) as c:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    if (await c.get("/api/health")).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "server did not start"
+                await asyncio.sleep(0.2)
+            assert (await c.get("/api/conversations")).status_code == 401
+            h = {"Authorization": f"Bearer {token}"}
+            r = await c.post("/api/conversations", json={"title": "cli"}, headers=h)
+            assert r.status_code == 201
+            assert (await c.get("/", headers=h)).status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
