@@ -129,3 +129,26 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://haico.test") as c:
         yield c
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say how many tests ran on each backend, so a CI log shows the Postgres half ran."""
+    counts: dict[str, dict[str, int]] = {}
+    for outcome in ("passed", "failed", "error", "skipped"):
+        for rep in terminalreporter.stats.get(outcome, []):
+            nodeid = getattr(rep, "nodeid", "")
+            if getattr(rep, "when", "call") not in ("call", "setup"):
+                continue
+            if outcome == "passed" and rep.when != "call":
+                continue
+            name = (
+                "postgres"
+                if "[postgres" in nodeid or "-postgres" in nodeid
+                else ("sqlite" if "sqlite" in nodeid else "other")
+            )
+            counts.setdefault(name, {}).setdefault(outcome, 0)
+            counts[name][outcome] += 1
+    for name in ("sqlite", "postgres", "other"):
+        if name in counts:
+            parts = ", ".join(f"{n} {k}" for k, n in sorted(counts[name].items()))
+            terminalreporter.write_line(f"[haico] {name} tests: {parts}")
