@@ -60,7 +60,8 @@ async def get_owned(
     if row is None:
         raise NotFound(f"conversation {thread_id} not found")
     conv, branch = row
-    if conv.deleted_at is not None or (branch is not None and branch.status == "pending"):
+    hidden = conv.building or (branch is not None and branch.status == "pending")
+    if conv.deleted_at is not None or hidden:
         raise NotFound(f"conversation {thread_id} not found")
     if conv.user_id != user_id:
         raise Forbidden(f"conversation {thread_id} belongs to another user")

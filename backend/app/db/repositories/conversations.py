@@ -77,6 +77,7 @@ async def list_visible_for_user(
             and_(
                 Conversation.user_id == user_id,
                 Conversation.deleted_at.is_(None),
+                Conversation.building.is_(False),
                 or_(
                     ConversationBranch.thread_id.is_(None),
                     ConversationBranch.status == "active",
