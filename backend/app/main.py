@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 from app.api import conversations, health, workspace
 from app.api import errors as api_errors
+from app.api import graph as graph_api
 from app.api.limits import BodyLimitMiddleware
 from app.config import Settings, get_settings
 from app.db.engine import Database
@@ -55,6 +56,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(conversations.router)
     app.include_router(workspace.router)
+    app.include_router(graph_api.router)
 
     if STUDIO_DIR.is_dir():
         app.mount("/", StaticFiles(directory=STUDIO_DIR, html=True), name="studio")

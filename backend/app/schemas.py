@@ -129,3 +129,50 @@ class HealthOut(BaseModel):
     status: Literal["ok", "degraded"]
     database: Literal["ok", "unreachable"]
     backend: Literal["sqlite", "postgresql"]
+
+
+class GraphThread(BaseModel):
+    """One thread of a family graph; a root has no parent and no branch point."""
+
+    thread_id: str
+    title: str
+    parent_thread_id: str | None
+    branch_point_turn: int | None
+    reason: str | None
+    turn_index: int
+    deleted: bool
+
+
+GraphNodeState = Literal["running", "complete", "cancelled", "error"]
+
+
+class GraphNode(BaseModel):
+    """One turn, `id` = `"{thread_id}:{turn_index}"`."""
+
+    id: str
+    thread_id: str
+    turn_index: int
+    user_message: str
+    captured_at: datetime
+    artifact_count: int
+    is_on_active_path: bool
+    state: GraphNodeState
+
+
+class GraphEdge(BaseModel):
+    """`id` = `"{source}->{target}"`; a branch edge carries the child thread's reason."""
+
+    id: str
+    source: str
+    target: str
+    kind: Literal["turn", "branch"]
+    reason: str | None = None
+
+
+class GraphOut(BaseModel):
+    root_thread_id: str
+    head_turn_id: str | None
+    truncated: bool
+    threads: list[GraphThread]
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]

@@ -28,6 +28,7 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, int]] = [
     ("PATCH", "/api/conversations/{tid}/todos/{todo}", {"done": True}, 200),
     ("DELETE", "/api/conversations/{tid}/todos/{todo}", None, 204),
     ("GET", "/api/conversations/{tid}/artifacts/{art}", None, 200),
+    ("GET", "/api/conversations/{tid}/graph", None, 200),
 ]
 # Endpoints that are not about one thread: checked for 401 only.
 UNSCOPED = [("GET", "/api/conversations"), ("POST", "/api/conversations")]

@@ -1,0 +1,20 @@
+"""REST: the history graph of a conversation family."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.api.deps import CurrentUser, DbDep, SettingsDep
+from app.schemas import GraphOut
+from app.services import graph as service
+
+router = APIRouter(prefix="/api/conversations", tags=["graph"])
+
+
+@router.get("/{thread_id}/graph")
+async def get_graph(
+    thread_id: str, db: DbDep, settings: SettingsDep, user: CurrentUser
+) -> GraphOut:
+    return await service.build_graph(
+        db, user_id=user.id, thread_id=thread_id, node_cap=settings.graph_node_cap
+    )
