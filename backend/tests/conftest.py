@@ -131,6 +131,21 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
+@pytest.fixture
+async def server_env(backend: str, tmp_path: Path) -> AsyncIterator[dict[str, str]]:
+    """Environment for a server process with its own empty database."""
+    env = {**os.environ, "HAICO_DATA_DIR": str(tmp_path / "srv"), "HAICO_AUTH": "none"}
+    env.pop("HAICO_DATABASE_URL", None)
+    name = None
+    if backend == "postgres":
+        name = f"test_srv_{uuid.uuid4().hex[:12]}"
+        await _admin(f'CREATE DATABASE "{name}"')
+        env["HAICO_DATABASE_URL"] = PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+    yield env
+    if name:
+        await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Say how many tests ran on each backend, so a CI log shows the Postgres half ran."""
     counts: dict[str, dict[str, int]] = {}

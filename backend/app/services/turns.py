@@ -1,0 +1,352 @@
+"""Turns: the turn clock, the snapshot that makes a turn a commit, and the active-turn lease.
+
+A turn runs in three steps:
+
+1. One transaction opens it: the family's active-turn row is inserted (its primary key
+   is the family root, so a second send fails at once with `TurnInProgress`), the
+   thread's turn clock advances to k, and snapshot k captures the workspace *before*
+   the agent acts (see `services.workspace` for the snapshot rule).
+2. The agent runs in a task owned by this process, not by the HTTP request: a client
+   that disconnects does not stop it. A heartbeat keeps the lease fresh and picks up
+   cancellation requested by any process.
+3. One transaction closes it: the node's state (`complete`, `cancelled` or `error`),
+   its reply, and the lease row removed. Failed and cancelled turns stay nodes.
+
+A process that dies mid-turn leaves a lease whose heartbeat goes stale; `sweep_stale`
+(on start and periodically) marks such turns `error` and frees the family.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
+
+from app.agent.runtime import AgentEvent, AgentRuntime, TranscriptMessage
+from app.config import Settings
+from app.db.engine import Database
+from app.db.models import ActiveTurn, Conversation, WorkspaceSnapshot
+from app.db.repositories import conversations as conv_repo
+from app.errors import Conflict, DomainError, InvalidInput, TurnInProgress
+from app.services.conversations import get_owned, now
+from app.services.workspace import capture_snapshot, owner_of_turn
+
+log = logging.getLogger("haico.turns")
+
+MAX_MESSAGE_CHARS = 100_000
+MAX_REPLY_CHARS = 20_000
+
+
+def node_id(thread_id: str, turn_index: int) -> str:
+    return f"{thread_id}:{turn_index}"
+
+
+def make_process_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+@dataclass
+class TurnEvent:
+    """One SSE event of a turn: `name` is the SSE event, `data` its JSON payload."""
+
+    name: str
+    data: dict[str, Any]
+
+
+@dataclass
+class RunningTurn:
+    root_thread_id: str
+    thread_id: str
+    turn_index: int
+    parent_turn_id: str | None
+    content: str
+    queue: asyncio.Queue[TurnEvent | None] = field(default_factory=asyncio.Queue)
+    task: asyncio.Task[None] | None = None
+    reply_parts: list[str] = field(default_factory=list)
+    state: str = "running"
+
+    @property
+    def node_id(self) -> str:
+        return node_id(self.thread_id, self.turn_index)
+
+    async def events(self) -> AsyncIterator[TurnEvent]:
+        while True:
+            event = await self.queue.get()
+            if event is None:
+                return
+            yield event
+
+
+async def parent_of_next_turn(session: Any, conv: Conversation) -> str | None:
+    """The node the next turn of `conv` hangs from: its lineage's latest node, if any."""
+    if conv.turn_index <= 0:
+        return None
+    owner = await owner_of_turn(session, conv.thread_id, conv.turn_index)
+    return node_id(owner, conv.turn_index)
+
+
+class TurnManager:
+    """Runs this process's turns and keeps their leases alive."""
+
+    def __init__(self, settings: Settings, db: Database, runtime: AgentRuntime) -> None:
+        self.settings = settings
+        self.db = db
+        self.runtime = runtime
+        self.process_id = make_process_id()
+        self.running: dict[str, RunningTurn] = {}
+        self._shutting_down = False
+        self._sweeper: asyncio.Task[None] | None = None
+
+    # ---- lifecycle ----
+
+    async def start(self) -> None:
+        await self.sweep_stale(startup=True)
+        self._sweeper = asyncio.create_task(self._sweep_forever())
+
+    async def close(self) -> None:
+        self._shutting_down = True
+        if self._sweeper:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        tasks = [t.task for t in self.running.values() if t.task]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.heartbeat_seconds)
+            try:
+                await self.sweep_stale()
+            except Exception:
+                log.exception("stale-turn sweep failed")
+
+    def _is_dead_local(self, process_id: str) -> bool:
+        """A lease of this host whose process is gone (or an earlier life of our pid)."""
+        host, _, rest = process_id.partition(":")
+        pid_text, _, _ = rest.partition(":")
+        if host != socket.gethostname() or not pid_text.isdigit():
+            return False
+        if process_id == self.process_id:
+            return False
+        pid = int(pid_text)
+        if pid == os.getpid():
+            return True
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    async def sweep_stale(self, *, startup: bool = False) -> list[str]:
+        """Mark turns whose serving process is gone as failed; return their node ids."""
+        cutoff = now() - timedelta(seconds=self.settings.turn_stale_seconds)
+        swept: list[str] = []
+        async with self.db.transaction() as s:
+            rows = (await s.execute(select(ActiveTurn))).scalars().all()
+            for row in rows:
+                heartbeat = _aware(row.heartbeat_at)
+                if row.process_id == self.process_id:
+                    continue
+                if heartbeat >= cutoff and not self._is_dead_local(row.process_id):
+                    continue
+                await s.execute(
+                    update(WorkspaceSnapshot)
+                    .where(
+                        WorkspaceSnapshot.thread_id == row.thread_id,
+                        WorkspaceSnapshot.turn_index == row.turn_index,
+                        WorkspaceSnapshot.state == "running",
+                    )
+                    .values(state="error", completed_at=now())
+                )
+                await s.delete(row)
+                swept.append(node_id(row.thread_id, row.turn_index))
+        if swept:
+            log.warning("marked %d abandoned turn(s) as failed: %s", len(swept), swept)
+        return swept
+
+    # ---- turns ----
+
+    async def start_turn(self, *, user_id: int, thread_id: str, content: str) -> RunningTurn:
+        """Open a turn (lease, clock, snapshot) and start the agent; see the module doc."""
+        content = content.strip()
+        if not content:
+            raise InvalidInput("content: must not be empty")
+        if len(content) > MAX_MESSAGE_CHARS:
+            raise InvalidInput(f"content: at most {MAX_MESSAGE_CHARS} characters")
+        try:
+            async with self.db.transaction() as s:
+                conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, for_update=True)
+                if await conv_repo.get_active_turn(s, conv.root_thread_id) is not None:
+                    raise TurnInProgress("a turn is already running in this conversation")
+                parent = await parent_of_next_turn(s, conv)
+                s.add(
+                    ActiveTurn(
+                        root_thread_id=conv.root_thread_id,
+                        thread_id=conv.thread_id,
+                        turn_index=conv.turn_index + 1,
+                        parent_turn_id=parent,
+                        process_id=self.process_id,
+                        started_at=now(),
+                        heartbeat_at=now(),
+                    )
+                )
+                await s.flush()
+                conv.turn_index += 1
+                conv.updated_at = now()
+                await capture_snapshot(s, conv, turn_index=conv.turn_index, user_message=content)
+                turn = RunningTurn(
+                    root_thread_id=conv.root_thread_id,
+                    thread_id=conv.thread_id,
+                    turn_index=conv.turn_index,
+                    parent_turn_id=parent,
+                    content=content,
+                )
+        except IntegrityError as exc:
+            raise TurnInProgress("a turn is already running in this conversation") from exc
+        self.running[turn.root_thread_id] = turn
+        turn.queue.put_nowait(
+            TurnEvent(
+                "turn_started",
+                {
+                    "turn_index": turn.turn_index,
+                    "node_id": turn.node_id,
+                    "parent_node_id": turn.parent_turn_id,
+                },
+            )
+        )
+        turn.task = asyncio.create_task(self._drive(turn), name=f"turn {turn.node_id}")
+        return turn
+
+    async def _drive(self, turn: RunningTurn) -> None:
+        heartbeat = asyncio.create_task(self._heartbeat(turn))
+
+        async def on_event(event: AgentEvent) -> None:
+            if event.kind == "token":
+                turn.reply_parts.append(str(event.data.get("text", "")))
+            turn.queue.put_nowait(TurnEvent(event.kind, dict(event.data)))
+
+        final: TurnEvent
+        reply = ""
+        try:
+            reply = await self.runtime.run_turn(
+                thread_id=turn.thread_id,
+                turn_index=turn.turn_index,
+                user_message=turn.content,
+                on_event=on_event,
+            )
+            turn.state = "complete"
+            final = TurnEvent(
+                "turn_completed",
+                {"turn_index": turn.turn_index, "node_id": turn.node_id, "reply": reply},
+            )
+        except asyncio.CancelledError:
+            turn.state = "error" if self._shutting_down else "cancelled"
+            reply = "".join(turn.reply_parts)
+            message = "the server shut down" if self._shutting_down else "the turn was cancelled"
+            final = TurnEvent("error", {"code": f"turn_{turn.state}", "message": message})
+        except DomainError as exc:
+            turn.state = "error"
+            reply = "".join(turn.reply_parts)
+            final = TurnEvent("error", {"code": exc.code, "message": exc.message})
+        except Exception as exc:
+            log.exception("turn %s failed", turn.node_id)
+            turn.state = "error"
+            reply = "".join(turn.reply_parts)
+            final = TurnEvent("error", {"code": "agent_error", "message": _short(exc)})
+        finally:
+            heartbeat.cancel()
+        try:
+            await asyncio.shield(self._finish(turn, reply))
+        except Exception:
+            log.exception("could not record the end of turn %s", turn.node_id)
+        finally:
+            self.running.pop(turn.root_thread_id, None)
+            turn.queue.put_nowait(final)
+            turn.queue.put_nowait(None)
+
+    async def _finish(self, turn: RunningTurn, reply: str) -> None:
+        async with self.db.transaction() as s:
+            await s.execute(
+                update(WorkspaceSnapshot)
+                .where(
+                    WorkspaceSnapshot.thread_id == turn.thread_id,
+                    WorkspaceSnapshot.turn_index == turn.turn_index,
+                )
+                .values(state=turn.state, reply=reply[:MAX_REPLY_CHARS], completed_at=now())
+            )
+            await s.execute(
+                update(Conversation)
+                .where(Conversation.thread_id == turn.thread_id)
+                .values(message_count=Conversation.message_count + 2, updated_at=now())
+            )
+            await s.execute(
+                delete(ActiveTurn).where(
+                    ActiveTurn.root_thread_id == turn.root_thread_id,
+                    ActiveTurn.process_id == self.process_id,
+                )
+            )
+
+    async def _heartbeat(self, turn: RunningTurn) -> None:
+        while True:
+            await asyncio.sleep(self.settings.heartbeat_seconds)
+            try:
+                async with self.db.transaction() as s:
+                    row = await s.get(ActiveTurn, turn.root_thread_id)
+                    if row is None or row.process_id != self.process_id:
+                        cancel = True
+                    else:
+                        row.heartbeat_at = now()
+                        cancel = row.cancel_requested
+            except Exception:
+                log.exception("heartbeat of %s failed", turn.node_id)
+                continue
+            if cancel and turn.task:
+                turn.task.cancel()
+                return
+
+    async def cancel(self, *, user_id: int, thread_id: str) -> dict[str, Any]:
+        """Cancel the family's active turn, wherever it runs."""
+        async with self.db.transaction() as s:
+            conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+            row = await conv_repo.get_active_turn(s, conv.root_thread_id)
+            if row is None:
+                raise Conflict("no turn is running in this conversation")
+            row.cancel_requested = True
+            root, target = conv.root_thread_id, node_id(row.thread_id, row.turn_index)
+        local = self.running.get(root)
+        if local and local.task:
+            local.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(local.task), timeout=10)
+            return {"node_id": target, "state": local.state}
+        return {"node_id": target, "state": "cancelling"}
+
+    async def messages(self, *, user_id: int, thread_id: str) -> list[TranscriptMessage]:
+        async with self.db.read() as s:
+            await get_owned(s, thread_id=thread_id, user_id=user_id)
+        return await self.runtime.messages(thread_id)
+
+
+def _aware(ts: datetime) -> datetime:
+    return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text[:300]

@@ -1,0 +1,61 @@
+"""Run the real `haico serve` process for end-to-end tests."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "serve", "--port", str(self.port)],
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        async with httpx.AsyncClient(base_url=self.url, timeout=2) as c:
+            while True:
+                assert self.proc.poll() is None, "server exited during start"
+                try:
+                    if (await c.get("/api/health")).status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "server did not start"
+                await asyncio.sleep(0.2)
+
+    def kill(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=20)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()

@@ -1,0 +1,125 @@
+"""Turns through the REST API: SSE order, tool edits, the snapshot rule, 409, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from tests.sse_client import send_turn
+
+
+@pytest.fixture
+async def tid(client: httpx.AsyncClient) -> str:
+    r = await client.post("/api/conversations", json={"title": "T"})
+    return str(r.json()["thread_id"])
+
+
+async def test_turn_streams_events_in_order(client: httpx.AsyncClient, tid: str) -> None:
+    status, events, _ = await send_turn(
+        client, tid, "objective: Write a sonnet; todo: draft octave; prefer: iambic"
+    )
+    assert status == 200
+    names = [n for n, _ in events]
+    assert names[0] == "turn_started" and names[-1] == "turn_completed"
+    assert events[0][1] == {"turn_index": 1, "node_id": f"{tid}:1", "parent_node_id": None}
+    calls = [d["name"] for n, d in events if n == "tool_call"]
+    assert len(calls) == 3
+    changed = {s for n, d in events if n == "workspace_changed" for s in d["surfaces"]}
+    assert {"objective", "todos", "preferences"} <= changed
+    done = events[-1][1]
+    assert done["node_id"] == f"{tid}:1" and done["turn_index"] == 1 and done["reply"]
+    ws = (await client.get(f"/api/conversations/{tid}/workspace")).json()
+    assert ws["objective"] == "Write a sonnet"
+    assert [t["text"] for t in ws["todos"]] == ["draft octave"]
+    assert [p["text"] for p in ws["preferences"]] == ["iambic"]
+    conv = (await client.get(f"/api/conversations/{tid}")).json()
+    assert conv["turn_index"] == 1 and conv["message_count"] == 2
+
+
+async def test_plain_message_streams_several_tokens(client: httpx.AsyncClient, tid: str) -> None:
+    _, events, _ = await send_turn(client, tid, "hello there, what do we have?")
+    tokens = [d["text"] for n, d in events if n == "token"]
+    assert len(tokens) > 3
+    assert "".join(tokens) == events[-1][1]["reply"]
+    _, events, _ = await send_turn(client, tid, "and now?")
+    assert events[0][1]["parent_node_id"] == f"{tid}:1"
+
+
+async def test_snapshot_rule_with_manual_edits(client: httpx.AsyncClient, tid: str) -> None:
+    await send_turn(client, tid, "objective: A")
+    await client.put(f"/api/conversations/{tid}/objective", json={"text": "B (manual)"})
+    await send_turn(client, tid, "objective: C")
+
+    async def as_of(k: int) -> object:
+        r = await client.get(f"/api/conversations/{tid}/workspace", params={"as_of_turn": k})
+        assert r.status_code == 200
+        return r.json()["objective"]
+
+    assert await as_of(0) is None  # snapshot 1: before turn 1 acted
+    assert await as_of(1) == "B (manual)"  # snapshot 2 absorbed the manual edit
+    assert await as_of(2) == "C"  # latest turn: the live rows
+    r = await client.get(f"/api/conversations/{tid}/workspace", params={"as_of_turn": 3})
+    assert r.status_code == 404
+
+
+async def test_artifact_is_stamped_with_its_turn(client: httpx.AsyncClient, tid: str) -> None:
+    await send_turn(client, tid, "hello")
+    await send_turn(client, tid, "artifact Plan: step one, step two")
+    ws = (await client.get(f"/api/conversations/{tid}/workspace")).json()
+    (art,) = ws["artifacts"]
+    assert art["turn_index"] == 2 and art["title"] == "Plan"
+    full = (await client.get(f"/api/conversations/{tid}/artifacts/{art['id']}")).json()
+    assert "step one" in full["content"]
+    before = (await client.get(f"/api/conversations/{tid}/workspace?as_of_turn=1")).json()
+    assert before["artifacts"] == []
+
+
+async def test_second_send_during_a_turn_is_409(client: httpx.AsyncClient, tid: str) -> None:
+    first = asyncio.create_task(send_turn(client, tid, "wait: 2"))
+    await asyncio.sleep(0.5)
+    status, _, body = await send_turn(client, tid, "objective: too soon")
+    assert status == 409 and body["code"] == "turn_in_progress"
+    # a branch-free sibling request in the same family is refused the same way
+    status, events, _ = await first
+    assert events[-1][0] == "turn_completed"
+    status, events, _ = await send_turn(client, tid, "objective: now")
+    assert status == 200 and events[-1][0] == "turn_completed"
+
+
+async def test_cancel_records_a_cancelled_node(client: httpx.AsyncClient, tid: str) -> None:
+    first = asyncio.create_task(send_turn(client, tid, "wait: 10"))
+    await asyncio.sleep(0.8)
+    r = await client.post(f"/api/conversations/{tid}/turns/cancel")
+    assert r.status_code == 200
+    assert r.json() == {"node_id": f"{tid}:1", "state": "cancelled"}
+    _, events, _ = await first
+    assert events[-1] == ("error", {"code": "turn_cancelled", "message": "the turn was cancelled"})
+    msgs = (await client.get(f"/api/conversations/{tid}/messages")).json()
+    assert msgs[0]["role"] == "user" and msgs[0]["content"] == "wait: 10"
+    assert msgs[-1]["role"] == "assistant" and msgs[-1]["turn_index"] == 1
+    # the family is free again, and the next node hangs from the cancelled one
+    _, events, _ = await send_turn(client, tid, "objective: after cancel")
+    assert events[0][1]["parent_node_id"] == f"{tid}:1"
+    r = await client.post(f"/api/conversations/{tid}/turns/cancel")
+    assert r.status_code == 409
+
+
+async def test_messages_transcript(client: httpx.AsyncClient, tid: str) -> None:
+    await send_turn(client, tid, "objective: X")
+    await send_turn(client, tid, "hello")
+    msgs = (await client.get(f"/api/conversations/{tid}/messages")).json()
+    users = [m for m in msgs if m["role"] == "user"]
+    assert [(m["content"], m["turn_index"]) for m in users] == [("objective: X", 1), ("hello", 2)]
+    assert any(m["role"] == "tool" for m in msgs)
+    assert msgs[-1]["role"] == "assistant" and msgs[-1]["turn_index"] == 2
+
+
+async def test_bad_turn_input(client: httpx.AsyncClient, tid: str) -> None:
+    r = await client.post(f"/api/conversations/{tid}/turns", json={"content": ""})
+    assert r.status_code == 422 and "content" in r.json()["message"]
+    r = await client.post(f"/api/conversations/{tid}/turns", json={"content": "   "})
+    assert r.status_code == 422
+    r = await client.post("/api/conversations/th_" + "1" * 32 + "/turns", json={"content": "x"})
+    assert r.status_code == 404
