@@ -29,7 +29,7 @@ def migrate(settings: Settings) -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     command.upgrade(alembic_config(settings), "head")  # type: ignore[arg-type]
     try:
-        from app.agent.checkpointer import setup_checkpointer  # type: ignore[import-not-found]
+        from app.agent.checkpointer import setup_checkpointer
     except ImportError:  # the agent package arrives with the turns feature
         return
     asyncio.run(setup_checkpointer(settings))

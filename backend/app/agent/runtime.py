@@ -2,16 +2,45 @@
 
 The services own the turn clock, snapshots and the active-turn lease; the runtime owns
 the LangGraph graph, the chat model and the checkpointer (the transcript store).
+
+A turn runs with `durability="exit"`: one checkpoint per turn, written when the run
+ends (normally, by an error or by cancellation), and the transcript channel stores
+only the messages that turn added (see `state.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
+from langchain_core.runnables import RunnableConfig
+
+from app.agent.checkpointer import CheckpointStore, open_checkpointers
+from app.agent.graph import META_PREFIX, AgentGraph, build_graph
+from app.agent.models import make_chat_model
+from app.agent.tools import SURFACES
 from app.config import Settings
 from app.db.engine import Database
+
+log = logging.getLogger(__name__)
+
+DURABILITY: Literal["exit"] = "exit"
+RECURSION_LIMIT = 50
+# additional_kwargs keys on stored messages.
+TURN_KEY = f"{META_PREFIX}turn_index"
+STATE_KEY = f"{META_PREFIX}state"
 
 
 @dataclass
@@ -38,19 +67,61 @@ class TranscriptMessage:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def message_text(message: BaseMessage) -> str:
+    """The text of a message or chunk (providers may send a list of content blocks)."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)
+
+
 class AgentRuntime:
-    """Owns the checkpointer(s), the chat model and the compiled graph."""
+    """Owns the checkpointer(s), the chat model and the compiled graph(s).
+
+    On Postgres there is one saver (and one compiled graph) per checkpoint shard; a
+    thread always uses the graph of its shard. `model` may be set before `start()` to
+    use another chat model (tests inject failing ones).
+    """
 
     def __init__(self, settings: Settings, db: Database) -> None:
         self.settings = settings
         self.db = db
+        self.model: BaseChatModel | None = None
+        self.store: CheckpointStore | None = None
+        self._graphs: list[AgentGraph] = []
+        self._background: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         """Open the checkpointer (no schema setup here: `setup_checkpointer` does that)."""
-        raise NotImplementedError
+        if self.model is None:
+            self.model = make_chat_model(self.settings)
+        self.store = await open_checkpointers(self.settings)
+        self._graphs = [build_graph(self.model, saver) for saver in self.store.savers]
 
     async def close(self) -> None:
-        raise NotImplementedError
+        if self._background:
+            await asyncio.wait(self._background, timeout=10)
+        if self.store is not None:
+            await self.store.close()
+            self.store = None
+        self._graphs = []
+
+    def graph_for(self, thread_id: str) -> AgentGraph:
+        if self.store is None:
+            raise RuntimeError("AgentRuntime.start() has not been called")
+        return self._graphs[self.store.shard(thread_id)]
+
+    def _config(self, thread_id: str) -> RunnableConfig:
+        return {
+            "configurable": {"thread_id": thread_id, "db": self.db},
+            "recursion_limit": RECURSION_LIMIT,
+        }
 
     async def run_turn(
         self, *, thread_id: str, turn_index: int, user_message: str, on_event: OnEvent
@@ -62,22 +133,142 @@ class AgentRuntime:
         transaction. If the run fails or is cancelled, the user message and whatever
         reply streamed so far are still written to the transcript before re-raising.
         """
-        raise NotImplementedError
+        graph = self.graph_for(thread_id)
+        config = self._config(thread_id)
+        human = HumanMessage(
+            content=user_message, id=str(uuid.uuid4()), additional_kwargs={TURN_KEY: turn_index}
+        )
+        streamed: list[str] = []
+        reply = ""
+        try:
+            async for part in graph.astream(
+                {"messages": [human]},
+                config,
+                stream_mode=["messages", "updates"],
+                durability=DURABILITY,
+            ):
+                mode, payload = cast(tuple[str, Any], part)
+                if mode == "updates":
+                    reply = await self._on_updates(payload, on_event) or reply
+                    continue
+                message, meta = payload
+                if meta.get("langgraph_node") != "agent" or not isinstance(message, AIMessage):
+                    continue
+                if text := message_text(message):
+                    streamed.append(text)
+                    await on_event(AgentEvent("token", {"text": text}))
+        except BaseException as exc:
+            state = "cancelled" if isinstance(exc, asyncio.CancelledError) else "error"
+            if state == "error":
+                log.warning("turn %s:%s failed: %r", thread_id, turn_index, exc)
+            # The loop hands its unfinished exit (which writes the run's checkpoint)
+            # to whoever cancelled it; let it land before recording on top of it.
+            pending = [a for a in exc.args if isinstance(a, asyncio.Future)]
+            await self._shielded(
+                self._record_interrupted(
+                    graph, config, human, "".join(streamed), state, turn_index, pending
+                )
+            )
+            raise
+        return reply
+
+    async def _on_updates(self, payload: dict[str, Any], on_event: OnEvent) -> str | None:
+        """Emit tool_call / workspace_changed events; the agent's latest reply text."""
+        reply: str | None = None
+        for node, update in payload.items():
+            messages: list[AnyMessage] = (update or {}).get("messages") or []
+            if node == "agent":
+                for m in messages:
+                    if isinstance(m, AIMessage):
+                        for call in m.tool_calls:
+                            await on_event(
+                                AgentEvent(
+                                    "tool_call", {"name": call["name"], "args": call["args"]}
+                                )
+                            )
+                        reply = message_text(m)
+            elif node == "tools":
+                changed: set[str] = set()
+                for m in messages:
+                    if isinstance(m, ToolMessage) and isinstance(m.artifact, dict):
+                        changed.update(m.artifact.get("surfaces") or [])
+                if changed:
+                    surfaces = [s for s in SURFACES if s in changed]
+                    await on_event(AgentEvent("workspace_changed", {"surfaces": surfaces}))
+        return reply
+
+    async def _shielded(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run `coro` to completion even if the caller is cancelled again meanwhile."""
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        await asyncio.shield(task)
+
+    async def _record_interrupted(
+        self,
+        graph: AgentGraph,
+        config: RunnableConfig,
+        human: HumanMessage,
+        partial: str,
+        state: str,
+        turn_index: int,
+        pending: list[asyncio.Future[Any]],
+    ) -> None:
+        try:
+            if pending:
+                await asyncio.wait(pending, timeout=10)
+            reply = AIMessage(
+                content=partial,
+                id=str(uuid.uuid4()),
+                additional_kwargs={TURN_KEY: turn_index, STATE_KEY: state},
+            )
+            # The user message keeps its id, so if the run's own checkpoint already
+            # holds it this replaces it in place instead of adding a second copy.
+            await graph.aupdate_state(config, {"messages": [human, reply]}, as_node="agent")
+        except Exception:
+            log.exception("could not record the %s turn %s in the transcript", state, turn_index)
 
     async def messages(self, thread_id: str) -> list[TranscriptMessage]:
         """The thread's whole transcript (inherited prefix included), from the checkpointer."""
-        raise NotImplementedError
+        out: list[TranscriptMessage] = []
+        turn = 0
+        for m in await self.raw_messages(thread_id):
+            if isinstance(m, HumanMessage):
+                stored = m.additional_kwargs.get(TURN_KEY)
+                turn = stored if isinstance(stored, int) else turn + 1
+                out.append(TranscriptMessage("user", message_text(m), turn))
+            elif isinstance(m, AIMessage):
+                extra: dict[str, Any] = {}
+                if m.tool_calls:
+                    extra["tool_calls"] = [
+                        {"id": c["id"], "name": c["name"], "args": c["args"]} for c in m.tool_calls
+                    ]
+                if state := m.additional_kwargs.get(STATE_KEY):
+                    extra["state"] = state
+                out.append(TranscriptMessage("assistant", message_text(m), turn, extra))
+            elif isinstance(m, ToolMessage):
+                extra = {"name": m.name, "tool_call_id": m.tool_call_id}
+                if m.status == "error" or message_text(m).startswith("Error:"):
+                    extra["status"] = "error"
+                out.append(TranscriptMessage("tool", message_text(m), turn, extra))
+        return out
 
     async def raw_messages(self, thread_id: str) -> list[Any]:
         """The thread's LangChain messages, as stored."""
-        raise NotImplementedError
+        snapshot = await self.graph_for(thread_id).aget_state(self._config(thread_id))
+        return list(snapshot.values.get("messages") or [])
 
     async def seed(self, *, thread_id: str, messages: list[Any], metadata: dict[str, Any]) -> None:
         """Write `messages` as the whole transcript of a new thread: one state update
         through the agent's own state schema, no model call."""
-        raise NotImplementedError
+        config = self._config(thread_id)
+        config["metadata"] = dict(metadata)
+        await self.graph_for(thread_id).aupdate_state(
+            config, {"messages": list(messages)}, as_node="agent"
+        )
 
     async def delete_thread(self, thread_id: str) -> None:
         """Remove every checkpoint of the thread (best effort is the caller's choice)."""
-        raise NotImplementedError
-
+        if self.store is None:
+            raise RuntimeError("AgentRuntime.start() has not been called")
+        await self.store.for_thread(thread_id).adelete_thread(thread_id)

@@ -1,0 +1,96 @@
+"""The system prompt, rebuilt every turn from the live workspace."""
+
+from __future__ import annotations
+
+from app.db.engine import Database
+from app.db.models import Conversation
+from app.errors import NotFound
+from app.services.workspace import WorkspaceState, live_state
+
+DOCUMENT_PREVIEW_CHARS = 4000
+SUMMARY_PREFIX = "Workspace summary: "
+
+SYSTEM_TEMPLATE = """\
+You are HAICO's co-construction agent. You and a researcher build an artifact together:
+an objective, a document, preferences, todos and artifacts. Use the tools to change the
+workspace; positions in tool arguments are 1-based, as listed below. Keep replies short
+and say what you changed.
+
+{workspace}
+
+{summary_prefix}{summary}"""
+
+
+def _quote(text: str) -> str:
+    return text.replace("\n", " ").strip()
+
+
+def render_workspace(ws: WorkspaceState) -> str:
+    """The workspace as the model sees it; locked preferences are binding constraints."""
+    lines = [f"## Objective\n{ws.objective or '(none yet)'}", "", "## Document"]
+    if ws.document is None:
+        lines.append("(no document yet)")
+    else:
+        body = ws.document.content
+        if len(body) > DOCUMENT_PREVIEW_CHARS:
+            cut = len(body) - DOCUMENT_PREVIEW_CHARS
+            body = body[:DOCUMENT_PREVIEW_CHARS] + f"\n[… {cut} more characters not shown]"
+        lines.append(f"Title: {ws.document.title or '(untitled)'}")
+        lines.append(body or "(empty)")
+
+    locked = [(i, p) for i, p in enumerate(ws.preferences, 1) if p.locked]
+    loose = [(i, p) for i, p in enumerate(ws.preferences, 1) if not p.locked]
+    lines += ["", "## Binding constraints (locked preferences)"]
+    if locked:
+        lines.append(
+            "These are the researcher's locked preferences. They are binding: every reply "
+            "and every edit MUST satisfy them; never contradict, weaken or remove them."
+        )
+        lines += [f"{i}. [LOCKED] {_quote(p.text)}" for i, p in locked]
+    else:
+        lines.append("(none)")
+    lines += ["", "## Preferences (follow unless the researcher says otherwise)"]
+    lines += [f"{i}. {_quote(p.text)}" for i, p in loose] or ["(none)"]
+
+    lines += ["", "## Todos"]
+    lines += [
+        f"{'  ' * t.depth}{i}. [{'x' if t.done else ' '}] {_quote(t.text)} (depth {t.depth})"
+        for i, t in enumerate(ws.todos, 1)
+    ] or ["(none)"]
+
+    lines += ["", "## Artifacts"]
+    lines += [f"- {a.title} (turn {a.turn_index})" for a in ws.artifacts] or ["(none)"]
+    return "\n".join(lines)
+
+
+def summarize_workspace(ws: WorkspaceState) -> str:
+    """One line describing the workspace (what the offline model says back)."""
+    parts = [f"the objective is “{_quote(ws.objective)}”" if ws.objective else "no objective yet"]
+    if ws.document is None:
+        parts.append("no document")
+    else:
+        words = len(ws.document.content.split())
+        parts.append(f"the document “{ws.document.title or 'untitled'}” has {words} words")
+    n_locked = sum(1 for p in ws.preferences if p.locked)
+    parts.append(f"{len(ws.preferences)} preferences ({n_locked} locked)")
+    n_done = sum(1 for t in ws.todos if t.done)
+    parts.append(f"{len(ws.todos)} todos ({n_done} done)")
+    parts.append(f"{len(ws.artifacts)} artifacts")
+    return "; ".join(parts) + "."
+
+
+def system_prompt(ws: WorkspaceState) -> str:
+    return SYSTEM_TEMPLATE.format(
+        workspace=render_workspace(ws),
+        summary_prefix=SUMMARY_PREFIX,
+        summary=summarize_workspace(ws),
+    )
+
+
+async def load_system_prompt(db: Database, thread_id: str) -> str:
+    """Read the live workspace of `thread_id` and render the prompt for this step."""
+    async with db.read() as s:
+        conv = await s.get(Conversation, thread_id)
+        if conv is None:
+            raise NotFound(f"conversation {thread_id} not found")
+        return system_prompt(await live_state(s, conv))

@@ -1,0 +1,84 @@
+"""Fixtures for the agent tests: a started runtime and a thread to run turns on."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+
+from app.agent.checkpointer import setup_checkpointer
+from app.agent.runtime import AgentEvent, AgentRuntime
+from app.config import Settings
+from app.db.engine import Database
+from app.db.models import Conversation
+from app.schemas import WorkspaceOut
+from app.services import conversations, users, workspace
+
+
+@dataclass
+class Thread:
+    """A conversation the tests drive turn by turn, standing in for the turn service."""
+
+    rt: AgentRuntime
+    db: Database
+    user_id: int
+    thread_id: str
+    events: list[AgentEvent] = field(default_factory=list)
+
+    async def advance(self) -> int:
+        async with self.db.transaction() as s:
+            conv = await s.get(Conversation, self.thread_id)
+            assert conv is not None
+            conv.turn_index += 1
+            return conv.turn_index
+
+    async def turn(self, text: str) -> str:
+        """Advance the clock and run one turn; its events land in `self.events`."""
+        self.events = []
+        index = await self.advance()
+
+        async def on_event(event: AgentEvent) -> None:
+            self.events.append(event)
+
+        return await self.rt.run_turn(
+            thread_id=self.thread_id, turn_index=index, user_message=text, on_event=on_event
+        )
+
+    async def workspace(self) -> WorkspaceOut:
+        return await workspace.get_workspace(
+            self.db, user_id=self.user_id, thread_id=self.thread_id
+        )
+
+    def kinds(self, kind: str) -> list[dict[str, Any]]:
+        return [e.data for e in self.events if e.kind == kind]
+
+
+async def new_thread(rt: AgentRuntime, title: str = "agent test") -> Thread:
+    user = await users.ensure_local(rt.db, name=rt.settings.local_user_name)
+    conv = await conversations.create(rt.db, user_id=user.id, title=title)
+    return Thread(rt, rt.db, user.id, conv.thread_id)
+
+
+@pytest.fixture
+def db(app: FastAPI) -> Database:
+    database: Database = app.state.db
+    return database
+
+
+@pytest.fixture
+async def runtime(settings: Settings, db: Database) -> AsyncIterator[AgentRuntime]:
+    await setup_checkpointer(settings)
+    rt = AgentRuntime(settings, db)
+    await rt.start()
+    try:
+        yield rt
+    finally:
+        await rt.close()
+
+
+@pytest.fixture
+async def thread(runtime: AgentRuntime) -> Thread:
+    return await new_thread(runtime)
