@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -41,12 +41,18 @@ class Database:
             event.listen(self.engine.sync_engine, "connect", _disable_pysqlite_begin)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        # Called after a transaction that appended to the action log commits.
+        self.commit_listeners: list[Callable[[], None]] = []
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """A session inside one transaction: committed on success, rolled back on error."""
-        async with self.sessions() as session, session.begin():
-            yield session
+        async with self.sessions() as session:
+            async with session.begin():
+                yield session
+            if session.info.pop("haico_events", False):
+                for listener in self.commit_listeners:
+                    listener()
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:

@@ -191,3 +191,36 @@ class ConversationBranch(Base):
     status: Mapped[str] = mapped_column(String(10), default="pending")
     dirty: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class ChatHead(Base):
+    """A family's durable history state: the head node and the working thread.
+
+    Invariant: the working thread's tip is the head. `version` grows with every move.
+    """
+
+    __tablename__ = "chat_heads"
+
+    root_thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN), primary_key=True)
+    head_turn_id: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    working_thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN))
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class ActionLogEntry(Base):
+    """One committed change as an AHP action; `seq` is the global serverSeq.
+
+    Appends take a global lock (an advisory lock on Postgres, the write lock on
+    SQLite), so sequence numbers follow commit order.
+    """
+
+    __tablename__ = "action_log"
+
+    seq: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    root_thread_id: Mapped[str | None] = mapped_column(String(THREAD_ID_LEN), nullable=True)
+    channel: Mapped[str] = mapped_column(String(200))
+    action: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    __table_args__ = (Index("ix_action_log_root_seq", "root_thread_id", "seq"),)

@@ -1,0 +1,114 @@
+"""The action log: append committed changes with a global, commit-ordered sequence.
+
+Every append happens inside the caller's transaction, as its last write. On Postgres
+it first takes a transaction-scoped advisory lock, so no two appending transactions
+interleave: sequence numbers are handed out and committed in the same order. The
+NOTIFY sent in the same transaction is delivered only at commit, which wakes the
+fan-out of every process. SQLite transactions already hold the database write lock.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.models import ActionLogEntry
+
+NOTIFY_CHANNEL = "haico_events"
+APPEND_LOCK_KEY = 0x6861_6963_6F00  # "haico"
+ROOT_CHANNEL = "ahp-root://"
+
+
+def family_uuid(root_thread_id: str) -> str:
+    return str(uuid.UUID(hex=root_thread_id.removeprefix("th_")))
+
+
+def chat_channel(root_thread_id: str) -> str:
+    return f"ahp-chat:/{family_uuid(root_thread_id)}"
+
+
+def session_channel(root_thread_id: str) -> str:
+    return f"ahp-session:/{family_uuid(root_thread_id)}"
+
+
+def _is_postgres(session: AsyncSession) -> bool:
+    return session.bind is not None and session.bind.dialect.name == "postgresql"
+
+
+async def append(
+    session: AsyncSession, *, root_thread_id: str | None, channel: str, action: dict[str, Any]
+) -> ActionLogEntry:
+    """Log `action` on `channel`; its `serverSeq` is assigned in commit order."""
+    postgres = _is_postgres(session)
+    if postgres and not session.info.get("haico_append_lock"):
+        await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": APPEND_LOCK_KEY})
+        session.info["haico_append_lock"] = True
+    entry = ActionLogEntry(root_thread_id=root_thread_id, channel=channel, action=action)
+    session.add(entry)
+    await session.flush()
+    if postgres:
+        await session.execute(
+            text("SELECT pg_notify(:c, :p)"), {"c": NOTIFY_CHANNEL, "p": str(entry.seq)}
+        )
+    session.info["haico_events"] = True
+    return entry
+
+
+async def append_chat(
+    session: AsyncSession, root_thread_id: str, action: dict[str, Any]
+) -> ActionLogEntry:
+    return await append(
+        session, root_thread_id=root_thread_id, channel=chat_channel(root_thread_id), action=action
+    )
+
+
+async def append_session(
+    session: AsyncSession, root_thread_id: str, action: dict[str, Any]
+) -> ActionLogEntry:
+    return await append(
+        session,
+        root_thread_id=root_thread_id,
+        channel=session_channel(root_thread_id),
+        action=action,
+    )
+
+
+async def read_after(
+    session: AsyncSession,
+    *,
+    after: int,
+    root_thread_ids: set[str] | None = None,
+    limit: int = 500,
+) -> Sequence[ActionLogEntry]:
+    stmt = select(ActionLogEntry).where(ActionLogEntry.seq > after)
+    if root_thread_ids is not None:
+        stmt = stmt.where(ActionLogEntry.root_thread_id.in_(root_thread_ids))
+    return (await session.execute(stmt.order_by(ActionLogEntry.seq).limit(limit))).scalars().all()
+
+
+async def bounds(session: AsyncSession) -> tuple[int, int]:
+    """(smallest seq kept, largest seq) — (0, 0) for an empty log."""
+    row = (
+        await session.execute(select(func.min(ActionLogEntry.seq), func.max(ActionLogEntry.seq)))
+    ).one()
+    return int(row[0] or 0), int(row[1] or 0)
+
+
+async def prune_before(session: AsyncSession, cutoff: datetime) -> int:
+    """Drop entries older than the retention window; the newest entry is always kept."""
+    _, newest = await bounds(session)
+    result = await session.execute(
+        delete(ActionLogEntry).where(
+            ActionLogEntry.created_at < cutoff, ActionLogEntry.seq < newest
+        )
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def envelope(entry: ActionLogEntry) -> dict[str, Any]:
+    return {"channel": entry.channel, "action": entry.action, "serverSeq": entry.seq}
