@@ -11,13 +11,18 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from app.api import conversations, health, workspace
+from app.agent.checkpointer import setup_checkpointer
+from app.agent.runtime import AgentRuntime
+from app.api import branching, conversations, health, turns, workspace
 from app.api import errors as api_errors
 from app.api import graph as graph_api
 from app.api.limits import BodyLimitMiddleware
 from app.config import Settings, get_settings
 from app.db.engine import Database
+from app.events.bus import EventBus
 from app.services import users
+from app.services.janitor import Janitor
+from app.services.turns import TurnManager
 
 log = logging.getLogger("haico")
 
@@ -41,9 +46,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.local_user = None
         if settings.auth == "none":
             app.state.local_user = await users.ensure_local(db, name=settings.local_user_name)
+        # The checkpointer's own tables: created here on start, never per request.
+        await setup_checkpointer(settings)
+        runtime = AgentRuntime(settings, db)
+        await runtime.start()
+        app.state.runtime = runtime
+        bus = EventBus(settings, db)
+        await bus.start()
+        app.state.bus = bus
+        app.state.turns = TurnManager(settings, db, runtime)
+        await app.state.turns.start()
+        janitor = Janitor(settings, db, runtime)
+        janitor.start()
         try:
             yield
         finally:
+            await janitor.close()
+            await app.state.turns.close()
+            await bus.close()
+            await runtime.close()
             await db.dispose()
 
     app = FastAPI(title="HAICO", version="0.1.0", lifespan=lifespan)
@@ -56,6 +77,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(conversations.router)
     app.include_router(workspace.router)
+    app.include_router(turns.router)
+    app.include_router(branching.router)
     app.include_router(graph_api.router)
 
     if STUDIO_DIR.is_dir():

@@ -28,6 +28,12 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, int]] = [
     ("PATCH", "/api/conversations/{tid}/todos/{todo}", {"done": True}, 200),
     ("DELETE", "/api/conversations/{tid}/todos/{todo}", None, 204),
     ("GET", "/api/conversations/{tid}/artifacts/{art}", None, 200),
+    ("POST", "/api/conversations/{tid}/turns", {"content": "objective: x"}, 200),
+    # Authorized, but nothing is running: the owner gets the conflict, not 403/401.
+    ("POST", "/api/conversations/{tid}/turns/cancel", None, 409),
+    ("GET", "/api/conversations/{tid}/messages", None, 200),
+    ("POST", "/api/conversations/{tid}/branch", {"from_turn": 0}, 201),
+    ("POST", "/api/conversations/{tid}/fork", {"from_turn": 0}, 201),
     ("GET", "/api/conversations/{tid}/graph", None, 200),
 ]
 # Endpoints that are not about one thread: checked for 401 only.
