@@ -1,9 +1,10 @@
 """The history graph of a family: its threads, one node per owned turn, and the edges.
 
-Read-only, and a fixed number of SQL queries whatever the family's size or depth:
-ownership, the visible threads (recursive CTEs, see `app.db.repositories.graph`), the
-newest `node_cap + 1` turn records, and one grouped artifact count. Lineages, the owners
-of branch points, the active path and the edges are worked out in memory.
+Read-only, and four SQL queries whatever the family's size or depth: ownership, the
+family's threads with their branch rows (one indexed query on `root_thread_id`), the
+newest `node_cap + 1` turn records of the shown threads, and one grouped artifact
+count. Which threads are shown, lineages, the owners of branch points, the active path
+and the edges are worked out in memory, in time linear in the family.
 
 A thread owns its turns after its branch point (a root owns them all); turns up to the
 branch point belong to ancestors and are reached through the lineage, so node `T:k`'s
@@ -14,6 +15,7 @@ branch at 0 starts at a root-level node: no parent, no branch edge.
 from __future__ import annotations
 
 import sys
+from collections import deque
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Literal, cast
@@ -42,11 +44,48 @@ def _utc(stamp: datetime) -> datetime:
 
 
 class _Family:
-    """The visible threads of one family, indexed for lineage walks."""
+    """The threads a family graph shows, indexed for lineage walks.
 
-    def __init__(self, rows: Iterable[ThreadRow], *, root_thread_id: str) -> None:
-        self.by_id = {r.thread_id: r for r in rows}
-        self.root_thread_id = root_thread_id
+    Walking down from the root, a child branch is entered when it is `active` and not
+    soft-deleted, or when it leads to the requested thread: the requested thread and
+    all its ancestors are always shown (a deleted ancestor still owns history its
+    descendants inherit; a requested draft is the working thread). Drafts, pending and
+    deleted branches are otherwise hidden together with their whole subtree. Every
+    walk keeps a seen-set, so a corrupt cycle ends it, and none has a depth cap.
+    """
+
+    def __init__(self, rows: Iterable[ThreadRow], *, root_thread_id: str, requested: str) -> None:
+        everything = {r.thread_id: r for r in rows}
+        children: dict[str, list[ThreadRow]] = {}
+        for row in everything.values():
+            if row.parent_thread_id is not None:
+                children.setdefault(row.parent_thread_id, []).append(row)
+        on_lineage: set[str] = set()
+        current = everything.get(requested)
+        while current is not None and current.thread_id not in on_lineage:
+            on_lineage.add(current.thread_id)
+            current = everything.get(current.parent_thread_id or "")
+
+        # Breadth-first from the root, siblings by creation: parents precede children.
+        self.ordered: list[ThreadRow] = []
+        queue = deque([everything[root_thread_id]] if root_thread_id in everything else [])
+        seen: set[str] = set()
+        while queue:
+            row = queue.popleft()
+            if row.thread_id in seen:
+                continue
+            seen.add(row.thread_id)
+            self.ordered.append(row)
+            kids = sorted(
+                children.get(row.thread_id, []), key=lambda r: (r.created_at, r.thread_id)
+            )
+            queue.extend(
+                kid
+                for kid in kids
+                if kid.thread_id in on_lineage or (kid.status == "active" and not kid.deleted)
+            )
+        self.by_id = {r.thread_id: r for r in self.ordered}
+        self.requested = self.by_id.get(requested)
 
     def parent(self, thread: ThreadRow) -> ThreadRow | None:
         if thread.parent_thread_id is None:
@@ -54,7 +93,7 @@ class _Family:
         return self.by_id.get(thread.parent_thread_id)
 
     def lineage(self, thread: ThreadRow) -> list[ThreadRow]:
-        """`thread` and its ancestors, nearest first (cycle-safe, no depth cap)."""
+        """`thread` and its ancestors, nearest first."""
         out: list[ThreadRow] = []
         seen: set[str] = set()
         current: ThreadRow | None = thread
@@ -71,49 +110,26 @@ class _Family:
                 return entry
         return thread
 
-    def ordered(self) -> list[ThreadRow]:
-        """Root first, then breadth-first by creation: parents always before children."""
-        children: dict[str | None, list[ThreadRow]] = {}
-        for row in self.by_id.values():
-            parent = row.parent_thread_id if row.parent_thread_id in self.by_id else None
-            children.setdefault(parent, []).append(row)
-        for group in children.values():
-            group.sort(
-                key=lambda r: (r.thread_id != self.root_thread_id, r.created_at, r.thread_id)
-            )
-        out: list[ThreadRow] = []
-        seen: set[str] = set()
-        queue = list(children.get(None, []))
-        while queue:
-            row = queue.pop(0)
-            if row.thread_id in seen:
-                continue
-            seen.add(row.thread_id)
-            out.append(row)
-            queue.extend(children.get(row.thread_id, []))
-        # Only a corrupt cycle leaves threads unreached; still list them.
-        out.extend(r for r in self.by_id.values() if r.thread_id not in seen)
-        return out
 
-
-def head_turn_id(family: _Family, requested: ThreadRow | None) -> str | None:
+def head_turn_id(family: _Family) -> str | None:
     """The selected node: for now the requested thread's latest turn on its lineage.
 
     A later feature replaces this with the family's durable head.
     """
+    requested = family.requested
     if requested is None or requested.turn_index <= 0:
         return None
     owner = family.owner_of(requested, requested.turn_index)
     return node_id(owner.thread_id, requested.turn_index)
 
 
-def _active_path_limits(family: _Family, requested: ThreadRow | None) -> dict[str, int]:
+def _active_path_limits(family: _Family) -> dict[str, int]:
     """Per thread of the requested lineage, the last turn of it that lies on the path."""
     limits: dict[str, int] = {}
-    if requested is None:
+    if family.requested is None:
         return limits
     bound = _NO_LIMIT
-    for entry in family.lineage(requested):
+    for entry in family.lineage(family.requested):
         limits[entry.thread_id] = bound
         if entry.branch_point_turn is not None:
             bound = min(bound, entry.branch_point_turn)
@@ -155,13 +171,11 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
     async with db.read() as session:
         conv, _ = await get_owned(session, thread_id=thread_id, user_id=user_id)
         root_thread_id = conv.root_thread_id
-        rows = await repo.visible_threads(
-            session, thread_id=thread_id, root_thread_id=root_thread_id
-        )
+        rows = await repo.family_threads(session, root_thread_id=root_thread_id)
+        family = _Family(rows, root_thread_id=root_thread_id, requested=thread_id)
         newest = await repo.newest_owned_nodes(
             session,
-            thread_id=thread_id,
-            root_thread_id=root_thread_id,
+            thread_ids=family.by_id.keys(),
             limit=node_cap + 1,
             preview_chars=MAX_USER_MESSAGE_PREVIEW,
         )
@@ -169,12 +183,9 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
         kept_rows = newest[:node_cap]
         counts = await repo.artifact_counts(session, {n.thread_id for n in kept_rows})
 
-    family = _Family(rows, root_thread_id=root_thread_id)
-    requested = family.by_id.get(thread_id)
-    limits = _active_path_limits(family, requested)
-    ordered = family.ordered()
-    order = {row.thread_id: i for i, row in enumerate(ordered)}
-    kept_rows.sort(key=lambda n: (order.get(n.thread_id, len(order)), n.turn_index))
+    limits = _active_path_limits(family)
+    order = {row.thread_id: i for i, row in enumerate(family.ordered)}
+    kept_rows.sort(key=lambda n: (order[n.thread_id], n.turn_index))
     kept = {node_id(n.thread_id, n.turn_index): n for n in kept_rows}
 
     nodes = [
@@ -200,11 +211,11 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
             turn_index=t.turn_index,
             deleted=t.deleted,
         )
-        for t in ordered
+        for t in family.ordered
     ]
     return GraphOut(
         root_thread_id=root_thread_id,
-        head_turn_id=head_turn_id(family, requested),
+        head_turn_id=head_turn_id(family),
         truncated=truncated,
         threads=threads,
         nodes=nodes,

@@ -1,25 +1,20 @@
 """Queries behind the history graph of a family. Reads only, and a fixed number of them.
 
-Which threads of a family the graph shows is decided in SQL, by two recursive CTEs
-that every query here embeds (so no query depends on the family's size or depth):
-
-- `graph_up`: the requested thread and all its ancestors, whatever their state.
-- `graph_down`: a walk down from the root over child branches; a child is entered when
-  it is on `graph_up`, or when it is an `active` branch that is not soft-deleted.
-  Drafts, pending branches and deleted threads are therefore hidden with their whole
-  subtree, except the chain that leads to the requested thread.
-
-Both CTEs use UNION over a single id column, so a corrupt cycle ends the walk instead
-of looping, and neither has a depth cap.
+A family is every thread sharing a `root_thread_id`, so its threads and branch rows
+come back in one indexed query, whatever its size or depth; the service walks the
+lineage in memory. Turn records and artifact counts are then read for the threads it
+shows, by IN-list, again one query each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import CTE, and_, func, literal, or_, select
+from sqlalchemy import ColumnElement, String, any_, bindparam, func, select
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Artifact, Conversation, ConversationBranch, WorkspaceSnapshot
@@ -28,6 +23,9 @@ _conv = Conversation.__table__
 _branch = ConversationBranch.__table__
 _snap = WorkspaceSnapshot.__table__
 _art = Artifact.__table__
+
+# Newest turn records first; the cap drops from the other end.
+_NEWEST_FIRST = (_snap.c.captured_at.desc(), _snap.c.turn_index.desc(), _snap.c.thread_id.desc())
 
 
 @dataclass(frozen=True)
@@ -40,6 +38,7 @@ class ThreadRow:
     parent_thread_id: str | None
     branch_point_turn: int | None
     reason: str | None
+    status: str | None  # None for the root, which has no branch row
 
 
 @dataclass(frozen=True)
@@ -51,46 +50,39 @@ class NodeRow:
     state: str
 
 
-def _visible_threads(*, thread_id: str, root_thread_id: str) -> CTE:
-    """The ids of the threads the graph shows (see the module docstring)."""
-    up = select(literal(thread_id).label("thread_id")).cte("graph_up", recursive=True)
-    up = up.union(
-        select(_branch.c.parent_thread_id).join(up, _branch.c.thread_id == up.c.thread_id)
-    )
-    down = select(literal(root_thread_id).label("thread_id")).cte("graph_down", recursive=True)
-    step = (
-        select(_branch.c.thread_id)
-        .join(down, _branch.c.parent_thread_id == down.c.thread_id)
-        .join(_conv, _conv.c.thread_id == _branch.c.thread_id)
-        .where(
-            _conv.c.root_thread_id == root_thread_id,
-            or_(
-                _branch.c.thread_id.in_(select(up.c.thread_id)),
-                and_(_branch.c.status == "active", _conv.c.deleted_at.is_(None)),
-            ),
-        )
-    )
-    return down.union(step)
+def _one_of(
+    session: AsyncSession, column: ColumnElement[str], ids: Collection[str]
+) -> ColumnElement[bool]:
+    """`column IN ids` with the ids bound as ONE value, however many there are.
+
+    An expanding IN-list renders a placeholder per id (slow to compile for thousands,
+    and capped at 32k by both drivers); an array (PostgreSQL) or a JSON list read with
+    `json_each` (SQLite) has neither problem.
+    """
+    values = sorted(ids)
+    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
+    if dialect == "postgresql":
+        return column == any_(bindparam(None, values, type_=ARRAY(String())))
+    each = func.json_each(json.dumps(values)).table_valued("value")
+    return column.in_(select(each.c.value))
 
 
-async def visible_threads(
-    session: AsyncSession, *, thread_id: str, root_thread_id: str
-) -> list[ThreadRow]:
-    """Every thread the graph of `thread_id`'s family shows, with its branch row."""
-    down = _visible_threads(thread_id=thread_id, root_thread_id=root_thread_id)
-    stmt = select(
-        _conv.c.thread_id,
-        _conv.c.title,
-        _conv.c.turn_index,
-        _conv.c.deleted_at,
-        _conv.c.created_at,
-        _branch.c.parent_thread_id,
-        _branch.c.branch_point_turn,
-        _branch.c.reason,
-    ).select_from(
-        down.join(_conv, _conv.c.thread_id == down.c.thread_id).outerjoin(
-            _branch, _branch.c.thread_id == _conv.c.thread_id
+async def family_threads(session: AsyncSession, *, root_thread_id: str) -> list[ThreadRow]:
+    """Every thread of the family (hidden ones included), with its branch row if any."""
+    stmt = (
+        select(
+            _conv.c.thread_id,
+            _conv.c.title,
+            _conv.c.turn_index,
+            _conv.c.deleted_at,
+            _conv.c.created_at,
+            _branch.c.parent_thread_id,
+            _branch.c.branch_point_turn,
+            _branch.c.reason,
+            _branch.c.status,
         )
+        .select_from(_conv.outerjoin(_branch, _branch.c.thread_id == _conv.c.thread_id))
+        .where(_conv.c.root_thread_id == root_thread_id)
     )
     return [
         ThreadRow(
@@ -102,25 +94,38 @@ async def visible_threads(
             parent_thread_id=r.parent_thread_id,
             branch_point_turn=r.branch_point_turn,
             reason=r.reason,
+            status=r.status,
         )
         for r in (await session.execute(stmt)).all()
     ]
 
 
 async def newest_owned_nodes(
-    session: AsyncSession,
-    *,
-    thread_id: str,
-    root_thread_id: str,
-    limit: int,
-    preview_chars: int,
+    session: AsyncSession, *, thread_ids: Collection[str], limit: int, preview_chars: int
 ) -> list[NodeRow]:
-    """Turn metadata of the visible threads' owned turns, newest first, at most `limit`.
+    """Turn records of the owned turns of `thread_ids`, newest first, at most `limit`.
 
     A thread owns the turns after its branch point (a root owns them all) up to its
     clock. Only light columns are read: never the snapshot's JSON or document body.
+    The newest are picked on narrow rows first, so the family's size costs a sort of
+    ids and stamps, and the message preview is cut only for the rows kept.
     """
-    down = _visible_threads(thread_id=thread_id, root_thread_id=root_thread_id)
+    newest = (
+        select(_snap.c.id)
+        .select_from(
+            _snap.join(_conv, _conv.c.thread_id == _snap.c.thread_id).outerjoin(
+                _branch, _branch.c.thread_id == _snap.c.thread_id
+            )
+        )
+        .where(
+            _one_of(session, _snap.c.thread_id, thread_ids),
+            _snap.c.turn_index > func.coalesce(_branch.c.branch_point_turn, 0),
+            _snap.c.turn_index <= _conv.c.turn_index,
+        )
+        .order_by(*_NEWEST_FIRST)
+        .limit(limit)
+        .subquery("newest")
+    )
     stmt = (
         select(
             _snap.c.thread_id,
@@ -129,17 +134,8 @@ async def newest_owned_nodes(
             _snap.c.captured_at,
             _snap.c.state,
         )
-        .select_from(
-            _snap.join(down, down.c.thread_id == _snap.c.thread_id)
-            .join(_conv, _conv.c.thread_id == _snap.c.thread_id)
-            .outerjoin(_branch, _branch.c.thread_id == _snap.c.thread_id)
-        )
-        .where(
-            _snap.c.turn_index > func.coalesce(_branch.c.branch_point_turn, 0),
-            _snap.c.turn_index <= _conv.c.turn_index,
-        )
-        .order_by(_snap.c.captured_at.desc(), _snap.c.turn_index.desc(), _snap.c.thread_id.desc())
-        .limit(limit)
+        .join(newest, newest.c.id == _snap.c.id)
+        .order_by(*_NEWEST_FIRST)
     )
     return [
         NodeRow(
@@ -157,10 +153,9 @@ async def artifact_counts(
     session: AsyncSession, thread_ids: Collection[str]
 ) -> dict[tuple[str, int], int]:
     """How many artifacts each (thread, turn) of `thread_ids` produced, in one grouped query."""
-    ids: Sequence[str] = sorted(thread_ids)
     stmt = (
         select(_art.c.thread_id, _art.c.turn_index, func.count().label("n"))
-        .where(_art.c.thread_id.in_(ids))
+        .where(_one_of(session, _art.c.thread_id, thread_ids))
         .group_by(_art.c.thread_id, _art.c.turn_index)
     )
     return {(r.thread_id, r.turn_index): int(r.n) for r in (await session.execute(stmt)).all()}

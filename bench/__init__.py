@@ -1,0 +1,1 @@
+"""Standalone benchmarks, run as modules: `python -m bench.<name>`."""
