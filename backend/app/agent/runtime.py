@@ -11,6 +11,7 @@ only the messages that turn added (see `state.py`).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
@@ -262,7 +263,11 @@ class AgentRuntime:
         """Write `messages` as the whole transcript of a new thread: one state update
         through the agent's own state schema, no model call."""
         config = self._config(thread_id)
-        config["metadata"] = dict(metadata)
+        # Checkpoint metadata keeps only scalars; anything richer is stored as JSON.
+        config["metadata"] = {
+            k: v if isinstance(v, str | int | float | bool) else json.dumps(v)
+            for k, v in metadata.items()
+        }
         await self.graph_for(thread_id).aupdate_state(
             config, {"messages": list(messages)}, as_node="agent"
         )

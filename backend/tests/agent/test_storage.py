@@ -1,0 +1,73 @@
+"""The transcript store grows linearly: each turn costs about its own new messages."""
+
+from __future__ import annotations
+
+import uuid
+
+import psycopg
+import pytest
+
+from app.agent.runtime import AgentRuntime
+from app.config import Settings
+from tests.agent.conftest import Thread
+
+pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+
+TURNS = 60
+WINDOW = 20
+
+BYTES_SQL = """
+SELECT
+  (SELECT coalesce(sum(pg_column_size(x.*)), 0) FROM checkpoints x WHERE thread_id = %(t)s)
+  + (SELECT coalesce(sum(pg_column_size(x.*)), 0) FROM checkpoint_blobs x WHERE thread_id = %(t)s)
+  + (SELECT coalesce(sum(pg_column_size(x.*)), 0) FROM checkpoint_writes x WHERE thread_id = %(t)s)
+  AS bytes,
+  (SELECT count(*) FROM checkpoints WHERE thread_id = %(t)s) AS checkpoints
+"""
+
+
+async def _measure(settings: Settings, thread_id: str) -> tuple[int, int]:
+    async with await psycopg.AsyncConnection.connect(settings.checkpoint_url) as conn:
+        row = await (await conn.execute(BYTES_SQL, {"t": thread_id})).fetchone()
+        assert row is not None
+        return int(row[0]), int(row[1])
+
+
+def _message(i: int) -> str:
+    # ~1 KB that does not compress away (TOAST would hide a repetitive payload).
+    return f"turn {i}: " + " ".join(uuid.uuid4().hex for _ in range(31))
+
+
+async def test_checkpoint_storage_grows_linearly(
+    settings: Settings, runtime: AgentRuntime, thread: Thread
+) -> None:
+    sizes: list[int] = []
+    counts: list[int] = []
+    payload = 0
+    for i in range(TURNS + 1):
+        if i:
+            text = _message(i)
+            reply = await thread.turn(text)
+            payload += len(text) + len(reply)
+        size, count = await _measure(settings, thread.thread_id)
+        sizes.append(size)
+        counts.append(count)
+
+    start = (sizes[WINDOW] - sizes[0]) / WINDOW
+    end = (sizes[TURNS] - sizes[TURNS - WINDOW]) / WINDOW
+    print(
+        f"\n[storage] {TURNS} turns: {sizes[-1]} bytes for a {payload}-byte payload; "
+        f"{start:.0f} B/turn over turns 1-{WINDOW}, {end:.0f} B/turn over turns "
+        f"{TURNS - WINDOW + 1}-{TURNS}; {counts[-1]} checkpoints"
+    )
+    # Linear: the last turns cost what the first ones did (a whole-list rewrite per
+    # checkpoint would make the last window ~5x the first).
+    assert end <= 1.5 * start
+    # About the payload itself, not a multiple of it.
+    assert sizes[-1] < 3 * payload
+    # One checkpoint per turn (durability="exit"), plus the thread's first, empty one.
+    assert counts[TURNS] - counts[1] == TURNS - 1
+    assert counts[TURNS] <= TURNS + 1
+    # And the transcript reads back whole.
+    messages = await runtime.messages(thread.thread_id)
+    assert [m.turn_index for m in messages if m.role == "user"] == list(range(1, TURNS + 1))
