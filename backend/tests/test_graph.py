@@ -334,18 +334,18 @@ class TestNodeCap:
     async def test_oldest_nodes_dropped_first_without_dangling_edges(
         self, app: FastAPI, client: httpx.AsyncClient
     ) -> None:
-        t = [_EPOCH + timedelta(days=1, seconds=i) for i in range(7)]
+        t = [_EPOCH + timedelta(days=1, seconds=i) for i in range(9)]
         # The branch's turns were captured before the root's later turns, so age (not
-        # turn number) decides: R:1 and B:2 are the two oldest.
-        r = await add_thread(app, turns=5, times=[t[0], t[3], t[4], t[5], t[6]])
-        b = await add_thread(app, parent=r, bp=1, turns=2, times=[t[1], t[2]], reason="b")
+        # turn number) decides: the branch keeps only its newest turn.
+        r = await add_thread(app, turns=6, times=[t[0], t[1], t[5], t[6], t[7], t[8]])
+        b = await add_thread(app, parent=r, bp=2, turns=3, times=[t[2], t[3], t[4]], reason="b")
         g = await graph(client, r)
         assert g["truncated"] is True
-        assert set(node_ids(g)) == {f"{b}:3", f"{r}:2", f"{r}:3", f"{r}:4", f"{r}:5"}
+        assert set(node_ids(g)) == {f"{b}:5", f"{r}:3", f"{r}:4", f"{r}:5", f"{r}:6"}
         assert edges(g) == {
-            (f"{r}:2", f"{r}:3", "turn", None),
             (f"{r}:3", f"{r}:4", "turn", None),
             (f"{r}:4", f"{r}:5", "turn", None),
+            (f"{r}:5", f"{r}:6", "turn", None),
         }
         assert_no_dangling(g)
         assert thread_ids(g) == {r, b}

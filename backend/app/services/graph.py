@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Literal, cast
 
@@ -92,16 +92,14 @@ class _Family:
             return None
         return self.by_id.get(thread.parent_thread_id)
 
-    def lineage(self, thread: ThreadRow) -> list[ThreadRow]:
-        """`thread` and its ancestors, nearest first."""
-        out: list[ThreadRow] = []
+    def lineage(self, thread: ThreadRow) -> Iterator[ThreadRow]:
+        """`thread` and its ancestors, nearest first (lazily: most walks stop early)."""
         seen: set[str] = set()
         current: ThreadRow | None = thread
         while current is not None and current.thread_id not in seen:
             seen.add(current.thread_id)
-            out.append(current)
+            yield current
             current = self.parent(current)
-        return out
 
     def owner_of(self, thread: ThreadRow, turn: int) -> ThreadRow:
         """The thread of `thread`'s lineage that owns node `turn` (turn >= 1)."""
