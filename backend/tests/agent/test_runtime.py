@@ -314,3 +314,12 @@ async def test_tool_messages_carry_names_and_calls(runtime: AgentRuntime, thread
     assert (call["name"], call["args"]) == ("add_todo", {"text": "x"})
     assert messages[2].extra["name"] == "add_todo"
     assert messages[2].extra["tool_call_id"] == call["id"]
+
+
+async def test_seeding_an_empty_prefix_starts_a_clean_thread(runtime: AgentRuntime) -> None:
+    branch = await new_thread(runtime, "branch at 0")
+    await runtime.seed(thread_id=branch.thread_id, messages=[], metadata={"branch_point_turn": 0})
+    assert await runtime.messages(branch.thread_id) == []
+    await branch.turn("todo: first of the branch")
+    messages = await runtime.messages(branch.thread_id)
+    assert [m.turn_index for m in messages] == [1, 1, 1, 1]
