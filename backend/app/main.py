@@ -13,7 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 from app.agent.checkpointer import setup_checkpointer
 from app.agent.runtime import AgentRuntime
-from app.api import branching, conversations, health, turns, workspace
+from app.api import branching, conversations, health, history, turns, workspace
 from app.api import errors as api_errors
 from app.api import graph as graph_api
 from app.api.limits import BodyLimitMiddleware
@@ -79,6 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(workspace.router)
     app.include_router(turns.router)
     app.include_router(branching.router)
+    app.include_router(history.router)
     app.include_router(graph_api.router)
 
     if STUDIO_DIR.is_dir():

@@ -131,6 +131,49 @@ class HealthOut(BaseModel):
     backend: Literal["sqlite", "postgresql"]
 
 
+class OverrideDocument(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str | None = Field(default=None, max_length=500)
+    content: str = Field(max_length=MAX_DOC)
+
+
+class OverridePreference(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    uid: str | None = Field(default=None, max_length=32)
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    locked: bool = False
+
+
+class OverrideTodo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    uid: str | None = Field(default=None, max_length=32)
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    done: bool = False
+    depth: int = Field(default=0, ge=0, le=MAX_DEPTH)
+
+
+class BranchWorkspaceOverride(BaseModel):
+    """The edited preview sent with a branch; omitted fields fall back to the restored state."""
+
+    model_config = ConfigDict(extra="forbid")
+    objective: str | None = Field(default=None, max_length=MAX_TEXT)
+    document: OverrideDocument | None = None
+    preferences: list[OverridePreference] | None = Field(default=None, max_length=1000)
+    todos: list[OverrideTodo] | None = Field(default=None, max_length=1000)
+
+
+class BranchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    from_turn: int = Field(ge=0)
+    reason: str | None = Field(default=None, max_length=2000)
+    workspace: BranchWorkspaceOverride | None = None
+
+
+class ForkIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    from_turn: int = Field(ge=0)
+
+
 class GraphThread(BaseModel):
     """One thread of a family graph; a root has no parent and no branch point."""
 
@@ -176,3 +219,26 @@ class GraphOut(BaseModel):
     threads: list[GraphThread]
     nodes: list[GraphNode]
     edges: list[GraphEdge]
+
+
+class ActiveTurnOut(BaseModel):
+    turn_id: str
+    parent_turn_id: str | None
+
+
+class HistoryOut(BaseModel):
+    root_thread_id: str
+    head_turn_id: str | None
+    working_thread_id: str
+    retains_branches: bool
+    active_turn: ActiveTurnOut | None
+    version: int = 0
+
+
+class CheckoutIn(BaseModel):
+    """`expected_head_turn_id`: absent = no assertion, null = the baseline."""
+
+    model_config = ConfigDict(extra="forbid")
+    turn_id: str | None = Field(max_length=80)
+    expected_head_turn_id: str | None = Field(default=None, max_length=80)
+    force: bool = False

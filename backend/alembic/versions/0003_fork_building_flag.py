@@ -7,6 +7,7 @@ Revises: 0002
 from collections.abc import Sequence
 
 import sqlalchemy as sa
+
 from alembic import op
 
 revision: str = "0003"

@@ -7,8 +7,9 @@ Revises: 0004
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import op
 from sqlalchemy.dialects import postgresql
+
+from alembic import op
 
 revision: str = "0005"
 down_revision: str | Sequence[str] | None = "0004"

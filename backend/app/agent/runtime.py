@@ -231,9 +231,14 @@ class AgentRuntime:
 
     async def messages(self, thread_id: str) -> list[TranscriptMessage]:
         """The thread's whole transcript (inherited prefix included), from the checkpointer."""
+        return self.to_transcript(await self.raw_messages(thread_id))
+
+    @staticmethod
+    def to_transcript(messages: list[Any]) -> list[TranscriptMessage]:
+        """LangChain messages as transcript entries, each tagged with its turn."""
         out: list[TranscriptMessage] = []
         turn = 0
-        for m in await self.raw_messages(thread_id):
+        for m in messages:
             if isinstance(m, HumanMessage):
                 stored = m.additional_kwargs.get(TURN_KEY)
                 turn = stored if isinstance(stored, int) else turn + 1

@@ -49,7 +49,9 @@ async def post_turn(
     turns: TurnsDep,
     force: Annotated[bool, Query()] = False,
 ) -> StreamingResponse:
-    turn = await turns.start_turn(user_id=user.id, thread_id=thread_id, content=body.content)
+    turn = await turns.start_turn(
+        user_id=user.id, thread_id=thread_id, content=body.content, force=force
+    )
     return StreamingResponse(_stream(turn), media_type="text/event-stream", headers=SSE_HEADERS)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,7 +101,7 @@ class EventBus:
 
     async def stream(
         self, *, root_thread_ids: set[str] | None, after: int
-    ) -> AsyncIterator[ActionLogEntry]:
+    ) -> AsyncGenerator[ActionLogEntry, None]:
         """Entries with seq > `after`: the logged gap first, then live ones, in order."""
         sub = Subscription(root_thread_ids)
         self._subs.add(sub)

@@ -131,9 +131,10 @@ async def _validate(
     return conv, branch, state
 
 
-async def _copy_rows(
-    s: AsyncSession, *, source: Conversation, target: Conversation, state: WorkspaceState
+async def copy_workspace_rows(
+    s: AsyncSession, *, target: Conversation, state: WorkspaceState
 ) -> None:
+    """Give `target` the workspace `state` and copies of its artifacts (never snapshots)."""
     await replace_workspace_in(s, target, state)
     ids = [a.id for a in state.artifacts]
     if ids:
@@ -229,7 +230,7 @@ async def create_branch(
             created_at=now(),
         )
         s.add(branch)
-        await _copy_rows(s, source=conv, target=target, state=state)
+        await copy_workspace_rows(s, target=target, state=state)
         await fault_hook("copy")
     return await _finish(
         db,
@@ -316,7 +317,7 @@ async def create_fork(
         )
         s.add(target)
         await s.flush()
-        await _copy_rows(s, source=conv, target=target, state=state)
+        await copy_workspace_rows(s, target=target, state=state)
         await fault_hook("copy")
     return await _finish(
         db,

@@ -35,11 +35,13 @@ from sqlalchemy.exc import IntegrityError
 from app.agent.runtime import AgentEvent, AgentRuntime, TranscriptMessage
 from app.config import Settings
 from app.db.engine import Database
-from app.db.models import ActiveTurn, Conversation, WorkspaceSnapshot
+from app.db.models import ActiveTurn, ChatHead, Conversation, WorkspaceSnapshot
 from app.db.repositories import conversations as conv_repo
-from app.errors import Conflict, DomainError, InvalidInput, TurnInProgress
+from app.errors import Conflict, DomainError, InvalidInput, NotFound, TurnInProgress
+from app.events import log as action_log
+from app.services import history
 from app.services.conversations import get_owned, now
-from app.services.workspace import capture_snapshot, owner_of_turn
+from app.services.workspace import capture_snapshot
 
 log = logging.getLogger("haico.turns")
 
@@ -74,6 +76,7 @@ class RunningTurn:
     task: asyncio.Task[None] | None = None
     reply_parts: list[str] = field(default_factory=list)
     state: str = "running"
+    started_at: datetime = field(default_factory=now)
 
     @property
     def node_id(self) -> str:
@@ -85,14 +88,6 @@ class RunningTurn:
             if event is None:
                 return
             yield event
-
-
-async def parent_of_next_turn(session: Any, conv: Conversation) -> str | None:
-    """The node the next turn of `conv` hangs from: its lineage's latest node, if any."""
-    if conv.turn_index <= 0:
-        return None
-    owner = await owner_of_turn(session, conv.thread_id, conv.turn_index)
-    return node_id(owner, conv.turn_index)
 
 
 class TurnManager:
@@ -175,29 +170,59 @@ class TurnManager:
                     .values(state="error", completed_at=now())
                 )
                 await s.delete(row)
-                swept.append(node_id(row.thread_id, row.turn_index))
+                stale_id = node_id(row.thread_id, row.turn_index)
+                await _move_head_onto(s, row.root_thread_id, row.thread_id, stale_id)
+                await action_log.append_chat(
+                    s,
+                    row.root_thread_id,
+                    _end_action(
+                        stale_id,
+                        "error",
+                        0,
+                        TurnEvent(
+                            "error",
+                            {"code": "server_lost", "message": "the serving process stopped"},
+                        ),
+                    ),
+                )
+                swept.append(stale_id)
         if swept:
             log.warning("marked %d abandoned turn(s) as failed: %s", len(swept), swept)
         return swept
 
     # ---- turns ----
 
-    async def start_turn(self, *, user_id: int, thread_id: str, content: str) -> RunningTurn:
+    async def start_turn(
+        self, *, user_id: int, thread_id: str, content: str, force: bool = False
+    ) -> RunningTurn:
         """Open a turn (lease, clock, snapshot) and start the agent; see the module doc."""
         content = content.strip()
         if not content:
             raise InvalidInput("content: must not be empty")
         if len(content) > MAX_MESSAGE_CHARS:
             raise InvalidInput(f"content: at most {MAX_MESSAGE_CHARS} characters")
+        await self._promote_if_draft(user_id=user_id, thread_id=thread_id)
+        pruned = history.PruneResult()
         try:
             async with self.db.transaction() as s:
-                conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, for_update=True)
-                if await conv_repo.get_active_turn(s, conv.root_thread_id) is not None:
+                conv, branch = await get_owned(
+                    s, thread_id=thread_id, user_id=user_id, for_update=True
+                )
+                root_id = conv.root_thread_id
+                head = await history.lock_head(s, root_id, nowait=False)
+                if await conv_repo.get_active_turn(s, root_id) is not None:
                     raise TurnInProgress("a turn is already running in this conversation")
-                parent = await parent_of_next_turn(s, conv)
+                if head.working_thread_id != conv.thread_id:
+                    if branch is not None and branch.status == "draft":
+                        raise NotFound("this restored view was discarded by a later checkout")
+                    await history.make_working_in(
+                        s, head, conv, branch, force=force, user_id=user_id
+                    )
+                # The host, not the client, chooses the parent: the current head.
+                parent = head.head_turn_id
                 s.add(
                     ActiveTurn(
-                        root_thread_id=conv.root_thread_id,
+                        root_thread_id=root_id,
                         thread_id=conv.thread_id,
                         turn_index=conv.turn_index + 1,
                         parent_turn_id=parent,
@@ -211,14 +236,31 @@ class TurnManager:
                 conv.updated_at = now()
                 await capture_snapshot(s, conv, turn_index=conv.turn_index, user_message=content)
                 turn = RunningTurn(
-                    root_thread_id=conv.root_thread_id,
+                    root_thread_id=root_id,
                     thread_id=conv.thread_id,
                     turn_index=conv.turn_index,
                     parent_turn_id=parent,
                     content=content,
                 )
+                started: dict[str, Any] = {
+                    "type": "chat/turnStarted",
+                    "turnId": turn.node_id,
+                    "startedAt": now().isoformat(),
+                    "message": {"text": content},
+                }
+                if parent:
+                    started["parentTurnId"] = parent
+                await action_log.append_chat(s, root_id, started)
+                if not self.settings.history_retains_branches:
+                    pruned = await history.linear_prune_in(s, head)
+                    if pruned.turn_ids:
+                        await action_log.append_chat(
+                            s, root_id, {"type": "chat/turnsPruned", "turnIds": pruned.turn_ids}
+                        )
         except IntegrityError as exc:
             raise TurnInProgress("a turn is already running in this conversation") from exc
+        if pruned.turn_ids:
+            await history.after_prune(self.runtime, pruned)
         self.running[turn.root_thread_id] = turn
         turn.queue.put_nowait(
             TurnEvent(
@@ -233,12 +275,29 @@ class TurnManager:
         turn.task = asyncio.create_task(self._drive(turn), name=f"turn {turn.node_id}")
         return turn
 
+    async def _promote_if_draft(self, *, user_id: int, thread_id: str) -> None:
+        """A send on the working draft first makes it a real branch (502 if that fails)."""
+        async with self.db.read() as s:
+            conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+            if branch is None or branch.status != "draft":
+                return
+            head = await history.read_head(s, conv.root_thread_id)
+            if head is None or head.working_thread_id != thread_id:
+                raise NotFound("this restored view was discarded by a later checkout")
+            if await conv_repo.get_active_turn(s, conv.root_thread_id) is not None:
+                raise TurnInProgress("a turn is already running in this conversation")
+        await history.promote_draft(self.db, self.runtime, thread_id)
+
     async def _drive(self, turn: RunningTurn) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(turn))
 
+        deltas = _DeltaCoalescer(self.db, turn)
+
         async def on_event(event: AgentEvent) -> None:
             if event.kind == "token":
-                turn.reply_parts.append(str(event.data.get("text", "")))
+                text = str(event.data.get("text", ""))
+                turn.reply_parts.append(text)
+                await deltas.add(text)
             turn.queue.put_nowait(TurnEvent(event.kind, dict(event.data)))
 
         final: TurnEvent
@@ -272,7 +331,11 @@ class TurnManager:
         finally:
             heartbeat.cancel()
         try:
-            await asyncio.shield(self._finish(turn, reply))
+            await asyncio.shield(deltas.flush())
+        except Exception:
+            log.exception("could not log the last text of turn %s", turn.node_id)
+        try:
+            await asyncio.shield(self._finish(turn, reply, final))
         except Exception:
             log.exception("could not record the end of turn %s", turn.node_id)
         finally:
@@ -280,7 +343,9 @@ class TurnManager:
             turn.queue.put_nowait(final)
             turn.queue.put_nowait(None)
 
-    async def _finish(self, turn: RunningTurn, reply: str) -> None:
+    async def _finish(self, turn: RunningTurn, reply: str, final: TurnEvent) -> None:
+        """Close the turn: node state and reply, the head moves onto it, the lease goes."""
+        duration = int((now() - turn.started_at).total_seconds() * 1000)
         async with self.db.transaction() as s:
             await s.execute(
                 update(WorkspaceSnapshot)
@@ -295,11 +360,15 @@ class TurnManager:
                 .where(Conversation.thread_id == turn.thread_id)
                 .values(message_count=Conversation.message_count + 2, updated_at=now())
             )
+            await _move_head_onto(s, turn.root_thread_id, turn.thread_id, turn.node_id)
             await s.execute(
                 delete(ActiveTurn).where(
                     ActiveTurn.root_thread_id == turn.root_thread_id,
                     ActiveTurn.process_id == self.process_id,
                 )
+            )
+            await action_log.append_chat(
+                s, turn.root_thread_id, _end_action(turn.node_id, turn.state, duration, final)
             )
 
     async def _heartbeat(self, turn: RunningTurn) -> None:
@@ -340,6 +409,9 @@ class TurnManager:
     async def messages(self, *, user_id: int, thread_id: str) -> list[TranscriptMessage]:
         async with self.db.read() as s:
             await get_owned(s, thread_id=thread_id, user_id=user_id)
+            prefix = await history.draft_transcript(self.runtime, s, thread_id)
+        if prefix is not None:
+            return self.runtime.to_transcript(prefix)
         return await self.runtime.messages(thread_id)
 
 
@@ -350,3 +422,77 @@ def _aware(ts: datetime) -> datetime:
 def _short(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text[:300]
+
+
+async def _move_head_onto(s: Any, root_thread_id: str, thread_id: str, turn_id: str) -> None:
+    """Advance the head onto a finished turn of the working thread (any end state)."""
+    await s.execute(
+        update(ChatHead)
+        .where(ChatHead.root_thread_id == root_thread_id, ChatHead.working_thread_id == thread_id)
+        .values(head_turn_id=turn_id, version=ChatHead.version + 1, updated_at=now())
+    )
+
+
+def _end_action(turn_id: str, state: str, duration: int, final: TurnEvent) -> dict[str, Any]:
+    if state == "complete":
+        return {"type": "chat/turnComplete", "turnId": turn_id, "duration": duration}
+    if state == "cancelled":
+        return {"type": "chat/turnCancelled", "turnId": turn_id, "duration": duration}
+    return {
+        "type": "chat/error",
+        "turnId": turn_id,
+        "duration": duration,
+        "error": {
+            "errorType": str(final.data.get("code", "error")),
+            "message": str(final.data.get("message", "the turn failed")),
+        },
+    }
+
+
+class _DeltaCoalescer:
+    """Logs streamed text as `chat/delta` actions, at most ~20 per second per turn."""
+
+    INTERVAL = 0.05
+
+    def __init__(self, db: Database, turn: RunningTurn) -> None:
+        self.db = db
+        self.turn = turn
+        self.part_id = f"{turn.node_id}:md"
+        self.buffer: list[str] = []
+        self.started = False
+        self.last_flush = 0.0
+
+    async def add(self, text: str) -> None:
+        self.buffer.append(text)
+        loop = asyncio.get_running_loop()
+        if loop.time() - self.last_flush >= self.INTERVAL:
+            await self.flush()
+
+    async def flush(self) -> None:
+        if not self.buffer:
+            return
+        text, self.buffer = "".join(self.buffer), []
+        self.last_flush = asyncio.get_running_loop().time()
+        async with self.db.transaction() as s:
+            root = self.turn.root_thread_id
+            if not self.started:
+                self.started = True
+                await action_log.append_chat(
+                    s,
+                    root,
+                    {
+                        "type": "chat/responsePart",
+                        "turnId": self.turn.node_id,
+                        "part": {"kind": "markdown", "id": self.part_id, "content": ""},
+                    },
+                )
+            await action_log.append_chat(
+                s,
+                root,
+                {
+                    "type": "chat/delta",
+                    "turnId": self.turn.node_id,
+                    "partId": self.part_id,
+                    "content": text,
+                },
+            )
