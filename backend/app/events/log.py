@@ -112,3 +112,14 @@ async def prune_before(session: AsyncSession, cutoff: datetime) -> int:
 
 def envelope(entry: ActionLogEntry) -> dict[str, Any]:
     return {"channel": entry.channel, "action": entry.action, "serverSeq": entry.seq}
+
+
+async def append_catalogue(
+    session: AsyncSession, root_thread_id: str, thread_id: str, change: str, **extra: Any
+) -> ActionLogEntry:
+    """A thread of the family was created, renamed or deleted (the session's catalogue)."""
+    return await append_session(
+        session,
+        root_thread_id,
+        {"type": "haico/threadChanged", "threadId": thread_id, "change": change, **extra},
+    )

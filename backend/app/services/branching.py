@@ -37,6 +37,7 @@ from app.db.models import (
     WorkspaceSnapshot,
 )
 from app.errors import InvalidBranchPoint, InvalidInput, InvalidTurn, SeedingFailed
+from app.events import log as action_log
 from app.schemas import BranchWorkspaceOverride, ConversationOut, DocumentOut
 from app.services.conversations import get_owned, new_thread_id, now, to_view
 from app.services.workspace import (
@@ -269,11 +270,17 @@ async def _finish(
                     .where(ConversationBranch.thread_id == target.thread_id)
                     .values(status="active")
                 )
+                await action_log.append_catalogue(
+                    s, target.root_thread_id, target.thread_id, "created", kind=kind
+                )
             else:
                 await s.execute(
                     update(Conversation)
                     .where(Conversation.thread_id == target.thread_id)
                     .values(building=False)
+                )
+                await action_log.append_catalogue(
+                    s, target.root_thread_id, target.thread_id, "created", kind=kind
                 )
             await fault_hook("activate")
     except Exception as exc:

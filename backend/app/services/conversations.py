@@ -11,7 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.engine import Database
 from app.db.models import Conversation, ConversationBranch, Document
 from app.db.repositories import conversations as repo
-from app.errors import Forbidden, NotFound
+from app.errors import Forbidden, NotFound, TurnInProgress
+from app.events import log as action_log
 from app.schemas import ConversationOut, ForkedFrom
 
 
@@ -86,6 +87,7 @@ async def create(
         )
         s.add(conv)
         await s.flush()
+        await action_log.append_catalogue(s, thread_id, thread_id, "created")
         return to_view(conv, None)
 
 
@@ -105,25 +107,45 @@ async def rename(db: Database, *, user_id: int, thread_id: str, title: str) -> C
         conv.title = title.strip() or conv.title
         conv.updated_at = now()
         await s.flush()
+        await action_log.append_catalogue(
+            s, conv.root_thread_id, conv.thread_id, "renamed", title=conv.title
+        )
         return to_view(conv, branch)
 
 
 async def soft_delete(db: Database, *, user_id: int, thread_id: str) -> None:
-    """Soft-delete a thread; deleting a family's root deletes the whole family."""
+    """Soft-delete a thread; deleting a family's root deletes the whole family.
+
+    Deleting the family's working thread first moves the head to its branch point (a
+    forced checkout in the same transaction), so the family keeps a usable tip.
+    """
+    from app.services import history
+
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        root_id = conv.root_thread_id
+        if await repo.get_active_turn(s, root_id) is not None:
+            raise TurnInProgress("a turn is running in this conversation; wait or cancel it")
         stamp = now()
         if conv.root_thread_id == conv.thread_id:
             await s.execute(
                 update(Conversation)
-                .where(
-                    Conversation.root_thread_id == conv.thread_id,
-                    Conversation.deleted_at.is_(None),
-                )
+                .where(Conversation.root_thread_id == root_id, Conversation.deleted_at.is_(None))
                 .values(deleted_at=stamp)
             )
         else:
-            conv.deleted_at = stamp
+            head = await history.lock_head(s, root_id, nowait=False)
+            if head.working_thread_id == conv.thread_id and branch is not None:
+                target = await history.branch_point_target(s, conv, branch, user_id=user_id)
+                await history.switch_in(s, head, target, force=True, user_id=user_id)
+            if branch is not None and branch.status == "draft":
+                # A draft has nothing worth keeping once it is not the working thread.
+                from app.services.branching import delete_thread_rows
+
+                await delete_thread_rows(s, conv.thread_id)
+            else:
+                conv.deleted_at = stamp
+        await action_log.append_catalogue(s, root_id, conv.thread_id, "deleted")
 
 
 async def touch(session: AsyncSession, conv: Conversation) -> None:

@@ -1,9 +1,9 @@
 """The history graph of a family: its threads, one node per owned turn, and the edges.
 
-Read-only, and four SQL queries whatever the family's size or depth: ownership, the
+Read-only, and five SQL queries whatever the family's size or depth: ownership, the
 family's threads with their branch rows (one indexed query on `root_thread_id`), the
 newest `node_cap + 1` turn records of the shown threads, and one grouped artifact
-count. Which threads are shown, lineages, the owners of branch points, the active path
+count, and the family's durable head. Which threads are shown, lineages, the owners of branch points, the active path
 and the edges are worked out in memory, in time linear in the family.
 
 A thread owns its turns after its branch point (a root owns them all); turns up to the
@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Literal, cast
 
 from app.db.engine import Database
+from app.db.models import ChatHead
 from app.db.repositories import graph as repo
 from app.db.repositories.graph import NodeRow, ThreadRow
 from app.schemas import GraphEdge, GraphNode, GraphNodeState, GraphOut, GraphThread
@@ -109,11 +110,9 @@ class _Family:
         return thread
 
 
-def head_turn_id(family: _Family) -> str | None:
-    """The selected node: for now the requested thread's latest turn on its lineage.
-
-    A later feature replaces this with the family's durable head.
-    """
+def derived_head_turn_id(family: _Family) -> str | None:
+    """The requested thread's latest turn on its lineage: the head of a family that
+    has no durable history state yet."""
     requested = family.requested
     if requested is None or requested.turn_index <= 0:
         return None
@@ -180,6 +179,8 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
         truncated = len(newest) > node_cap
         kept_rows = newest[:node_cap]
         counts = await repo.artifact_counts(session, {n.thread_id for n in kept_rows})
+        durable = await session.get(ChatHead, root_thread_id)
+        head = durable.head_turn_id if durable is not None else derived_head_turn_id(family)
 
     limits = _active_path_limits(family)
     order = {row.thread_id: i for i, row in enumerate(family.ordered)}
@@ -213,7 +214,7 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
     ]
     return GraphOut(
         root_thread_id=root_thread_id,
-        head_turn_id=head_turn_id(family),
+        head_turn_id=head,
         truncated=truncated,
         threads=threads,
         nodes=nodes,

@@ -200,6 +200,22 @@ async def resolve_target(
     return Target(conv, k, turn_id)
 
 
+async def branch_point_target(
+    s: AsyncSession, conv: Conversation, branch: ConversationBranch, *, user_id: int
+) -> Target:
+    """The node a branch hangs from (the baseline for a branch at 0)."""
+    bp = branch.branch_point_turn
+    if bp <= 0:
+        return await resolve_target(
+            s, root_thread_id=conv.root_thread_id, user_id=user_id, turn_id=None
+        )
+    family = await Family.load(s, conv.root_thread_id)
+    owner = family.owner_of(branch.parent_thread_id, bp)
+    return await resolve_target(
+        s, root_thread_id=conv.root_thread_id, user_id=user_id, turn_id=f"{owner}:{bp}"
+    )
+
+
 async def draft_changes(s: AsyncSession, working_thread_id: str) -> list[str]:
     """What the working draft's edits changed since it was restored ([] = nothing to lose)."""
     row = (
