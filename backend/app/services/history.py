@@ -59,7 +59,7 @@ from app.services.branching import (
 )
 from app.services.conversations import get_owned, new_thread_id, now
 from app.services.family import Family, Node, fork_references, node_key, parse_node
-from app.services.workspace import live_state, resolve_restore_state
+from app.services.workspace import live_state, replace_workspace_in, resolve_restore_state
 
 log = logging.getLogger("haico.history")
 
@@ -476,6 +476,15 @@ async def prune_in(
             await delete_thread_rows(s, thread_id)
             result.removed_threads.append(thread_id)
         else:
+            # The thread is cut back to its last retained turn: its live rows become
+            # the workspace after that turn (read before its snapshots go), so that
+            # turn stays restorable (`resolve_restore_state` reads the live rows then).
+            keep_upto = max(owned_left, default=family.threads[thread_id].branch_point)
+            conv = await s.get(Conversation, thread_id)
+            assert conv is not None
+            state = None
+            if keep_upto < conv.turn_index:
+                state = await resolve_restore_state(s, conv, keep_upto)
             await s.execute(
                 delete(WorkspaceSnapshot).where(
                     WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index.in_(ks)
@@ -484,28 +493,51 @@ async def prune_in(
             await s.execute(
                 delete(Artifact).where(Artifact.thread_id == thread_id, Artifact.turn_index.in_(ks))
             )
-            result.truncated_threads[thread_id] = max(owned_left, default=0)
-    # Threads hanging below removed ones own nothing retained any more either.
-    for t in family.threads.values():
-        if (
-            t.parent_thread_id in result.removed_threads
-            and t.thread_id not in result.removed_threads
-            and t.thread_id not in keep_threads
-            and not any(n[0] == t.thread_id for n in family.nodes if n not in doomed)
-        ):
-            await delete_thread_rows(s, t.thread_id)
-            result.removed_threads.append(t.thread_id)
+            if state is not None:
+                await replace_workspace_in(s, conv, state)
+            result.truncated_threads[thread_id] = keep_upto
+    # Threads that own no retained node and hang from a removed node or thread (at any
+    # depth: repeat until nothing changes) are abandoned futures too.
+    retained_owners = {n[0] for n in family.nodes if n not in doomed}
+    changed = True
+    while changed:
+        changed = False
+        for t in family.threads.values():
+            if (
+                t.parent_thread_id is None
+                or t.thread_id in result.removed_threads
+                or t.thread_id in keep_threads
+                or t.thread_id in retained_owners
+            ):
+                continue
+            anchor = family.owner_of(t.parent_thread_id, t.branch_point)
+            if t.parent_thread_id in result.removed_threads or (
+                t.branch_point > 0 and anchor is not None and (anchor, t.branch_point) in doomed
+            ):
+                await delete_thread_rows(s, t.thread_id)
+                result.removed_threads.append(t.thread_id)
+                changed = True
     result.turn_ids = sorted(node_key(n) for n in doomed)
     return result
 
 
-async def linear_prune_in(s: AsyncSession, head: ChatHead) -> PruneResult:
-    """On a linear host: remove every node not on the selected path (forks protected)."""
+async def linear_prune_in(
+    s: AsyncSession, head: ChatHead, *, active: Node | None = None
+) -> PruneResult:
+    """On a linear host: remove every node not on the selected path (forks protected).
+
+    `active` is the turn being started (its snapshot is already written): it is never
+    pruned. The root thread always stays, since it names the family, even when none
+    of its nodes does.
+    """
     family = await Family.load(s, head.root_thread_id)
     selected = set(family.ancestors(parse_node(head.head_turn_id) if head.head_turn_id else None))
+    if active is not None:
+        selected.add(active)
     refs = await fork_references(s, list(family.threads))
-    doomed = family.nodes - selected - family.protected(refs)
-    keep = {head.working_thread_id} | {n[0] for n in selected}
+    kept = selected | family.protected(refs)
+    doomed = family.nodes - kept
+    keep = {head.working_thread_id, head.root_thread_id} | {n[0] for n in kept}
     return await prune_in(s, family, doomed, keep_threads=keep)
 
 

@@ -252,7 +252,9 @@ class TurnManager:
                     started["parentTurnId"] = parent
                 await action_log.append_chat(s, root_id, started)
                 if not self.settings.history_retains_branches:
-                    pruned = await history.linear_prune_in(s, head)
+                    pruned = await history.linear_prune_in(
+                        s, head, active=(conv.thread_id, conv.turn_index)
+                    )
                     if pruned.turn_ids:
                         await action_log.append_chat(
                             s, root_id, {"type": "chat/turnsPruned", "turnIds": pruned.turn_ids}

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -179,6 +179,17 @@ async def resolve_restore_state(
     owner = await owner_of_turn(session, conv.thread_id, turn + 1)
     snap = await repo.get_snapshot(session, owner, turn + 1)
     if snap is None:
+        # A linear host pruned the owner's turns after `turn` and brought its live rows
+        # back to the workspace after `turn` (`history.prune_in`): with no newer
+        # snapshot of the owner left, its live rows are the answer.
+        owner_conv = await session.get(Conversation, owner)
+        newer = await session.scalar(
+            select(WorkspaceSnapshot.turn_index)
+            .where(WorkspaceSnapshot.thread_id == owner, WorkspaceSnapshot.turn_index > turn)
+            .limit(1)
+        )
+        if owner_conv is not None and owner_conv.turn_index > turn and newer is None:
+            return await live_state(session, owner_conv)
         raise SnapshotMissing(f"no snapshot captured the workspace after turn {turn}")
     return await snapshot_state(session, snap, artifacts_up_to=turn)
 
