@@ -232,10 +232,18 @@ async def test_clean_draft_is_discarded_silently(
     assert second not in (first, tid)
     assert await draft_ids(app, tid) == [second]
     assert first not in await family_thread_ids(app, tid)
-    # an edit that was undone still counts as nothing to lose only if nothing differs
+    # edits that were undone leave nothing to lose
+    url = f"/api/conversations/{second}"
+    await client.put(f"{url}/objective", json={"text": "changed"})
+    todo = (await client.post(f"{url}/todos", json={"text": "temp"})).json()
     r = await checkout(client, tid, None)
-    assert r.status_code == 200
+    assert r.status_code == 409 and r.json()["code"] == "checkout_would_discard_changes"
+    await client.put(f"{url}/objective", json={"text": "step 2"})
+    await client.delete(f"{url}/todos/{todo['id']}")
+    r = await checkout(client, tid, None)
+    assert r.status_code == 200, r.text
     assert await draft_ids(app, tid) == [r.json()["working_thread_id"]]
+    assert second not in await family_thread_ids(app, tid)
 
 
 # ---- atomicity ----

@@ -252,7 +252,8 @@ async def draft_changes(s: AsyncSession, working_thread_id: str) -> list[str]:
         after.todos, "uid", "text", "done", "depth"
     ):
         changed.append("the todos")
-    return changed or ["edits to the restored workspace"]
+    # Edits that were all undone leave nothing to lose: the draft is clean again.
+    return changed
 
 
 def discard_message(changes: list[str], step: int) -> str:
