@@ -528,3 +528,26 @@ async def test_deleting_the_working_draft(
     assert await draft_ids(app, tid) == [h["working_thread_id"]]
     ws = await workspace(client, h["working_thread_id"])
     assert without_ids(ws) == without_ids(await workspace(client, tid, as_of=1))
+
+
+async def test_two_sends_on_a_draft_promote_it_once(
+    app: FastAPI, client: httpx.AsyncClient, tid: str
+) -> None:
+    draft = (await checkout(client, tid, f"{tid}:1")).json()["working_thread_id"]
+    results = await asyncio.gather(
+        send_turn(client, draft, "objective: first"), send_turn(client, draft, "objective: second")
+    )
+    statuses = sorted(r[0] for r in results)
+    assert statuses in ([200, 200], [200, 409]), results
+    for status, _, body in results:
+        if status == 409:
+            assert body["code"] == "turn_in_progress"
+    msgs = (await client.get(f"/api/conversations/{draft}/messages")).json()
+    users_ = [m["content"] for m in msgs if m["role"] == "user"]
+    assert users_[0] == "objective: step 1; todo: t1"
+    assert len(users_) == 1 + statuses.count(200)
+    assert len(set(users_)) == len(users_)
+    h = await get_history(client, tid)
+    assert h["working_thread_id"] == draft
+    assert h["head_turn_id"] == f"{draft}:{len(users_)}"
+    assert await draft_ids(app, tid) == []
