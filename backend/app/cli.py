@@ -58,6 +58,42 @@ def _users_create(settings: Settings, name: str) -> int:
     return 0
 
 
+def _janitor(settings: Settings) -> int:
+    import json
+
+    from app.agent.runtime import AgentRuntime
+    from app.db.engine import Database
+    from app.services import janitor
+
+    async def run() -> janitor.JanitorReport:
+        db = Database(settings.sql_url)
+        runtime = AgentRuntime(settings, db)
+        await runtime.start()
+        try:
+            return await janitor.run_once(
+                db, runtime, max_age_seconds=settings.pending_max_age_seconds, settings=settings
+            )
+        finally:
+            await runtime.close()
+            await db.dispose()
+
+    report = asyncio.run(run())
+    print(
+        json.dumps(
+            {
+                "pending_branches": report.pending_branches,
+                "building_forks": report.building_forks,
+                "orphan_drafts": report.orphan_drafts,
+                "log_entries_dropped": report.log_entries_dropped,
+                "pruned_turn_ids": report.pruned_turn_ids,
+                "checkpoint_failures": report.checkpoint_failures,
+            },
+            indent=2,
+        )
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="haico", description="HAICO co-construction studio")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -68,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         "--no-migrate", action="store_true", help="do not bring the schema up to date first"
     )
     sub.add_parser("migrate", help="bring the database schema up to date")
+    sub.add_parser(
+        "janitor", help="reclaim half-built branches, orphaned drafts and old log entries once"
+    )
     users_p = sub.add_parser("users", help="manage users")
     users_sub = users_p.add_subparsers(dest="users_command", required=True)
     create_p = users_sub.add_parser("create", help="create a user and print an API token")
@@ -80,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         migrate(settings)
         print("schema is up to date")
         return 0
+    if args.command == "janitor":
+        migrate(settings)
+        return _janitor(settings)
     if args.command == "users":
         migrate(settings)
         return _users_create(settings, args.name)

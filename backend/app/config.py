@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     pending_max_age_seconds: float = Field(default=600.0, ge=0)
     janitor_interval_seconds: float = Field(default=300.0, gt=0)
     event_log_window_days: float = Field(default=7.0, gt=0)
+    # Retention on branch-retaining hosts (off by default): branches off the selected
+    # path older than this, or beyond this many per family (newest kept), are pruned.
+    retention_max_age_days: float | None = Field(default=None, gt=0)
+    retention_max_branches: int | None = Field(default=None, ge=0)
     local_user_name: str = "local"
 
     @property

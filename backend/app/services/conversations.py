@@ -136,7 +136,13 @@ async def soft_delete(db: Database, *, user_id: int, thread_id: str) -> None:
         else:
             head = await history.lock_head(s, root_id, nowait=False)
             if head.working_thread_id == conv.thread_id and branch is not None:
-                target = await history.branch_point_target(s, conv, branch, user_id=user_id)
+                try:
+                    target = await history.branch_point_target(s, conv, branch, user_id=user_id)
+                except NotFound:
+                    # The branch point is no longer retained: fall back to the baseline.
+                    target = await history.resolve_target(
+                        s, root_thread_id=root_id, user_id=user_id, turn_id=None
+                    )
                 await history.switch_in(s, head, target, force=True, user_id=user_id)
             if branch is not None and branch.status == "draft":
                 # A draft has nothing worth keeping once it is not the working thread.
