@@ -2,9 +2,10 @@
 
 Read-only, and five SQL queries whatever the family's size or depth: ownership, the
 family's threads with their branch rows (one indexed query on `root_thread_id`), the
-newest `node_cap + 1` turn records of the shown threads, and one grouped artifact
-count, and the family's durable head. Which threads are shown, lineages, the owners of branch points, the active path
-and the edges are worked out in memory, in time linear in the family.
+newest `node_cap + 1` turn records of the shown threads, one grouped artifact count,
+and the family's durable head. Which threads are shown, lineages, the owners of branch
+points, the active path and the edges are worked out in memory, in time linear in the
+family.
 
 A thread owns its turns after its branch point (a root owns them all); turns up to the
 branch point belong to ancestors and are reached through the lineage, so node `T:k`'s
