@@ -51,7 +51,9 @@ async def append(
     entry = ActionLogEntry(root_thread_id=root_thread_id, channel=channel, action=action)
     session.add(entry)
     await session.flush()
-    if postgres:
+    if postgres and not session.info.get("haico_events"):
+        # One wake-up per transaction is enough: listeners read the log from where
+        # they are, and the notification is delivered only at commit.
         await session.execute(
             text("SELECT pg_notify(:c, :p)"), {"c": NOTIFY_CHANNEL, "p": str(entry.seq)}
         )

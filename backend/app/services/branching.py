@@ -136,7 +136,7 @@ async def copy_workspace_rows(
     s: AsyncSession, *, target: Conversation, state: WorkspaceState
 ) -> None:
     """Give `target` the workspace `state` and copies of its artifacts (never snapshots)."""
-    await replace_workspace_in(s, target, state)
+    await replace_workspace_in(s, target, state, fresh=True)
     ids = [a.id for a in state.artifacts]
     if ids:
         rows = (

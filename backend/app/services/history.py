@@ -99,19 +99,28 @@ async def ensure_head(s: AsyncSession, root: Conversation) -> None:
 
 
 async def lock_head(s: AsyncSession, root_thread_id: str, *, nowait: bool) -> ChatHead:
-    """The family's head row, locked for this transaction."""
-    root = await s.get(Conversation, root_thread_id)
-    if root is None:
+    """The family's head row, locked for this transaction (created first if missing)."""
+    stmt = (
+        select(ChatHead)
+        .where(ChatHead.root_thread_id == root_thread_id)
+        .with_for_update(nowait=nowait)
+        .execution_options(populate_existing=True)
+    )
+    for attempt in range(2):
+        try:
+            head = (await s.execute(stmt)).scalar_one_or_none()
+        except DBAPIError as exc:
+            if "lock" in str(exc).lower():
+                raise Conflict("another checkout holds this conversation's lease; retry") from exc
+            raise
+        if head is not None or attempt:
+            break
+        root = await s.get(Conversation, root_thread_id)
+        if root is None:
+            raise NotFound("conversation family not found")
+        await ensure_head(s, root)
+    if head is None:
         raise NotFound("conversation family not found")
-    await ensure_head(s, root)
-    stmt = select(ChatHead).where(ChatHead.root_thread_id == root_thread_id)
-    stmt = stmt.with_for_update(nowait=nowait)
-    try:
-        head = (await s.execute(stmt.execution_options(populate_existing=True))).scalar_one()
-    except DBAPIError as exc:
-        if "lock" in str(exc).lower():
-            raise Conflict("another checkout holds this conversation's lease; retry") from exc
-        raise
     return head
 
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -26,6 +26,7 @@ from app.db.engine import Database
 from app.db.models import (
     Artifact,
     Conversation,
+    Document,
     DocumentBody,
     Preference,
     Todo,
@@ -380,38 +381,53 @@ async def create_artifact_in(
 
 
 async def replace_workspace_in(
-    session: AsyncSession, conv: Conversation, state: WorkspaceState
+    session: AsyncSession, conv: Conversation, state: WorkspaceState, *, fresh: bool = False
 ) -> None:
-    """Overwrite the live rows of `conv` with `state` (items keep their uids)."""
-    await session.execute(delete(Preference).where(Preference.thread_id == conv.thread_id))
-    await session.execute(delete(Todo).where(Todo.thread_id == conv.thread_id))
+    """Overwrite the live rows of `conv` with `state` (items keep their uids).
+
+    Items are written with one multi-row INSERT each; `fresh` says the thread has no
+    rows yet (a new branch or draft), which saves the deletes and the document read.
+    """
+    tid = conv.thread_id
+    if not fresh:
+        await session.execute(delete(Preference).where(Preference.thread_id == tid))
+        await session.execute(delete(Todo).where(Todo.thread_id == tid))
     conv.objective = state.objective
-    doc = await repo.get_document(session, conv.thread_id)
+    doc = None if fresh else await repo.get_document(session, tid)
     if state.document is None:
         if doc is not None:
             await session.delete(doc)
+    elif doc is None:
+        session.add(
+            Document(thread_id=tid, title=state.document.title, content=state.document.content)
+        )
     else:
-        doc = doc or await conversations_service.ensure_document(session, conv.thread_id)
         doc.title = state.document.title
         doc.content = state.document.content
-    for i, p in enumerate(state.preferences):
-        session.add(
-            Preference(
-                uid=p.uid, thread_id=conv.thread_id, text=p.text, locked=p.locked, position=i
-            )
-        )
-    for i, t in enumerate(state.todos):
-        session.add(
-            Todo(
-                uid=t.uid,
-                thread_id=conv.thread_id,
-                text=t.text,
-                done=t.done,
-                depth=t.depth,
-                position=i,
-            )
-        )
     await session.flush()
+    if state.preferences:
+        await session.execute(
+            insert(Preference),
+            [
+                {"uid": p.uid, "thread_id": tid, "text": p.text, "locked": p.locked, "position": i}
+                for i, p in enumerate(state.preferences)
+            ],
+        )
+    if state.todos:
+        await session.execute(
+            insert(Todo),
+            [
+                {
+                    "uid": t.uid,
+                    "thread_id": tid,
+                    "text": t.text,
+                    "done": t.done,
+                    "depth": t.depth,
+                    "position": i,
+                }
+                for i, t in enumerate(state.todos)
+            ],
+        )
 
 
 # ---- the REST face: ownership first, one transaction each ----
