@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import httpx
 import pytest
+from fastapi import FastAPI
+from sqlalchemy import update
 
+from app.db.models import ActiveTurn
+from app.services.conversations import now
+from tests.helpers import db_of
 from tests.sse_client import send_turn
 
 
@@ -123,3 +129,32 @@ async def test_bad_turn_input(client: httpx.AsyncClient, tid: str) -> None:
     assert r.status_code == 422
     r = await client.post("/api/conversations/th_" + "1" * 32 + "/turns", json={"content": "x"})
     assert r.status_code == 404
+
+
+async def test_failed_close_is_swept_as_error(
+    app: FastAPI, client: httpx.AsyncClient, tid: str
+) -> None:
+    """If the transaction that closes a turn fails, the lease goes stale and the sweep
+    records the node as failed instead of leaving the family blocked forever."""
+    turns = app.state.turns
+    original = turns._finish
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("injected: closing transaction failed")
+
+    turns._finish = broken
+    try:
+        _, events, _ = await send_turn(client, tid, "objective: x")
+    finally:
+        turns._finish = original
+    assert events[-1][0] == "turn_completed"  # the stream still ends
+    status, _, body = await send_turn(client, tid, "objective: blocked")
+    assert status == 409 and body["code"] == "turn_in_progress"
+    async with db_of(app).transaction() as s:
+        await s.execute(update(ActiveTurn).values(heartbeat_at=now() - timedelta(minutes=10)))
+    assert f"{tid}:1" in await turns.sweep_stale()
+    graph = (await client.get(f"/api/conversations/{tid}/graph")).json()
+    assert [n["state"] for n in graph["nodes"]] == ["error"]
+    _, events, _ = await send_turn(client, tid, "objective: again")
+    assert events[-1][0] == "turn_completed"
+    assert events[0][1]["parent_node_id"] == f"{tid}:1"

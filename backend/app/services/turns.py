@@ -157,8 +157,11 @@ class TurnManager:
             for row in rows:
                 heartbeat = _aware(row.heartbeat_at)
                 if row.process_id == self.process_id:
-                    continue
-                if heartbeat >= cutoff and not self._is_dead_local(row.process_id):
+                    # Ours: alive while its task runs; a turn whose closing transaction
+                    # failed is left behind and goes stale like anyone else's.
+                    if row.root_thread_id in self.running or heartbeat >= cutoff:
+                        continue
+                elif heartbeat >= cutoff and not self._is_dead_local(row.process_id):
                     continue
                 await s.execute(
                     update(WorkspaceSnapshot)
