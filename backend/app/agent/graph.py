@@ -1,5 +1,9 @@
 """The agent graph: `agent` (the model, prompt rebuilt from the live workspace) and
-`tools` (workspace edits), looping until the model stops calling tools."""
+`tools` (workspace edits), looping until the model stops calling tools.
+
+The state holds only the current turn (see `state.py`); the `agent` node reads the
+last `CONTEXT_TURNS` turns from the thread's newest checkpoints, so what a model call
+costs does not grow with the length of the conversation."""
 
 from __future__ import annotations
 
@@ -14,7 +18,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from app.agent.prompts import load_system_prompt
-from app.agent.state import AgentState
+from app.agent.state import (
+    CONTEXT_CHECKPOINTS,
+    CONTEXT_TURNS,
+    AgentState,
+    join_records,
+    last_turns,
+)
 from app.agent.tools import TOOLS, TOOLS_BY_NAME, run_context
 
 # additional_kwargs keys HAICO adds to stored messages; never sent to a provider.
@@ -54,14 +64,33 @@ def model_view(messages: Sequence[AnyMessage]) -> list[BaseMessage]:
     return out
 
 
+async def recent_turns(
+    checkpointer: BaseCheckpointSaver[Any] | None, thread_id: str, turns: int = CONTEXT_TURNS
+) -> list[AnyMessage]:
+    """The last `turns` turns recorded on the thread, from its newest checkpoints (a
+    bounded read: one small turn record per checkpoint)."""
+    if checkpointer is None or turns <= 0:
+        return []
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    records = [
+        list(t.checkpoint["channel_values"].get("messages") or [])
+        async for t in checkpointer.alist(config, limit=CONTEXT_CHECKPOINTS)
+    ]
+    return last_turns(join_records(reversed(records)), turns)
+
+
 def build_graph(model: BaseChatModel, checkpointer: BaseCheckpointSaver[Any] | None) -> AgentGraph:
     bound = model.bind_tools(TOOLS)
 
     async def agent(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         db, thread_id = run_context(config)
         prompt = await load_system_prompt(db, thread_id)
+        # This run's checkpoint is written when it ends (durability "exit"), so the
+        # checkpoints hold the earlier turns; joining by id keeps that true otherwise.
+        earlier = await recent_turns(checkpointer, thread_id)
+        context = join_records([earlier, state["messages"]])
         response = await bound.ainvoke(
-            [SystemMessage(content=prompt), *model_view(state["messages"])], config
+            [SystemMessage(content=prompt), *model_view(context)], config
         )
         return {"messages": [response]}
 

@@ -4,8 +4,9 @@ The services own the turn clock, snapshots and the active-turn lease; the runtim
 the LangGraph graph, the chat model and the checkpointer (the transcript store).
 
 A turn runs with `durability="exit"`: one checkpoint per turn, written when the run
-ends (normally, by an error or by cancellation), and the transcript channel stores
-only the messages that turn added (see `state.py`).
+ends (normally, by an error or by cancellation), holding only that turn's messages
+(the state is turn-scoped, see `state.py`). The whole transcript is the thread's
+checkpoints joined oldest to newest (`raw_messages`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from langchain_core.runnables import RunnableConfig
 from app.agent.checkpointer import CheckpointStore, open_checkpointers
 from app.agent.graph import META_PREFIX, AgentGraph, build_graph
 from app.agent.models import make_chat_model
+from app.agent.state import join_records
 from app.agent.tools import SURFACES
 from app.config import Settings
 from app.db.engine import Database
@@ -224,7 +226,9 @@ class AgentRuntime:
                 additional_kwargs={TURN_KEY: turn_index, STATE_KEY: state},
             )
             # The user message keeps its id, so if the run's own checkpoint already
-            # holds it this replaces it in place instead of adding a second copy.
+            # holds it this completes that turn record (replacing the message in
+            # place) instead of starting a new one; `raw_messages` keeps the later
+            # record of the two.
             await graph.aupdate_state(config, {"messages": [human, reply]}, as_node="agent")
         except Exception:
             log.exception("could not record the %s turn %s in the transcript", state, turn_index)
@@ -260,13 +264,23 @@ class AgentRuntime:
         return out
 
     async def raw_messages(self, thread_id: str) -> list[Any]:
-        """The thread's LangChain messages, as stored."""
-        snapshot = await self.graph_for(thread_id).aget_state(self._config(thread_id))
-        return list(snapshot.values.get("messages") or [])
+        """The thread's LangChain messages, as stored: every checkpoint's turn record,
+        oldest first, joined by message id (a turn recorded twice counts once, in its
+        latest version)."""
+        if self.store is None:
+            raise RuntimeError("AgentRuntime.start() has not been called")
+        saver = self.store.for_thread(thread_id)
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        records = [
+            list(t.checkpoint["channel_values"].get("messages") or [])
+            async for t in saver.alist(config)
+        ]
+        return join_records(reversed(records))
 
     async def seed(self, *, thread_id: str, messages: list[Any], metadata: dict[str, Any]) -> None:
         """Write `messages` as the whole transcript of a new thread: one state update
-        through the agent's own state schema, no model call."""
+        through the agent's own state schema, no model call. It becomes the thread's
+        first turn record, holding the whole prefix."""
         config = self._config(thread_id)
         # Checkpoint metadata keeps only scalars; anything richer is stored as JSON.
         config["metadata"] = {
