@@ -201,3 +201,20 @@ async def test_linear_continuation_on_the_tip_prunes_nothing(
         )
     assert actions(events, "chat/turnsPruned") == []
     assert await _snapshot_turns(app, tid) == [1, 2, 3]
+
+
+async def test_posting_to_a_cut_back_thread_continues_through_a_draft(
+    client: httpx.AsyncClient,
+) -> None:
+    """The root lost turns 2-3 to pruning but keeps clock 3; posting to it continues
+    from its last retained node on a new thread, never reusing a pruned id."""
+    tid = await thread_with_turns(client, 3)
+    d1 = (await checkout(client, tid, f"{tid}:1")).json()["working_thread_id"]
+    await turn_ok(client, d1, "objective: d1")
+    events = await turn_ok(client, tid, "objective: back on the root")
+    started = events[0][1]
+    assert started["parent_node_id"] == f"{tid}:1" and started["turn_index"] == 2
+    assert not started["node_id"].startswith(tid) and started["node_id"] != f"{d1}:2"
+    hist = await get_history(client, tid)
+    assert hist["head_turn_id"] == started["node_id"]
+    assert await _node_ids(client, tid) == {f"{tid}:1", started["node_id"]}

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
@@ -417,9 +417,38 @@ async def make_working_in(
         await action_log.append_chat(s, head.root_thread_id, action)
         return
     tip = f"{conv.thread_id}:{conv.turn_index}"
-    target = await resolve_target(
-        s, root_thread_id=head.root_thread_id, user_id=user_id, turn_id=tip
-    )
+    try:
+        target = await resolve_target(
+            s, root_thread_id=head.root_thread_id, user_id=user_id, turn_id=tip
+        )
+    except NotFound:
+        # Linear pruning cut this thread back: its clock is ahead of its last retained
+        # node, so continuing goes through a draft at that node (ids are never reused).
+        kept = (
+            await s.execute(
+                select(func.max(WorkspaceSnapshot.turn_index)).where(
+                    WorkspaceSnapshot.thread_id == conv.thread_id,
+                    WorkspaceSnapshot.turn_index >= first,
+                )
+            )
+        ).scalar_one_or_none()
+        if kept is None:
+            target = (
+                await branch_point_target(s, conv, branch, user_id=user_id)
+                if branch
+                else (
+                    await resolve_target(
+                        s, root_thread_id=head.root_thread_id, user_id=user_id, turn_id=None
+                    )
+                )
+            )
+        else:
+            target = await resolve_target(
+                s,
+                root_thread_id=head.root_thread_id,
+                user_id=user_id,
+                turn_id=f"{conv.thread_id}:{kept}",
+            )
     await switch_in(s, head, target, force=force, user_id=user_id)
 
 

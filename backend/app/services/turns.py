@@ -204,23 +204,19 @@ class TurnManager:
             raise InvalidInput("content: must not be empty")
         if len(content) > MAX_MESSAGE_CHARS:
             raise InvalidInput(f"content: at most {MAX_MESSAGE_CHARS} characters")
+        thread_id = await self._prepare_working(user_id=user_id, thread_id=thread_id, force=force)
         await self._promote_if_draft(user_id=user_id, thread_id=thread_id)
         pruned = history.PruneResult()
         try:
             async with self.db.transaction() as s:
-                conv, branch = await get_owned(
-                    s, thread_id=thread_id, user_id=user_id, for_update=True
-                )
+                conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, for_update=True)
                 root_id = conv.root_thread_id
                 head = await history.lock_head(s, root_id, nowait=False)
                 if await conv_repo.get_active_turn(s, root_id) is not None:
                     raise TurnInProgress("a turn is already running in this conversation")
                 if head.working_thread_id != conv.thread_id:
-                    if branch is not None and branch.status == "draft":
-                        raise NotFound("this restored view was discarded by a later checkout")
-                    await history.make_working_in(
-                        s, head, conv, branch, force=force, user_id=user_id
-                    )
+                    # A checkout landed since `_prepare_working`: the user moved on.
+                    raise Conflict("the conversation's history moved while sending; retry")
                 # The host, not the client, chooses the parent: the current head.
                 parent = head.head_turn_id
                 s.add(
@@ -279,6 +275,22 @@ class TurnManager:
         )
         turn.task = asyncio.create_task(self._drive(turn), name=f"turn {turn.node_id}")
         return turn
+
+    async def _prepare_working(self, *, user_id: int, thread_id: str, force: bool) -> str:
+        """Make the posted-to thread the family's working thread (an implicit checkout of
+        its tip, committed on its own) and return the thread the turn runs on: a draft
+        when the thread's latest turns were pruned."""
+        async with self.db.transaction() as s:
+            conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+            head = await history.lock_head(s, conv.root_thread_id, nowait=False)
+            if head.working_thread_id == conv.thread_id:
+                return thread_id
+            if branch is not None and branch.status == "draft":
+                raise NotFound("this restored view was discarded by a later checkout")
+            if await conv_repo.get_active_turn(s, conv.root_thread_id) is not None:
+                raise TurnInProgress("a turn is already running in this conversation")
+            await history.make_working_in(s, head, conv, branch, force=force, user_id=user_id)
+            return head.working_thread_id
 
     async def _promote_if_draft(self, *, user_id: int, thread_id: str) -> None:
         """A send on the working draft first makes it a real branch (502 if that fails)."""
