@@ -6,9 +6,11 @@ Three conversations of 6, 51 and 501 turns (offline model, ~1 KB user messages, 
 without tool calls stores 2 messages) are branched at turn 5, 50 and 500, i.e. with
 10, 100 and 1000 prior messages, by `services.branching.create_branch` (all three
 phases: SQL rows, transcript seed, activation). Beside it, in the same run and with
-the same checkpointer, the raw LangGraph cost of that copy: `aget_state` on the source
-thread, the prefix cut, and `aupdate_state` of the prefix into a fresh thread. Median
-of RUNS runs each, interleaved.
+the same checkpointer, the raw LangGraph cost of that copy: reading the source's
+transcript (its checkpoints' turn records, `saver.alist` joined by message id: the
+state is turn-scoped, so `aget_state` holds only the last turn), the prefix cut, and
+`aupdate_state` of the prefix into a fresh thread. Median of RUNS runs each,
+interleaved.
 
 Targets: ours <= 1.5x the raw cost at 1000 messages, and <= 20 ms at 10 messages.
 """
@@ -25,6 +27,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from app.agent.runtime import AgentRuntime
+from app.agent.state import join_records
 from app.services.branching import create_branch, transcript_prefix
 from bench.common import Harness, median, print_table, random_text, report, temp_settings
 
@@ -37,10 +40,16 @@ MAX_MS_AT_10 = 20.0
 
 
 async def raw_copy(runtime: AgentRuntime, source: str, turn: int) -> int:
-    """LangGraph alone: read the source's state, cut the prefix, write it to a new thread."""
-    graph = runtime.graph_for(source)
-    state = await graph.aget_state({"configurable": {"thread_id": source}})
-    prefix = transcript_prefix(list(state.values.get("messages") or []), turn)
+    """LangGraph alone: read the source's turn records, cut the prefix, write it to a new
+    thread."""
+    assert runtime.store is not None
+    saver = runtime.store.for_thread(source)
+    source_config: RunnableConfig = {"configurable": {"thread_id": source, "checkpoint_ns": ""}}
+    records = [
+        list(t.checkpoint["channel_values"].get("messages") or [])
+        async for t in saver.alist(source_config)
+    ]
+    prefix = transcript_prefix(join_records(reversed(records)), turn)
     target = "th_" + uuid.uuid4().hex
     config: RunnableConfig = {"configurable": {"thread_id": target}}
     await runtime.graph_for(target).aupdate_state(config, {"messages": prefix}, as_node="agent")

@@ -39,7 +39,6 @@ from psycopg.rows import DictRow, dict_row
 from sqlalchemy import text
 
 from app.agent.runtime import DURABILITY, message_text
-from app.agent.state import SNAPSHOT_EVERY
 from app.config import Settings
 from app.services import workspace
 from bench.common import Harness, print_table, random_text, report, temp_settings
@@ -63,7 +62,7 @@ def _sum_sql(table: str, where: str) -> str:
 
 async def checkpoint_bytes(conn: AsyncConnection[DictRow], thread_id: str) -> tuple[int, int, int]:
     """(sum of pg_column_size over the thread's checkpoint rows, pg_total_relation_size,
-    the part in checkpoint_blobs: with DeltaChannel, its full transcript snapshots)."""
+    the part in checkpoint_blobs: the turn records)."""
     parts = ", ".join(f"{_sum_sql(t, 'WHERE thread_id = %(t)s')} AS {t}" for t in CHECKPOINT_TABLES)
     rels = " + ".join(f"pg_total_relation_size('{t}')" for t in CHECKPOINT_TABLES)
     row = await (await conn.execute(f"SELECT {parts}, {rels} AS rel", {"t": thread_id})).fetchone()
@@ -245,17 +244,11 @@ async def run() -> int:
         f"ratio growth {POINTS[-1]}/{POINTS[0]} turns: transcript {t_growth:.3f}, "
         f"workspace {w_growth:.3f} (limit {MAX_GROWTH})"
     )
-    if last["transcript_blobs"]:
-        steady = (last["transcript_bytes"] - last["transcript_blobs"]) / last["payload"]
-        print(
-            f"note: at {last['turns']} turns {last['transcript_blobs']:,} B of the transcript are "
-            f"checkpoint_blobs, the DeltaChannel's full copies of the transcript (one every "
-            f"{SNAPSHOT_EVERY} channel updates, app/agent/state.py SNAPSHOT_EVERY; about 2 "
-            f"updates a turn). Each copy holds the whole transcript so far and is never "
-            f"dropped, so this part grows with the square of the turns. Without it the "
-            f"ratio would be {steady:.2f}x; the rest is the per-turn rows (a checkpoint row "
-            f"of ~0.9 KB plus one checkpoint_writes row per message)."
-        )
+    print(
+        f"note: checkpoint_blobs ({last['transcript_blobs']:,} B at {last['turns']} turns) hold "
+        "one turn record per checkpoint, that turn's messages only (app/agent/state.py); "
+        "the rest is the per-turn checkpoint row."
+    )
     checks = {
         f"transcript_le_{MAX_TRANSCRIPT_RATIO:g}x_payload": all(
             r["transcript_ratio"] <= MAX_TRANSCRIPT_RATIO for r in rows

@@ -11,13 +11,20 @@ from typing import Any
 import pytest
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import Field
 
 from app.agent.checkpointer import setup_checkpointer
 from app.agent.models import OfflineChatModel, split_words
 from app.agent.runtime import AgentRuntime
+from app.agent.state import CONTEXT_TURNS
 from app.config import Settings
 from app.db.engine import Database
 from app.db.models import Conversation
@@ -194,6 +201,54 @@ async def test_prompt_is_rebuilt_each_turn_with_locked_preferences_binding(
     assert "be brief" not in binding
     assert "Write the survey" in prompt
     assert "1. [ ] outline (depth 0)" in prompt and "  2. [ ] intro (depth 1)" in prompt
+
+
+def _pairs_intact(messages: list[BaseMessage]) -> bool:
+    called = {c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls}
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    return called == answered
+
+
+async def test_the_model_sees_a_bounded_window_of_recent_turns(
+    settings: Settings, db: Database
+) -> None:
+    model = RecordingModel()
+    turns = CONTEXT_TURNS + 5
+    async with runtime_with(settings, db, model) as rt:
+        thread = await new_thread(rt)
+        texts = [f"todo: t{i}" if i % 2 else f"message {i}" for i in range(1, turns + 1)]
+        for i, text in enumerate(texts, start=1):
+            model.calls.clear()
+            await thread.turn(text)
+            # Every call of the turn: the prompt, then whole turns, the latest last.
+            for call in model.calls:
+                assert isinstance(call[0], SystemMessage) and isinstance(call[1], HumanMessage)
+                humans = [m.content for m in call if isinstance(m, HumanMessage)]
+                assert humans == texts[max(0, i - 1 - CONTEXT_TURNS) : i]
+                assert _pairs_intact(call)
+                assert not any(k.startswith("haico_") for m in call for k in m.additional_kwargs)
+        transcript = await rt.messages(thread.thread_id)
+    assert [m.content for m in transcript if m.role == "user"] == texts
+
+
+async def test_the_window_holds_an_interrupted_turn_once(settings: Settings, db: Database) -> None:
+    model = RecordingModel()
+    async with runtime_with(settings, db, model) as rt:
+        thread = await new_thread(rt)
+        await thread.turn("hello")
+        async with runtime_with(settings, db, FailingModel()) as failing:
+            thread.rt = failing
+            with pytest.raises(RuntimeError, match="provider went away"):
+                await thread.turn("todo: survives the failure")
+        thread.rt = rt
+        model.calls.clear()
+        await thread.turn("what now?")
+    (call,) = model.calls
+    humans = [m.content for m in call if isinstance(m, HumanMessage)]
+    assert humans == ["hello", "todo: survives the failure", "what now?"]
+    assert _pairs_intact(call)
+    partial = [m for m in call if isinstance(m, AIMessage)][-1]
+    assert partial.content and "haico_state" not in partial.additional_kwargs
 
 
 async def test_a_failing_model_leaves_the_message_and_partial_reply(
