@@ -42,6 +42,7 @@ from app.db.models import (
     ConversationBranch,
     WorkspaceSnapshot,
 )
+from app.db.repositories import conversations as conv_repo
 from app.errors import (
     CheckoutWouldDiscardChanges,
     Conflict,
@@ -52,14 +53,19 @@ from app.errors import (
 from app.events import log as action_log
 from app.schemas import ActiveTurnOut, HistoryOut
 from app.services.branching import (
-    copy_workspace_rows,
     delete_thread_rows,
     seed_transcript,
     transcript_prefix,
 )
 from app.services.conversations import get_owned, new_thread_id, now
 from app.services.family import Family, Node, fork_references, node_key, parse_node
-from app.services.workspace import live_state, replace_workspace_in, resolve_restore_state
+from app.services.workspace import (
+    copy_as_of_in,
+    live_state,
+    replace_workspace_in,
+    resolve_restore_state,
+    restore_source,
+)
 
 log = logging.getLogger("haico.history")
 
@@ -128,8 +134,12 @@ async def read_head(s: AsyncSession, root_thread_id: str) -> ChatHead | None:
     return await s.get(ChatHead, root_thread_id)
 
 
-async def _view(s: AsyncSession, head: ChatHead, *, retains: bool) -> HistoryOut:
-    active = await s.get(ActiveTurn, head.root_thread_id)
+async def _view(
+    s: AsyncSession, head: ChatHead, *, retains: bool, active: Any = UNSET
+) -> HistoryOut:
+    """The history state; `active` skips the lookup when the caller already knows it."""
+    if active is UNSET:
+        active = await s.get(ActiveTurn, head.root_thread_id)
     return HistoryOut(
         root_thread_id=head.root_thread_id,
         head_turn_id=head.head_turn_id,
@@ -277,14 +287,14 @@ def discard_message(changes: list[str], step: int) -> str:
 async def _create_draft(s: AsyncSession, target: Target) -> str:
     """A hidden branch at the target node whose workspace is copied as of that node."""
     source = target.thread
-    state = await resolve_restore_state(s, source, target.turn)
+    restore = await restore_source(s, source, target.turn)
     draft_id = new_thread_id()
     draft = Conversation(
         thread_id=draft_id,
         user_id=source.user_id,
         root_thread_id=source.root_thread_id,
         title=source.title,
-        objective=state.objective,
+        objective=restore.objective,
         turn_index=target.turn,
         message_count=2 * target.turn,
         created_at=now(),
@@ -302,7 +312,8 @@ async def _create_draft(s: AsyncSession, target: Target) -> str:
             created_at=now(),
         )
     )
-    await copy_workspace_rows(s, target=draft, state=state)
+    await s.flush()
+    await copy_as_of_in(s, restore, draft_id)
     return draft_id
 
 
@@ -314,6 +325,22 @@ async def _drop_draft_if_unused(s: AsyncSession, thread_id: str, new_working: st
         return False
     await delete_thread_rows(s, thread_id)
     return True
+
+
+async def selected_path(s: AsyncSession, target: Target) -> list[str]:
+    """The node ids from the first turn to the target, oldest first, from the lineage."""
+    if target.turn_id is None:
+        return []
+    ids: list[str] = []
+    upper = target.turn
+    for entry in await conv_repo.lineage(s, target.thread.thread_id):
+        lower = entry.branch_point_turn
+        if entry.parent_thread_id is None:
+            root = await s.get(Conversation, entry.thread_id)
+            lower = (root.forked_from_turn or 0) if root else 0
+        ids.extend(f"{entry.thread_id}:{k}" for k in range(upper, lower, -1))
+        upper = min(upper, lower)
+    return list(reversed(ids))
 
 
 async def switch_in(
@@ -340,12 +367,9 @@ async def switch_in(
     head.updated_at = now()
     await s.flush()
     await fault_hook("head")
-    family = await Family.load(s, head.root_thread_id)
-    path = list(reversed(family.ancestors(parse_node(target.turn_id) if target.turn_id else None)))
+    path = await selected_path(s, target)
     await action_log.append_chat(
-        s,
-        head.root_thread_id,
-        {"type": "chat/turnsLoaded", "turns": [{"id": node_key(n)} for n in path]},
+        s, head.root_thread_id, {"type": "chat/turnsLoaded", "turns": [{"id": n} for n in path]}
     )
     action: dict[str, Any] = {"type": "chat/historyCheckedOut"}
     if target.turn_id is not None:
@@ -380,9 +404,10 @@ async def checkout(
             raise TurnInProgress("a turn is running in this conversation; wait or cancel it")
         await fault_hook("lease")
         if turn_id == head.head_turn_id:
-            return await _view(s, head, retains=retains)  # already there: nothing to do
+            # already there: nothing to do
+            return await _view(s, head, retains=retains, active=None)
         await switch_in(s, head, target, force=force, user_id=user_id)
-        return await _view(s, head, retains=retains)
+        return await _view(s, head, retains=retains, active=None)
 
 
 async def make_working_in(

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, func, insert, literal, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -167,16 +167,29 @@ async def owner_of_turn(session: AsyncSession, thread_id: str, turn: int) -> str
     return thread_id
 
 
-async def resolve_restore_state(
-    session: AsyncSession, conv: Conversation, turn: int
-) -> WorkspaceState:
-    """The workspace as it stood after `turn` on `conv`'s lineage (see the module doc)."""
+@dataclass
+class RestoreSource:
+    """Where the workspace after a turn lives: a thread's live rows or one snapshot."""
+
+    turn: int
+    live: Conversation | None = None
+    snapshot: WorkspaceSnapshot | None = None
+
+    @property
+    def objective(self) -> str | None:
+        return (
+            self.live.objective if self.live else self.snapshot.objective if self.snapshot else None
+        )
+
+
+async def restore_source(session: AsyncSession, conv: Conversation, turn: int) -> RestoreSource:
+    """Apply the snapshot rule: which rows hold the workspace after `turn` on `conv`."""
     if turn < 0:
         raise InvalidInput("as_of_turn: must be >= 0")
     if turn > conv.turn_index:
         raise InvalidTurn(f"turn {turn} does not exist (the thread is at turn {conv.turn_index})")
     if turn == conv.turn_index:
-        return await live_state(session, conv)
+        return RestoreSource(turn, live=conv)
     owner = await owner_of_turn(session, conv.thread_id, turn + 1)
     snap = await repo.get_snapshot(session, owner, turn + 1)
     if snap is None:
@@ -190,9 +203,138 @@ async def resolve_restore_state(
             .limit(1)
         )
         if owner_conv is not None and owner_conv.turn_index > turn and newer is None:
-            return await live_state(session, owner_conv)
+            return RestoreSource(turn, live=owner_conv)
         raise SnapshotMissing(f"no snapshot captured the workspace after turn {turn}")
-    return await snapshot_state(session, snap, artifacts_up_to=turn)
+    return RestoreSource(turn, snapshot=snap)
+
+
+async def resolve_restore_state(
+    session: AsyncSession, conv: Conversation, turn: int
+) -> WorkspaceState:
+    """The workspace as it stood after `turn` on `conv`'s lineage (see the module doc)."""
+    source = await restore_source(session, conv, turn)
+    if source.live is not None:
+        return await live_state(session, source.live)
+    assert source.snapshot is not None
+    return await snapshot_state(session, source.snapshot, artifacts_up_to=turn)
+
+
+_PG_ITEMS = {
+    "preferences": (
+        "INSERT INTO preferences (uid, thread_id, text, locked, position) "
+        "SELECT e->>'uid', :t, e->>'text', COALESCE((e->>'locked')::boolean, false), o - 1 "
+        "FROM workspace_snapshots s, "
+        "jsonb_array_elements(s.preferences) WITH ORDINALITY AS x(e, o) WHERE s.id = :sid"
+    ),
+    "todos": (
+        "INSERT INTO todos (uid, thread_id, text, done, depth, position) "
+        "SELECT e->>'uid', :t, e->>'text', COALESCE((e->>'done')::boolean, false), "
+        "COALESCE((e->>'depth')::int, 0), o - 1 "
+        "FROM workspace_snapshots s, jsonb_array_elements(s.todos) WITH ORDINALITY AS x(e, o) "
+        "WHERE s.id = :sid"
+    ),
+}
+_SQLITE_ITEMS = {
+    "preferences": (
+        "INSERT INTO preferences (uid, thread_id, text, locked, position) "
+        "SELECT json_extract(j.value, '$.uid'), :t, json_extract(j.value, '$.text'), "
+        "COALESCE(json_extract(j.value, '$.locked'), 0), CAST(j.key AS INTEGER) "
+        "FROM workspace_snapshots s, json_each(s.preferences) j WHERE s.id = :sid"
+    ),
+    "todos": (
+        "INSERT INTO todos (uid, thread_id, text, done, depth, position) "
+        "SELECT json_extract(j.value, '$.uid'), :t, json_extract(j.value, '$.text'), "
+        "COALESCE(json_extract(j.value, '$.done'), 0), "
+        "COALESCE(json_extract(j.value, '$.depth'), 0), CAST(j.key AS INTEGER) "
+        "FROM workspace_snapshots s, json_each(s.todos) j WHERE s.id = :sid"
+    ),
+}
+
+
+async def copy_as_of_in(session: AsyncSession, source: RestoreSource, target: str) -> None:
+    """Copy the workspace after `source.turn` into the empty thread `target`, in SQL.
+
+    Rows go from table to table (or from the snapshot's JSON) without passing through
+    Python, so the cost does not grow with the document or the number of items.
+    Snapshots older than the current format take the Python path for their defaults.
+    """
+    snap = source.snapshot
+    if snap is not None and snap.format < SNAPSHOT_FORMAT:
+        state = await snapshot_state(session, snap, artifacts_up_to=source.turn)
+        conv = await session.get(Conversation, target)
+        assert conv is not None
+        await replace_workspace_in(session, conv, state, fresh=True)
+        await _copy_artifacts(session, snap.thread_id, source.turn, target)
+        return
+    if source.live is not None:
+        src = source.live.thread_id
+        await session.execute(
+            insert(Document).from_select(
+                ["thread_id", "title", "content"],
+                select(literal(target), Document.title, Document.content).where(
+                    Document.thread_id == src
+                ),
+            )
+        )
+        await session.execute(
+            insert(Preference).from_select(
+                ["uid", "thread_id", "text", "locked", "position"],
+                select(
+                    Preference.uid,
+                    literal(target),
+                    Preference.text,
+                    Preference.locked,
+                    Preference.position,
+                ).where(Preference.thread_id == src),
+            )
+        )
+        await session.execute(
+            insert(Todo).from_select(
+                ["uid", "thread_id", "text", "done", "depth", "position"],
+                select(
+                    Todo.uid, literal(target), Todo.text, Todo.done, Todo.depth, Todo.position
+                ).where(Todo.thread_id == src),
+            )
+        )
+        # The live rows of the thread at its tip: every artifact it has.
+        await _copy_artifacts(session, src, source.live.turn_index, target)
+        return
+    assert snap is not None
+    if snap.document_title is not None or snap.document_hash is not None:
+        body = select(DocumentBody.content).where(DocumentBody.hash == snap.document_hash)
+        await session.execute(
+            insert(Document).from_select(
+                ["thread_id", "title", "content"],
+                select(
+                    literal(target),
+                    literal(snap.document_title or ""),
+                    func.coalesce(body.scalar_subquery(), ""),
+                ),
+            )
+        )
+    dialect = session.bind.dialect.name if session.bind else "sqlite"
+    statements = _PG_ITEMS if dialect == "postgresql" else _SQLITE_ITEMS
+    for sql in statements.values():
+        await session.execute(text(sql), {"t": target, "sid": snap.id})
+    await _copy_artifacts(session, snap.thread_id, source.turn, target)
+
+
+async def _copy_artifacts(session: AsyncSession, src: str, up_to: int, target: str) -> None:
+    await session.execute(
+        insert(Artifact).from_select(
+            ["thread_id", "turn_index", "kind", "title", "content", "created_at"],
+            select(
+                literal(target),
+                Artifact.turn_index,
+                Artifact.kind,
+                Artifact.title,
+                Artifact.content,
+                Artifact.created_at,
+            )
+            .where(Artifact.thread_id == src, Artifact.turn_index <= up_to)
+            .order_by(Artifact.id),
+        )
+    )
 
 
 async def _store_body(session: AsyncSession, content: str) -> str:
