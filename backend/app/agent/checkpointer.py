@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -29,6 +30,48 @@ POSTGRES_SHARDS = 8
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 
 _PG_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+
+
+# Each checkpoint's `messages` blob (its turn record), without the rest of the
+# checkpoint: what `alist` would load, minus a thread hop and the pending writes per row.
+_RECORDS_SQL = """
+SELECT bl.type, bl.blob
+FROM checkpoints c
+JOIN checkpoint_blobs bl
+  ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
+  AND bl.channel = 'messages' AND bl.version = c.checkpoint -> 'channel_versions' ->> 'messages'
+WHERE c.thread_id = %s AND c.checkpoint_ns = ''
+ORDER BY c.checkpoint_id DESC
+"""
+
+
+async def turn_records(
+    saver: BaseCheckpointSaver[Any], thread_id: str, *, limit: int | None = None
+) -> list[list[Any]]:
+    """The `messages` value of each of the thread's checkpoints (its turn records, see
+    `state.py`), oldest first; only the newest `limit` when given."""
+    if isinstance(saver, AsyncPostgresSaver):
+        query = _RECORDS_SQL if limit is None else _RECORDS_SQL + " LIMIT %s"
+        params: list[Any] = [thread_id] if limit is None else [thread_id, limit]
+        source = saver.conn
+        if isinstance(source, AsyncConnectionPool):
+            async with source.connection() as conn:
+                rows = await (await conn.execute(query, params, binary=True)).fetchall()
+        else:
+            rows = await (await source.execute(query, params, binary=True)).fetchall()
+        records = [
+            list(saver.serde.loads_typed((row["type"], row["blob"])) or [])
+            for row in rows
+            if row["type"] != "empty"
+        ]
+    else:
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        records = [
+            list(t.checkpoint["channel_values"].get("messages") or [])
+            async for t in saver.alist(config, limit=limit)
+        ]
+    records.reverse()
+    return records
 
 
 def shard_of(thread_id: str, shards: int) -> int:

@@ -17,6 +17,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from app.agent.checkpointer import turn_records
 from app.agent.prompts import load_system_prompt
 from app.agent.state import (
     CONTEXT_CHECKPOINTS,
@@ -71,12 +72,8 @@ async def recent_turns(
     bounded read: one small turn record per checkpoint)."""
     if checkpointer is None or turns <= 0:
         return []
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-    records = [
-        list(t.checkpoint["channel_values"].get("messages") or [])
-        async for t in checkpointer.alist(config, limit=CONTEXT_CHECKPOINTS)
-    ]
-    return last_turns(join_records(reversed(records)), turns)
+    records = await turn_records(checkpointer, thread_id, limit=CONTEXT_CHECKPOINTS)
+    return last_turns(join_records(records), turns)
 
 
 def build_graph(model: BaseChatModel, checkpointer: BaseCheckpointSaver[Any] | None) -> AgentGraph:

@@ -29,7 +29,7 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import RunnableConfig
 
-from app.agent.checkpointer import CheckpointStore, open_checkpointers
+from app.agent.checkpointer import CheckpointStore, open_checkpointers, turn_records
 from app.agent.graph import META_PREFIX, AgentGraph, build_graph
 from app.agent.models import make_chat_model
 from app.agent.state import join_records
@@ -269,13 +269,7 @@ class AgentRuntime:
         latest version)."""
         if self.store is None:
             raise RuntimeError("AgentRuntime.start() has not been called")
-        saver = self.store.for_thread(thread_id)
-        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-        records = [
-            list(t.checkpoint["channel_values"].get("messages") or [])
-            async for t in saver.alist(config)
-        ]
-        return join_records(reversed(records))
+        return join_records(await turn_records(self.store.for_thread(thread_id), thread_id))
 
     async def seed(self, *, thread_id: str, messages: list[Any], metadata: dict[str, Any]) -> None:
         """Write `messages` as the whole transcript of a new thread: one state update
