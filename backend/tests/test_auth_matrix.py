@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from fastapi.routing import APIRoute
 
 from app.services import users
 from tests.helpers import Seeded, db_of, seed_conversation
+from tests.history_helpers import live_server
 
 # (method, path template, json body, expected success status)
 ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, int]] = [
@@ -34,13 +34,15 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, int]] = [
     ("GET", "/api/conversations/{tid}/messages", None, 200),
     ("POST", "/api/conversations/{tid}/branch", {"from_turn": 0}, 201),
     ("POST", "/api/conversations/{tid}/fork", {"from_turn": 0}, 201),
+    ("GET", "/api/conversations/{tid}/history", None, 200),
+    ("POST", "/api/conversations/{tid}/checkout", {"turn_id": None}, 200),
     ("GET", "/api/conversations/{tid}/graph", None, 200),
 ]
 # Endpoints that are not about one thread: checked for 401 only.
 UNSCOPED = [("GET", "/api/conversations"), ("POST", "/api/conversations")]
 PUBLIC = {("GET", "/api/health")}
-# Added by later features; each is covered by that feature's own auth tests.
-COVERED_ELSEWHERE: set[tuple[str, str]] = set()
+# An endless stream: covered by `test_events_stream_auth` over a real socket.
+COVERED_ELSEWHERE: set[tuple[str, str]] = {("GET", "/api/conversations/{tid}/events")}
 
 
 def _path(template: str, s: Seeded) -> str:
@@ -48,11 +50,12 @@ def _path(template: str, s: Seeded) -> str:
 
 
 def _all_routes(app: FastAPI) -> set[tuple[str, str]]:
+    """Every API operation, read from the OpenAPI schema (it sees through included routers)."""
     out = set()
-    for route in app.routes:
-        if isinstance(route, APIRoute) and route.path.startswith("/api"):
-            for m in route.methods:
-                out.add((m, route.path))
+    for path, operations in app.openapi()["paths"].items():
+        if path.startswith("/api"):
+            for method in operations:
+                out.add((method.upper(), path))
     return out
 
 
@@ -68,6 +71,7 @@ def _template(path: str) -> str:
 async def test_matrix_covers_every_route(app: FastAPI) -> None:
     covered = {(m, p) for m, p, _, _ in ENDPOINTS} | set(UNSCOPED) | PUBLIC
     routes = {(m, _template(p)) for m, p in _all_routes(app)} - COVERED_ELSEWHERE
+    assert len(routes) > 20  # the schema really lists the API
     missing = routes - covered
     assert not missing, f"add these routes to the auth matrix: {sorted(missing)}"
 
@@ -142,3 +146,22 @@ async def test_no_auth_mode(
     mine = await seed_conversation(app, app.state.local_user)
     r = await client.request(method, _path(template, mine), json=body)
     assert r.status_code == ok, r.text
+
+
+async def test_events_stream_auth(app: FastAPI, client: httpx.AsyncClient) -> None:
+    """The event stream answers 401/403 before streaming, and streams for its owner."""
+    db = db_of(app)
+    owner, owner_token = await users.create(db, name=f"ev-{uuid.uuid4().hex[:8]}")
+    _, other_token = await users.create(db, name=f"eo-{uuid.uuid4().hex[:8]}")
+    seeded = await seed_conversation(app, owner)
+    path = f"/api/conversations/{seeded.thread_id}/events"
+    assert (await client.get(path)).status_code == 401
+    r = await client.get(path, headers={"Authorization": f"Bearer {other_token}"})
+    assert r.status_code == 403
+    async with (
+        live_server(app) as base,
+        httpx.AsyncClient(base_url=base, timeout=10) as c,
+        c.stream("GET", path, headers={"Authorization": f"Bearer {owner_token}"}) as r,
+    ):
+        assert r.status_code == 200
+        assert r.headers["content-type"].startswith("text/event-stream")
