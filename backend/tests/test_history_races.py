@@ -74,6 +74,7 @@ async def test_checkout_racing_a_send(app: FastAPI, client: httpx.AsyncClient) -
     outcomes: set[str] = set()
     for i in range(8):
         before = await _assert_consistent(app, client, tid)
+        root_clock = (await client.get(f"/api/conversations/{tid}")).json()["turn_index"]
         target = f"{tid}:{1 + i % 2}"
         # stagger one side a little, alternating, so both orders happen
         delay_co, delay_send = (0.0, 0.01 * (i % 3)) if i % 2 else (0.01 * (i % 3), 0.0)
@@ -108,7 +109,14 @@ async def test_checkout_racing_a_send(app: FastAPI, client: httpx.AsyncClient) -
                 assert node.startswith(f"{tid}:")
             else:
                 outcomes.add("send won")
-                assert events[0][1]["parent_node_id"] == before["head_turn_id"]
+                # The send continues from the head when it posts to the working thread;
+                # otherwise it first checks out the posted thread's tip (its own step).
+                expected_parent = (
+                    before["head_turn_id"]
+                    if before["working_thread_id"] == tid
+                    else f"{tid}:{root_clock}"
+                )
+                assert events[0][1]["parent_node_id"] == expected_parent
         else:
             outcomes.add("send refused")
             assert co.status_code == 200 and after == co.json()
