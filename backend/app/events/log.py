@@ -44,21 +44,37 @@ async def append(
     session: AsyncSession, *, root_thread_id: str | None, channel: str, action: dict[str, Any]
 ) -> ActionLogEntry:
     """Log `action` on `channel`; its `serverSeq` is assigned in commit order."""
+    (entry,) = await append_many(
+        session, root_thread_id=root_thread_id, channel=channel, actions=[action]
+    )
+    return entry
+
+
+async def append_many(
+    session: AsyncSession,
+    *,
+    root_thread_id: str | None,
+    channel: str,
+    actions: list[dict[str, Any]],
+) -> list[ActionLogEntry]:
+    """Log several actions of one change, in order, with one INSERT."""
     postgres = _is_postgres(session)
     if postgres and not session.info.get("haico_append_lock"):
         await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": APPEND_LOCK_KEY})
         session.info["haico_append_lock"] = True
-    entry = ActionLogEntry(root_thread_id=root_thread_id, channel=channel, action=action)
-    session.add(entry)
+    entries = [
+        ActionLogEntry(root_thread_id=root_thread_id, channel=channel, action=a) for a in actions
+    ]
+    session.add_all(entries)
     await session.flush()
     if postgres and not session.info.get("haico_events"):
         # One wake-up per transaction is enough: listeners read the log from where
         # they are, and the notification is delivered only at commit.
         await session.execute(
-            text("SELECT pg_notify(:c, :p)"), {"c": NOTIFY_CHANNEL, "p": str(entry.seq)}
+            text("SELECT pg_notify(:c, :p)"), {"c": NOTIFY_CHANNEL, "p": str(entries[-1].seq)}
         )
     session.info["haico_events"] = True
-    return entry
+    return entries
 
 
 async def append_chat(
@@ -66,6 +82,17 @@ async def append_chat(
 ) -> ActionLogEntry:
     return await append(
         session, root_thread_id=root_thread_id, channel=chat_channel(root_thread_id), action=action
+    )
+
+
+async def append_chat_many(
+    session: AsyncSession, root_thread_id: str, actions: list[dict[str, Any]]
+) -> list[ActionLogEntry]:
+    return await append_many(
+        session,
+        root_thread_id=root_thread_id,
+        channel=chat_channel(root_thread_id),
+        actions=actions,
     )
 
 

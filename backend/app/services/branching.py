@@ -42,12 +42,15 @@ from app.schemas import BranchWorkspaceOverride, ConversationOut, DocumentOut
 from app.services.conversations import get_owned, new_thread_id, now, to_view
 from app.services.workspace import (
     PreferenceState,
+    RestoreSource,
     TodoState,
     WorkspaceState,
+    copy_as_of_in,
     new_uid,
     owner_of_turn,
     replace_workspace_in,
-    resolve_restore_state,
+    restore_source,
+    state_of,
 )
 
 log = logging.getLogger("haico.branching")
@@ -115,7 +118,7 @@ def apply_override(
 
 async def _validate(
     s: AsyncSession, *, user_id: int, thread_id: str, from_turn: int, is_fork: bool
-) -> tuple[Conversation, ConversationBranch | None, WorkspaceState]:
+) -> tuple[Conversation, ConversationBranch | None, RestoreSource]:
     conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
     if from_turn < 0:
         raise InvalidInput("from_turn: must be >= 0")
@@ -128,8 +131,24 @@ async def _validate(
             f"turn {from_turn} belongs to an ancestor: branch this thread after turn "
             f"{branch.branch_point_turn}, or branch its parent"
         )
-    state = await resolve_restore_state(s, conv, from_turn)
-    return conv, branch, state
+    return conv, branch, await restore_source(s, conv, from_turn)
+
+
+async def _copy_into(
+    s: AsyncSession,
+    source: RestoreSource,
+    target: Conversation,
+    override: BranchWorkspaceOverride | None,
+) -> None:
+    """The workspace as of the branch point, edited by the override when one is given."""
+    if override is None:
+        target.objective = source.objective
+        await s.flush()
+        await copy_as_of_in(s, source, target.thread_id)
+        return
+    state = apply_override(await state_of(s, source), override)
+    target.objective = state.objective
+    await copy_workspace_rows(s, target=target, state=state)
 
 
 async def copy_workspace_rows(
@@ -204,16 +223,14 @@ async def create_branch(
     """Branch `thread_id` at `from_turn` (see the module doc for the phases)."""
     new_id = new_thread_id()
     async with db.transaction() as s:
-        conv, _, state = await _validate(
+        conv, _, source = await _validate(
             s, user_id=user_id, thread_id=thread_id, from_turn=from_turn, is_fork=False
         )
-        state = apply_override(state, override)
         target = Conversation(
             thread_id=new_id,
             user_id=conv.user_id,
             root_thread_id=conv.root_thread_id,
             title=conv.title,
-            objective=state.objective,
             turn_index=from_turn,
             # Display only: two messages per inherited turn.
             message_count=2 * from_turn,
@@ -231,7 +248,7 @@ async def create_branch(
             created_at=now(),
         )
         s.add(branch)
-        await copy_workspace_rows(s, target=target, state=state)
+        await _copy_into(s, source, target, override)
         await fault_hook("copy")
     return await _finish(
         db,
@@ -302,7 +319,7 @@ async def create_fork(
     """Start a new family from node `from_turn` of `thread_id`, recording where it came from."""
     new_id = new_thread_id()
     async with db.transaction() as s:
-        conv, _, state = await _validate(
+        conv, _, restore = await _validate(
             s, user_id=user_id, thread_id=thread_id, from_turn=from_turn, is_fork=True
         )
         source = (
@@ -313,7 +330,6 @@ async def create_fork(
             user_id=conv.user_id,
             root_thread_id=new_id,
             title=f"{conv.title} (fork)",
-            objective=state.objective,
             turn_index=from_turn,
             message_count=2 * from_turn,
             forked_from_thread_id=source,
@@ -324,7 +340,7 @@ async def create_fork(
         )
         s.add(target)
         await s.flush()
-        await copy_workspace_rows(s, target=target, state=state)
+        await _copy_into(s, restore, target, None)
         await fault_hook("copy")
     return await _finish(
         db,

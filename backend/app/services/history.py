@@ -190,31 +190,28 @@ async def resolve_target(
     if parsed is None:
         raise missing
     thread_id, k = parsed
+    # One read: the thread, its branch row, and whether the node's record exists.
     row = (
         await s.execute(
-            select(Conversation, ConversationBranch)
+            select(Conversation, ConversationBranch, WorkspaceSnapshot.id)
             .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
+            .outerjoin(
+                WorkspaceSnapshot,
+                (WorkspaceSnapshot.thread_id == Conversation.thread_id)
+                & (WorkspaceSnapshot.turn_index == k),
+            )
             .where(Conversation.thread_id == thread_id)
         )
     ).first()
     if row is None:
         raise missing
-    conv, branch = row
+    conv, branch, snapshot_id = row
     if conv.root_thread_id != root_thread_id or conv.user_id != user_id:
         raise missing
     if conv.deleted_at is not None or (branch is not None and branch.status != "active"):
         raise missing
     first = (branch.branch_point_turn if branch else (conv.forked_from_turn or 0)) + 1
-    if not first <= k <= conv.turn_index:
-        raise missing
-    snap = (
-        await s.execute(
-            select(WorkspaceSnapshot.state).where(
-                WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index == k
-            )
-        )
-    ).scalar_one_or_none()
-    if snap is None:
+    if not first <= k <= conv.turn_index or snapshot_id is None:
         raise missing
     return Target(conv, k, turn_id)
 
@@ -237,17 +234,11 @@ async def branch_point_target(
 
 async def draft_changes(s: AsyncSession, working_thread_id: str) -> list[str]:
     """What the working draft's edits changed since it was restored ([] = nothing to lose)."""
-    row = (
-        await s.execute(
-            select(Conversation, ConversationBranch)
-            .join(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
-            .where(Conversation.thread_id == working_thread_id)
-        )
-    ).first()
-    if row is None:
+    branch = await s.get(ConversationBranch, working_thread_id)
+    if branch is None or branch.status != "draft" or not branch.dirty:
         return []
-    draft, branch = row
-    if branch.status != "draft" or not branch.dirty:
+    draft = await s.get(Conversation, working_thread_id)
+    if draft is None:
         return []
     parent = await s.get(Conversation, branch.parent_thread_id)
     if parent is None:
@@ -368,13 +359,14 @@ async def switch_in(
     await s.flush()
     await fault_hook("head")
     path = await selected_path(s, target)
-    await action_log.append_chat(
-        s, head.root_thread_id, {"type": "chat/turnsLoaded", "turns": [{"id": n} for n in path]}
-    )
     action: dict[str, Any] = {"type": "chat/historyCheckedOut"}
     if target.turn_id is not None:
         action["headTurnId"] = target.turn_id
-    await action_log.append_chat(s, head.root_thread_id, action)
+    await action_log.append_chat_many(
+        s,
+        head.root_thread_id,
+        [{"type": "chat/turnsLoaded", "turns": [{"id": n} for n in path]}, action],
+    )
     await fault_hook("publish")
 
 

@@ -212,11 +212,15 @@ async def resolve_restore_state(
     session: AsyncSession, conv: Conversation, turn: int
 ) -> WorkspaceState:
     """The workspace as it stood after `turn` on `conv`'s lineage (see the module doc)."""
-    source = await restore_source(session, conv, turn)
+    return await state_of(session, await restore_source(session, conv, turn))
+
+
+async def state_of(session: AsyncSession, source: RestoreSource) -> WorkspaceState:
+    """Read the workspace a `RestoreSource` points at."""
     if source.live is not None:
         return await live_state(session, source.live)
     assert source.snapshot is not None
-    return await snapshot_state(session, source.snapshot, artifacts_up_to=turn)
+    return await snapshot_state(session, source.snapshot, artifacts_up_to=source.turn)
 
 
 _PG_ITEMS = {
