@@ -15,7 +15,7 @@ import hashlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import delete, func, insert, literal, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -430,34 +430,63 @@ async def add_preference_in(
     return pref
 
 
-async def _preference(session: AsyncSession, conv: Conversation, pref_id: int) -> Preference:
-    pref = await session.get(Preference, pref_id)
-    if pref is None or pref.thread_id != conv.thread_id:
-        raise NotFound(f"preference {pref_id} not found")
-    return pref
+async def _owned_item(
+    session: AsyncSession, model: type[Preference] | type[Todo], conv: Conversation, item_id: int
+) -> Preference | Todo:
+    item = cast(Preference | Todo | None, await session.get(model, item_id))
+    if item is None or item.thread_id != conv.thread_id:
+        raise NotFound(f"{model.__tablename__[:-1]} {item_id} not found")
+    return item
+
+
+async def _list_items(
+    session: AsyncSession, model: type[Preference] | type[Todo], thread_id: str
+) -> Sequence[Preference | Todo]:
+    if model is Preference:
+        return await repo.list_preferences(session, thread_id)
+    return await repo.list_todos(session, thread_id)
+
+
+async def _update_item_in(
+    session: AsyncSession,
+    conv: Conversation,
+    model: type[Preference] | type[Todo],
+    item_id: int,
+    patch: PreferencePatch | TodoPatch,
+) -> Preference | Todo:
+    """Apply the fields a PATCH sets (null leaves a field as it is); position reorders."""
+    item = await _owned_item(session, model, conv, item_id)
+    for name in sorted(patch.model_fields_set - {"position"}):
+        value = getattr(patch, name)
+        if value is not None:
+            setattr(item, name, value)
+    if patch.position is not None:
+        _move(await _list_items(session, model, conv.thread_id), item, patch.position)
+    await touch(session, conv)
+    await session.flush()
+    return item
+
+
+async def _delete_item_in(
+    session: AsyncSession, conv: Conversation, model: type[Preference] | type[Todo], item_id: int
+) -> None:
+    item = await _owned_item(session, model, conv, item_id)
+    await session.delete(item)
+    await session.flush()
+    _renumber(await _list_items(session, model, conv.thread_id))
+    await touch(session, conv)
 
 
 async def update_preference_in(
     session: AsyncSession, conv: Conversation, pref_id: int, patch: PreferencePatch
 ) -> Preference:
-    pref = await _preference(session, conv, pref_id)
-    if patch.text is not None:
-        pref.text = patch.text
-    if patch.locked is not None:
-        pref.locked = patch.locked
-    if patch.position is not None:
-        _move(await repo.list_preferences(session, conv.thread_id), pref, patch.position)
-    await touch(session, conv)
-    await session.flush()
+    pref = await _update_item_in(session, conv, Preference, pref_id, patch)
+    assert isinstance(pref, Preference)
     return pref
 
 
 async def delete_preference_in(session: AsyncSession, conv: Conversation, pref_id: int) -> None:
-    pref = await _preference(session, conv, pref_id)
-    await session.delete(pref)
-    await session.flush()
-    _renumber(await repo.list_preferences(session, conv.thread_id))
-    await touch(session, conv)
+    await _delete_item_in(session, conv, Preference, pref_id)
 
 
 async def add_todo_in(
@@ -478,36 +507,16 @@ async def add_todo_in(
     return todo
 
 
-async def _todo(session: AsyncSession, conv: Conversation, todo_id: int) -> Todo:
-    todo = await session.get(Todo, todo_id)
-    if todo is None or todo.thread_id != conv.thread_id:
-        raise NotFound(f"todo {todo_id} not found")
-    return todo
-
-
 async def update_todo_in(
     session: AsyncSession, conv: Conversation, todo_id: int, patch: TodoPatch
 ) -> Todo:
-    todo = await _todo(session, conv, todo_id)
-    if patch.text is not None:
-        todo.text = patch.text
-    if patch.done is not None:
-        todo.done = patch.done
-    if patch.depth is not None:
-        todo.depth = patch.depth
-    if patch.position is not None:
-        _move(await repo.list_todos(session, conv.thread_id), todo, patch.position)
-    await touch(session, conv)
-    await session.flush()
+    todo = await _update_item_in(session, conv, Todo, todo_id, patch)
+    assert isinstance(todo, Todo)
     return todo
 
 
 async def delete_todo_in(session: AsyncSession, conv: Conversation, todo_id: int) -> None:
-    todo = await _todo(session, conv, todo_id)
-    await session.delete(todo)
-    await session.flush()
-    _renumber(await repo.list_todos(session, conv.thread_id))
-    await touch(session, conv)
+    await _delete_item_in(session, conv, Todo, todo_id)
 
 
 async def create_artifact_in(
