@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -41,3 +44,22 @@ async def seed_conversation(app: FastAPI, owner: Principal) -> Seeded:
         art_id = art.id
     assert pref.id is not None and todo.id is not None
     return Seeded(conv.thread_id, pref.id, todo.id, art_id)
+
+
+@contextmanager
+def armed_faults(module: Any, key: str) -> Iterator[dict[str, Any]]:
+    """Replace `module.fault_hook`: setting `armed[key]` to a step name makes that step
+    raise; `armed["seen"]` records the steps reached. Restored on exit."""
+    armed: dict[str, Any] = {key: None, "seen": []}
+
+    async def hook(step: str) -> None:
+        armed["seen"].append(step)
+        if armed[key] == step:
+            raise RuntimeError(f"injected failure at {step}")
+
+    original = module.fault_hook
+    module.fault_hook = hook
+    try:
+        yield armed
+    finally:
+        module.fault_hook = original

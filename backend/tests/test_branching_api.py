@@ -14,7 +14,7 @@ from sqlalchemy import delete, func, select
 
 from app.db.models import Conversation, ConversationBranch, WorkspaceSnapshot
 from app.services import branching, conversations, janitor, users
-from tests.helpers import db_of
+from tests.helpers import armed_faults, db_of
 from tests.sse_client import send_turn
 
 
@@ -37,17 +37,8 @@ async def tid(client: httpx.AsyncClient) -> str:
 @pytest.fixture
 def faults() -> Iterator[dict[str, Any]]:
     """Arm `faults["phase"]` to make that phase of branch creation raise."""
-    armed: dict[str, Any] = {"phase": None, "seen": []}
-
-    async def hook(phase: str) -> None:
-        armed["seen"].append(phase)
-        if armed["phase"] == phase:
-            raise RuntimeError(f"injected failure at {phase}")
-
-    original = branching.fault_hook
-    branching.fault_hook = hook
-    yield armed
-    branching.fault_hook = original
+    with armed_faults(branching, "phase") as armed:
+        yield armed
 
 
 async def test_branch_copies_workspace_as_of_turn(client: httpx.AsyncClient, tid: str) -> None:

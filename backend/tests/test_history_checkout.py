@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 
 from app.db.models import Conversation
 from app.services import conversations, history, users
-from tests.helpers import db_of
+from tests.helpers import armed_faults, db_of
 from tests.history_helpers import (
     actions,
     checkout,
@@ -44,17 +44,8 @@ async def tid(client: httpx.AsyncClient) -> str:
 @pytest.fixture
 def faults() -> Iterator[dict[str, Any]]:
     """Arm `faults["step"]` to make that checkout step raise."""
-    armed: dict[str, Any] = {"step": None, "seen": []}
-
-    async def hook(step: str) -> None:
-        armed["seen"].append(step)
-        if armed["step"] == step:
-            raise RuntimeError(f"injected failure after {step}")
-
-    original = history.fault_hook
-    history.fault_hook = hook
-    yield armed
-    history.fault_hook = original
+    with armed_faults(history, "step") as armed:
+        yield armed
 
 
 def listed(convs: list[dict[str, Any]]) -> set[str]:
