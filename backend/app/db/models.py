@@ -75,6 +75,9 @@ class Document(Base):
     )
     title: Mapped[str] = mapped_column(String(500), default="")
     content: Mapped[str] = mapped_column(Text, default="")
+    # Set when the body is a stored version (a restored draft points at its snapshot's
+    # body instead of copying it); `content` is then empty. Any edit writes `content`.
+    body_hash: Mapped[str | None] = mapped_column(ForeignKey("document_bodies.hash"), nullable=True)
 
 
 class Preference(Base):

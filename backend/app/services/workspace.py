@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import delete, func, insert, literal, select, text
+from sqlalchemy import delete, insert, literal, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -104,6 +104,13 @@ def _artifact_summary(a: Artifact) -> ArtifactSummary:
     return ArtifactSummary(id=a.id, turn_index=a.turn_index, kind=a.kind, title=a.title)
 
 
+async def document_body(session: AsyncSession, doc: Document) -> str:
+    """A live document's text: its own, or the stored version it points at."""
+    if doc.body_hash is None:
+        return doc.content
+    return await repo.get_body(session, doc.body_hash) or ""
+
+
 async def live_state(session: AsyncSession, conv: Conversation) -> WorkspaceState:
     doc = await repo.get_document(session, conv.thread_id)
     prefs = await repo.list_preferences(session, conv.thread_id)
@@ -111,7 +118,9 @@ async def live_state(session: AsyncSession, conv: Conversation) -> WorkspaceStat
     arts = await repo.list_artifacts(session, conv.thread_id)
     return WorkspaceState(
         objective=conv.objective,
-        document=DocumentOut(title=doc.title, content=doc.content) if doc else None,
+        document=(
+            DocumentOut(title=doc.title, content=await document_body(session, doc)) if doc else None
+        ),
         preferences=[PreferenceState(p.uid, p.text, p.locked, p.id) for p in prefs],
         todos=[TodoState(t.uid, t.text, t.done, t.depth, t.id) for t in todos],
         artifacts=[_artifact_summary(a) for a in arts],
@@ -274,8 +283,8 @@ async def copy_as_of_in(session: AsyncSession, source: RestoreSource, target: st
         src = source.live.thread_id
         await session.execute(
             insert(Document).from_select(
-                ["thread_id", "title", "content"],
-                select(literal(target), Document.title, Document.content).where(
+                ["thread_id", "title", "content", "body_hash"],
+                select(literal(target), Document.title, Document.content, Document.body_hash).where(
                     Document.thread_id == src
                 ),
             )
@@ -305,17 +314,16 @@ async def copy_as_of_in(session: AsyncSession, source: RestoreSource, target: st
         return
     assert snap is not None
     if snap.document_title is not None or snap.document_hash is not None:
-        body = select(DocumentBody.content).where(DocumentBody.hash == snap.document_hash)
-        await session.execute(
-            insert(Document).from_select(
-                ["thread_id", "title", "content"],
-                select(
-                    literal(target),
-                    literal(snap.document_title or ""),
-                    func.coalesce(body.scalar_subquery(), ""),
-                ),
+        # The restored document points at the snapshot's stored body: nothing to copy.
+        session.add(
+            Document(
+                thread_id=target,
+                title=snap.document_title or "",
+                content="",
+                body_hash=snap.document_hash,
             )
         )
+        await session.flush()
     dialect = session.bind.dialect.name if session.bind else "sqlite"
     statements = _PG_ITEMS if dialect == "postgresql" else _SQLITE_ITEMS
     for sql in statements.values():
@@ -358,7 +366,14 @@ async def capture_snapshot(
 ) -> WorkspaceSnapshot:
     """Write snapshot `turn_index` from the live rows (the start of that turn)."""
     state = await live_state(session, conv)
-    digest = await _store_body(session, state.document.content) if state.document else None
+    digest = None
+    if state.document is not None:
+        doc = await repo.get_document(session, conv.thread_id)
+        # An unedited restored document already is a stored version.
+        if doc is not None and doc.body_hash is not None:
+            digest = doc.body_hash
+        else:
+            digest = await _store_body(session, state.document.content)
     snap = WorkspaceSnapshot(
         thread_id=conv.thread_id,
         turn_index=turn_index,
@@ -410,10 +425,12 @@ async def write_document_in(
     doc = await conversations_service.ensure_document(session, conv.thread_id)
     if title is not None:
         doc.title = title
-    if content is not None:
-        doc.content = content
-    if append is not None:
-        doc.content = f"{doc.content.rstrip()}\n\n{append}" if doc.content.strip() else append
+    if content is not None or append is not None:
+        body = content if content is not None else await document_body(session, doc)
+        if append is not None:
+            body = f"{body.rstrip()}\n\n{append}" if body.strip() else append
+        doc.content = body
+        doc.body_hash = None
     await touch(session, conv)
 
 
@@ -559,6 +576,7 @@ async def replace_workspace_in(
     else:
         doc.title = state.document.title
         doc.content = state.document.content
+        doc.body_hash = None
     await session.flush()
     if state.preferences:
         await session.execute(
