@@ -291,8 +291,8 @@ async def _create_draft(s: AsyncSession, target: Target) -> str:
         created_at=now(),
         updated_at=now(),
     )
+    # Written together with the copies (one unit of work, flushed by the first copy).
     s.add(draft)
-    await s.flush()
     s.add(
         ConversationBranch(
             thread_id=draft_id,
@@ -303,7 +303,6 @@ async def _create_draft(s: AsyncSession, target: Target) -> str:
             created_at=now(),
         )
     )
-    await s.flush()
     await copy_as_of_in(s, restore, draft_id)
     return draft_id
 

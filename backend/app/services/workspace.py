@@ -136,6 +136,7 @@ async def snapshot_state(
     session: AsyncSession, snap: WorkspaceSnapshot, *, artifacts_up_to: int
 ) -> WorkspaceState:
     """Read a snapshot row; fields that older formats lack get their defaults."""
+    await repo.load_items(session, snap)
     body = await repo.get_body(session, snap.document_hash) if snap.document_hash else None
     document = None
     if snap.document_title is not None or body is not None:
@@ -200,7 +201,7 @@ async def restore_source(session: AsyncSession, conv: Conversation, turn: int) -
     if turn == conv.turn_index:
         return RestoreSource(turn, live=conv)
     owner = await owner_of_turn(session, conv.thread_id, turn + 1)
-    snap = await repo.get_snapshot(session, owner, turn + 1)
+    snap = await repo.get_snapshot(session, owner, turn + 1, light=True)
     if snap is None:
         # A linear host pruned the owner's turns after `turn` and brought its live rows
         # back to the workspace after `turn` (`history.prune_in`): with no newer
@@ -274,6 +275,7 @@ async def copy_as_of_in(session: AsyncSession, source: RestoreSource, target: st
     snap = source.snapshot
     if snap is not None and snap.format < SNAPSHOT_FORMAT:
         state = await snapshot_state(session, snap, artifacts_up_to=source.turn)
+        await session.flush()
         conv = await session.get(Conversation, target)
         assert conv is not None
         await replace_workspace_in(session, conv, state, fresh=True)

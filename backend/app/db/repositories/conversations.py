@@ -31,6 +31,15 @@ async def lineage(session: AsyncSession, thread_id: str) -> list[LineageEntry]:
     UNION (not UNION ALL) makes the walk cycle-safe; order is rebuilt by following
     parent links, so there is no depth cap.
     """
+    # Parent links never change, so a transaction may reuse a walk it already made.
+    cache: dict[str, list[LineageEntry]] = session.info.setdefault("haico_lineage", {})
+    if thread_id in cache:
+        return cache[thread_id]
+    cache[thread_id] = result = await _walk_up(session, thread_id)
+    return result
+
+
+async def _walk_up(session: AsyncSession, thread_id: str) -> list[LineageEntry]:
     cb = ConversationBranch.__table__
     base = (
         select(

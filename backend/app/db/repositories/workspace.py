@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import select
+from sqlalchemy import inspect, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import defer
 
 from app.db.models import (
     Artifact,
@@ -46,12 +47,22 @@ async def list_artifacts(
 
 
 async def get_snapshot(
-    session: AsyncSession, thread_id: str, turn_index: int
+    session: AsyncSession, thread_id: str, turn_index: int, *, light: bool = False
 ) -> WorkspaceSnapshot | None:
+    """One snapshot row; `light` leaves its item lists unloaded (see `load_items`)."""
     stmt = select(WorkspaceSnapshot).where(
         WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index == turn_index
     )
+    if light:
+        stmt = stmt.options(defer(WorkspaceSnapshot.preferences), defer(WorkspaceSnapshot.todos))
     return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def load_items(session: AsyncSession, snap: WorkspaceSnapshot) -> None:
+    """Load a light snapshot's item lists (async sessions cannot load them on access)."""
+    unloaded = inspect(snap).unloaded & {"preferences", "todos"}
+    if unloaded:
+        await session.refresh(snap, attribute_names=sorted(unloaded))
 
 
 async def get_body(session: AsyncSession, digest: str) -> str | None:
