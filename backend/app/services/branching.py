@@ -18,6 +18,7 @@ a hidden `pending` row that the janitor reclaims.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -106,13 +107,8 @@ def apply_override(
             TodoState(uid=t.uid or new_uid(), text=t.text, done=t.done, depth=t.depth)
             for t in override.todos
         ]
-    return WorkspaceState(
-        objective=objective,
-        document=document,
-        preferences=preferences,
-        todos=todos,
-        artifacts=state.artifacts,
-        source_thread_id=state.source_thread_id,
+    return dataclasses.replace(
+        state, objective=objective, document=document, preferences=preferences, todos=todos
     )
 
 

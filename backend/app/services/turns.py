@@ -35,7 +35,7 @@ from sqlalchemy.exc import IntegrityError
 from app.agent.runtime import AgentEvent, AgentRuntime, TranscriptMessage
 from app.config import Settings
 from app.db.engine import Database
-from app.db.models import ActiveTurn, ChatHead, Conversation, WorkspaceSnapshot
+from app.db.models import ActiveTurn, ChatHead, Conversation, ConversationBranch, WorkspaceSnapshot
 from app.db.repositories import conversations as conv_repo
 from app.errors import Conflict, DomainError, InvalidInput, NotFound, TurnInProgress
 from app.events import log as action_log
@@ -205,7 +205,6 @@ class TurnManager:
         if len(content) > MAX_MESSAGE_CHARS:
             raise InvalidInput(f"content: at most {MAX_MESSAGE_CHARS} characters")
         thread_id = await self._prepare_working(user_id=user_id, thread_id=thread_id, force=force)
-        await self._promote_if_draft(user_id=user_id, thread_id=thread_id)
         pruned = history.PruneResult()
         try:
             async with self.db.transaction() as s:
@@ -277,33 +276,28 @@ class TurnManager:
         return turn
 
     async def _prepare_working(self, *, user_id: int, thread_id: str, force: bool) -> str:
-        """Make the posted-to thread the family's working thread (an implicit checkout of
-        its tip, committed on its own) and return the thread the turn runs on: a draft
-        when the thread's latest turns were pruned."""
+        """Make the posted-to thread the family's working thread and return the thread
+        the turn runs on.
+
+        Posting to another thread is an implicit checkout of its tip, committed on its
+        own; a thread whose latest turns were pruned continues through a draft. A
+        working draft is then promoted to a real branch (502 if that fails).
+        """
         async with self.db.transaction() as s:
             conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
             head = await history.lock_head(s, conv.root_thread_id, nowait=False)
-            if head.working_thread_id == conv.thread_id:
-                return thread_id
-            if branch is not None and branch.status == "draft":
-                raise NotFound("this restored view was discarded by a later checkout")
             if await conv_repo.get_active_turn(s, conv.root_thread_id) is not None:
                 raise TurnInProgress("a turn is already running in this conversation")
-            await history.make_working_in(s, head, conv, branch, force=force, user_id=user_id)
-            return head.working_thread_id
-
-    async def _promote_if_draft(self, *, user_id: int, thread_id: str) -> None:
-        """A send on the working draft first makes it a real branch (502 if that fails)."""
-        async with self.db.read() as s:
-            conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
-            if branch is None or branch.status != "draft":
-                return
-            head = await history.read_head(s, conv.root_thread_id)
-            if head is None or head.working_thread_id != thread_id:
-                raise NotFound("this restored view was discarded by a later checkout")
-            if await conv_repo.get_active_turn(s, conv.root_thread_id) is not None:
-                raise TurnInProgress("a turn is already running in this conversation")
-        await history.promote_draft(self.db, self.runtime, thread_id)
+            if head.working_thread_id != conv.thread_id:
+                if branch is not None and branch.status == "draft":
+                    raise NotFound("this restored view was discarded by a later checkout")
+                await history.make_working_in(s, head, conv, branch, force=force, user_id=user_id)
+            working = head.working_thread_id
+            working_branch = await s.get(ConversationBranch, working)
+            is_draft = working_branch is not None and working_branch.status == "draft"
+        if is_draft:
+            await history.promote_draft(self.db, self.runtime, working)
+        return working
 
     async def _drive(self, turn: RunningTurn) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(turn))
