@@ -26,6 +26,7 @@ from app.db import models  # noqa: F401  (registers every table on Base.metadata
 from app.db.base import Base
 from app.db.engine import Database
 from app.services import conversations, users
+from app.services.agent_workspace import AgentWorkspace
 from app.services.turns import TurnManager
 
 ADMIN_URL = os.environ.get(
@@ -88,7 +89,7 @@ class Harness:
     @asynccontextmanager
     async def open(cls, settings: Settings) -> AsyncIterator[Harness]:
         db = Database(settings.sql_url)
-        runtime = AgentRuntime(settings, db)
+        runtime = AgentRuntime(settings, AgentWorkspace(db))
         turns: TurnManager | None = None
         try:
             user = await users.ensure_local(db, name="bench")

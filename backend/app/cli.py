@@ -64,10 +64,11 @@ def _janitor(settings: Settings) -> int:
     from app.agent.runtime import AgentRuntime
     from app.db.engine import Database
     from app.services import janitor
+    from app.services.agent_workspace import AgentWorkspace
 
     async def run() -> janitor.JanitorReport:
         db = Database(settings.sql_url)
-        runtime = AgentRuntime(settings, db)
+        runtime = AgentRuntime(settings, AgentWorkspace(db))
         await runtime.start()
         try:
             return await janitor.run_once(

@@ -21,6 +21,7 @@ from app.config import Settings, get_settings
 from app.db.engine import Database
 from app.events.bus import EventBus
 from app.services import users
+from app.services.agent_workspace import AgentWorkspace
 from app.services.janitor import Janitor
 from app.services.turns import TurnManager
 
@@ -48,7 +49,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.local_user = await users.ensure_local(db, name=settings.local_user_name)
         # The checkpointer's own tables: created here on start, never per request.
         await setup_checkpointer(settings)
-        runtime = AgentRuntime(settings, db)
+        runtime = AgentRuntime(settings, AgentWorkspace(db))
         await runtime.start()
         app.state.runtime = runtime
         bus = EventBus(settings, db)

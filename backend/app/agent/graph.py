@@ -80,8 +80,8 @@ def build_graph(model: BaseChatModel, checkpointer: BaseCheckpointSaver[Any] | N
     bound = model.bind_tools(TOOLS)
 
     async def agent(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
-        db, thread_id = run_context(config)
-        prompt = await load_system_prompt(db, thread_id)
+        workspace, thread_id = run_context(config)
+        prompt = await load_system_prompt(workspace, thread_id)
         # This run's checkpoint is written when it ends (durability "exit"), so the
         # checkpoints hold the earlier turns; joining by id keeps that true otherwise.
         earlier = await recent_turns(checkpointer, thread_id)

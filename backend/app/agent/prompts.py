@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from app.db.engine import Database
-from app.db.models import Conversation
-from app.errors import NotFound
-from app.services.workspace import WorkspaceState, live_state
+from app.agent.port import WorkspacePort, WorkspaceView
 
 DOCUMENT_PREVIEW_CHARS = 4000
 SUMMARY_PREFIX = "Workspace summary: "
@@ -25,7 +22,7 @@ def _quote(text: str) -> str:
     return text.replace("\n", " ").strip()
 
 
-def render_workspace(ws: WorkspaceState) -> str:
+def render_workspace(ws: WorkspaceView) -> str:
     """The workspace as the model sees it; locked preferences are binding constraints."""
     lines = [f"## Objective\n{ws.objective or '(none yet)'}", "", "## Document"]
     if ws.document is None:
@@ -63,7 +60,7 @@ def render_workspace(ws: WorkspaceState) -> str:
     return "\n".join(lines)
 
 
-def summarize_workspace(ws: WorkspaceState) -> str:
+def summarize_workspace(ws: WorkspaceView) -> str:
     """One line describing the workspace (what the offline model says back)."""
     parts = [f"the objective is “{_quote(ws.objective)}”" if ws.objective else "no objective yet"]
     if ws.document is None:
@@ -79,7 +76,7 @@ def summarize_workspace(ws: WorkspaceState) -> str:
     return "; ".join(parts) + "."
 
 
-def system_prompt(ws: WorkspaceState) -> str:
+def system_prompt(ws: WorkspaceView) -> str:
     return SYSTEM_TEMPLATE.format(
         workspace=render_workspace(ws),
         summary_prefix=SUMMARY_PREFIX,
@@ -87,10 +84,6 @@ def system_prompt(ws: WorkspaceState) -> str:
     )
 
 
-async def load_system_prompt(db: Database, thread_id: str) -> str:
+async def load_system_prompt(workspace: WorkspacePort, thread_id: str) -> str:
     """Read the live workspace of `thread_id` and render the prompt for this step."""
-    async with db.read() as s:
-        conv = await s.get(Conversation, thread_id)
-        if conv is None:
-            raise NotFound(f"conversation {thread_id} not found")
-        return system_prompt(await live_state(s, conv))
+    return system_prompt(await workspace.read(thread_id))

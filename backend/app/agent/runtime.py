@@ -32,10 +32,10 @@ from langchain_core.runnables import RunnableConfig
 from app.agent.checkpointer import CheckpointStore, open_checkpointers, turn_records
 from app.agent.graph import META_PREFIX, AgentGraph, build_graph
 from app.agent.models import make_chat_model
+from app.agent.port import WorkspacePort
 from app.agent.state import join_records
 from app.agent.tools import SURFACES
 from app.config import Settings
-from app.db.engine import Database
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +92,9 @@ class AgentRuntime:
     use another chat model (tests inject failing ones).
     """
 
-    def __init__(self, settings: Settings, db: Database) -> None:
+    def __init__(self, settings: Settings, workspace: WorkspacePort) -> None:
         self.settings = settings
-        self.db = db
+        self.workspace = workspace
         self.model: BaseChatModel | None = None
         self.store: CheckpointStore | None = None
         self._graphs: list[AgentGraph] = []
@@ -122,7 +122,7 @@ class AgentRuntime:
 
     def _config(self, thread_id: str) -> RunnableConfig:
         return {
-            "configurable": {"thread_id": thread_id, "db": self.db},
+            "configurable": {"thread_id": thread_id, "workspace": self.workspace},
             "recursion_limit": RECURSION_LIMIT,
         }
 
@@ -132,8 +132,8 @@ class AgentRuntime:
         """Run one turn on `thread_id` and return the final reply text.
 
         The caller has already advanced the turn clock to `turn_index` and captured the
-        snapshot. Tools edit the workspace through the services, each in its own
-        transaction. If the run fails or is cancelled, the user message and whatever
+        snapshot. Tools edit the workspace through the `WorkspacePort`, each edit in its
+        own transaction. If the run fails or is cancelled, the user message and whatever
         reply streamed so far are still written to the transcript before re-raising.
         """
         graph = self.graph_for(thread_id)

@@ -16,6 +16,7 @@ from app.db.engine import Database
 from app.db.models import Conversation
 from app.schemas import WorkspaceOut
 from app.services import conversations, users, workspace
+from app.services.agent_workspace import AgentWorkspace
 
 
 @dataclass
@@ -57,9 +58,11 @@ class Thread:
 
 
 async def new_thread(rt: AgentRuntime, title: str = "agent test") -> Thread:
-    user = await users.ensure_local(rt.db, name=rt.settings.local_user_name)
-    conv = await conversations.create(rt.db, user_id=user.id, title=title)
-    return Thread(rt, rt.db, user.id, conv.thread_id)
+    assert isinstance(rt.workspace, AgentWorkspace)
+    db = rt.workspace.db
+    user = await users.ensure_local(db, name=rt.settings.local_user_name)
+    conv = await conversations.create(db, user_id=user.id, title=title)
+    return Thread(rt, db, user.id, conv.thread_id)
 
 
 @pytest.fixture
@@ -71,7 +74,7 @@ def db(app: FastAPI) -> Database:
 @pytest.fixture
 async def runtime(settings: Settings, db: Database) -> AsyncIterator[AgentRuntime]:
     await setup_checkpointer(settings)
-    rt = AgentRuntime(settings, db)
+    rt = AgentRuntime(settings, AgentWorkspace(db))
     await rt.start()
     try:
         yield rt

@@ -23,6 +23,7 @@ from app.agent.checkpointer import setup_checkpointer
 from app.agent.runtime import AgentRuntime
 from app.config import Settings
 from app.db.engine import Database
+from app.services.agent_workspace import AgentWorkspace
 from tests.agent.conftest import new_thread
 
 ANSWER = ["Added ", "the ", "todo ", "for ", "you."]
@@ -214,7 +215,7 @@ async def _turn_through(settings: Settings, db: Database, provider: str, base_ur
         }
     )
     await setup_checkpointer(provider_settings)
-    rt = AgentRuntime(provider_settings, db)
+    rt = AgentRuntime(provider_settings, AgentWorkspace(db))
     await rt.start()
     try:
         thread = await new_thread(rt)

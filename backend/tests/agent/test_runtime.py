@@ -29,6 +29,7 @@ from app.config import Settings
 from app.db.engine import Database
 from app.db.models import Conversation
 from app.services import workspace
+from app.services.agent_workspace import AgentWorkspace
 from tests.agent.conftest import Thread, new_thread
 
 
@@ -37,7 +38,7 @@ async def runtime_with(
     settings: Settings, db: Database, model: BaseChatModel
 ) -> AsyncIterator[AgentRuntime]:
     await setup_checkpointer(settings)
-    rt = AgentRuntime(settings, db)
+    rt = AgentRuntime(settings, AgentWorkspace(db))
     rt.model = model
     await rt.start()
     try:

@@ -1,0 +1,121 @@
+"""The agent's `WorkspacePort` over the database.
+
+Every edit goes through the same live-edit functions as the REST face
+(`app.services.workspace.*_in`), one transaction per edit. Ownership is not checked
+here: the turn service checked it before the run started.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.agent.port import (
+    AddPreference,
+    AddTodo,
+    ArtifactView,
+    ChangePreference,
+    ChangeTodo,
+    CreateArtifact,
+    DocumentView,
+    PreferenceView,
+    SetDocument,
+    SetObjective,
+    TodoView,
+    WorkspaceEdit,
+    WorkspaceView,
+    resolve,
+)
+from app.db.engine import Database
+from app.db.models import Conversation
+from app.errors import NotFound
+from app.schemas import PreferencePatch, TodoPatch
+from app.services.workspace import (
+    WorkspaceState,
+    add_preference_in,
+    add_todo_in,
+    create_artifact_in,
+    delete_preference_in,
+    delete_todo_in,
+    live_state,
+    set_objective_in,
+    update_preference_in,
+    update_todo_in,
+    write_document_in,
+)
+
+
+def _id(item_id: int | None) -> int:
+    assert item_id is not None  # live rows always carry their id
+    return item_id
+
+
+def view_of(state: WorkspaceState, turn_index: int) -> WorkspaceView:
+    """A live `WorkspaceState` as the agent sees it."""
+    doc = state.document
+    return WorkspaceView(
+        objective=state.objective,
+        document=DocumentView(doc.title, doc.content) if doc is not None else None,
+        preferences=tuple(
+            PreferenceView(_id(p.id), p.uid, p.text, p.locked) for p in state.preferences
+        ),
+        todos=tuple(TodoView(_id(t.id), t.uid, t.text, t.done, t.depth) for t in state.todos),
+        artifacts=tuple(ArtifactView(a.id, a.turn_index, a.kind, a.title) for a in state.artifacts),
+        turn_index=turn_index,
+    )
+
+
+async def _thread(session: AsyncSession, thread_id: str) -> Conversation:
+    conv = await session.get(Conversation, thread_id)
+    if conv is None:
+        raise NotFound(f"conversation {thread_id} not found")
+    return conv
+
+
+async def _write(
+    s: AsyncSession, conv: Conversation, edit: WorkspaceEdit, before: WorkspaceView
+) -> None:
+    """Perform an edit `resolve` has checked against `before`."""
+    match edit:
+        case SetObjective(text=text):
+            await set_objective_in(s, conv, text)
+        case SetDocument(title=title, content=content, append=append):
+            await write_document_in(s, conv, title=title, content=content, append=append)
+        case AddPreference(text=text, locked=locked):
+            await add_preference_in(s, conv, text=text, locked=locked)
+        case ChangePreference(position=position, remove=True):
+            await delete_preference_in(s, conv, before.preferences[position - 1].id)
+        case ChangePreference(position=position, text=text, locked=locked):
+            patch = PreferencePatch(text=text, locked=locked)
+            await update_preference_in(s, conv, before.preferences[position - 1].id, patch)
+        case AddTodo(text=text, depth=depth):
+            await add_todo_in(s, conv, text=text, depth=depth)
+        case ChangeTodo(position=position, remove=True):
+            await delete_todo_in(s, conv, before.todos[position - 1].id)
+        case ChangeTodo(position=position, text=text, done=done, depth=depth):
+            todo_patch = TodoPatch(text=text, done=done, depth=depth)
+            await update_todo_in(s, conv, before.todos[position - 1].id, todo_patch)
+        case CreateArtifact(title=title, content=content):
+            await create_artifact_in(s, conv, title=title, content=content)
+        case _:
+            assert_never(edit)
+
+
+class AgentWorkspace:
+    """`WorkspacePort` for the agent runtime: live rows of a thread in `db`."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def read(self, thread_id: str) -> WorkspaceView:
+        async with self.db.read() as s:
+            conv = await _thread(s, thread_id)
+            return view_of(await live_state(s, conv), conv.turn_index)
+
+    async def apply(self, thread_id: str, edit: WorkspaceEdit) -> WorkspaceView:
+        async with self.db.transaction() as s:
+            conv = await _thread(s, thread_id)
+            before = view_of(await live_state(s, conv), conv.turn_index)
+            await _write(s, conv, resolve(edit, before), before)
+            return before
