@@ -28,10 +28,8 @@ def migrate(settings: Settings) -> None:
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     command.upgrade(alembic_config(settings), "head")  # type: ignore[arg-type]
-    try:
-        from app.agent.checkpointer import setup_checkpointer
-    except ImportError:  # the agent package arrives with the turns feature
-        return
+    from app.agent.checkpointer import setup_checkpointer
+
     asyncio.run(setup_checkpointer(settings))
 
 

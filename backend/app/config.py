@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
@@ -68,17 +67,6 @@ class Settings(BaseSettings):
             return "postgresql://" + self.sql_url.split("://", 1)[1]
         return str((self.data_dir / "checkpoints.db").resolve())
 
-    def resolved_secret_key(self) -> str:
-        """The configured secret, or one generated once into the data directory."""
-        if self.secret_key:
-            return self.secret_key
-        path = self.data_dir / "secret_key"
-        if path.exists():
-            return path.read_text().strip()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        key = secrets.token_hex(32)
-        path.write_text(key)
-        return key
 
 
 def get_settings() -> Settings:

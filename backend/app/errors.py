@@ -85,7 +85,3 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
 
 def http_status(error: DomainError) -> int:
     return ERROR_TABLE.get(error.code, (500, -32603))[0]
-
-
-def ahp_code(error: DomainError) -> int:
-    return ERROR_TABLE.get(error.code, (500, -32603))[1]

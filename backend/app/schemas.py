@@ -242,3 +242,18 @@ class CheckoutIn(BaseModel):
     turn_id: str | None = Field(max_length=80)
     expected_head_turn_id: str | None = Field(default=None, max_length=80)
     force: bool = False
+
+
+MAX_MESSAGE_CHARS = 100_000
+
+
+class TurnIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    content: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+
+
+class MessageOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: str
+    turn_index: int

@@ -47,8 +47,8 @@ async def seed_conversation(app: FastAPI, owner: Principal) -> Seeded:
 
 
 @contextmanager
-def armed_faults(module: Any, key: str) -> Iterator[dict[str, Any]]:
-    """Replace `module.fault_hook`: setting `armed[key]` to a step name makes that step
+def armed_faults(db: Database, key: str) -> Iterator[dict[str, Any]]:
+    """Give `db` a fault seam: setting `armed[key]` to a step name makes that step
     raise; `armed["seen"]` records the steps reached. Restored on exit."""
     armed: dict[str, Any] = {key: None, "seen": []}
 
@@ -57,9 +57,9 @@ def armed_faults(module: Any, key: str) -> Iterator[dict[str, Any]]:
         if armed[key] == step:
             raise RuntimeError(f"injected failure at {step}")
 
-    original = module.fault_hook
-    module.fault_hook = hook
+    original = db.faults
+    db.faults = hook
     try:
         yield armed
     finally:
-        module.fault_hook = original
+        db.faults = original

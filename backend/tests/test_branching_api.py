@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from sqlalchemy import delete, func, select
 
 from app.db.models import Conversation, ConversationBranch, WorkspaceSnapshot
+from app.domain import new_thread_id, now
 from app.services import branching, conversations, janitor, users
 from tests.helpers import armed_faults, db_of
 from tests.sse_client import send_turn
@@ -35,9 +36,9 @@ async def tid(client: httpx.AsyncClient) -> str:
 
 
 @pytest.fixture
-def faults() -> Iterator[dict[str, Any]]:
+def faults(app: FastAPI) -> Iterator[dict[str, Any]]:
     """Arm `faults["phase"]` to make that phase of branch creation raise."""
-    with armed_faults(branching, "phase") as armed:
+    with armed_faults(db_of(app), "phase") as armed:
         yield armed
 
 
@@ -230,7 +231,7 @@ async def test_pending_branch_is_invisible_while_seeding(
             ]
             seen["get"] = (await client.get(f"/api/conversations/{row.thread_id}")).status_code
 
-    branching.fault_hook = hook
+    db_of(app).faults = hook
     r = await client.post(f"/api/conversations/{tid}/branch", json={"from_turn": 1})
     assert r.status_code == 201
     assert seen == {"status": "pending", "listed": [tid], "get": 404}
@@ -260,13 +261,13 @@ async def test_janitor_reclaims_stale_pending_branches(
     db = db_of(app)
     runtime = app.state.runtime
     # A crash between phases: phase 1 committed, the transcript written, never activated.
-    stale = conversations.new_thread_id()
-    fresh = conversations.new_thread_id()
-    old = conversations.now() - timedelta(hours=2)
+    stale = new_thread_id()
+    fresh = new_thread_id()
+    old = now() - timedelta(hours=2)
     async with db.transaction() as s:
         root = await s.get(Conversation, tid)
         assert root is not None
-        for thread_id, created in ((stale, old), (fresh, conversations.now())):
+        for thread_id, created in ((stale, old), (fresh, now())):
             s.add(
                 Conversation(
                     thread_id=thread_id,

@@ -19,8 +19,8 @@ from fastapi import FastAPI
 from sqlalchemy import event
 
 from app.db.models import Artifact, Conversation, ConversationBranch
-from app.services import users, workspace
-from app.services.conversations import new_thread_id, now
+from app.domain import new_thread_id, now
+from app.services import snapshots, users
 from tests.helpers import db_of
 
 _clock = itertools.count()
@@ -81,7 +81,7 @@ async def add_thread(
             )
         for i, k in enumerate(range(bp + 1, bp + turns + 1)):
             conv.turn_index = k
-            snap = await workspace.capture_snapshot(
+            snap = await snapshots.capture_snapshot(
                 s, conv, turn_index=k, user_message=f"message {k} on {tid}"
             )
             snap.captured_at = times[i] if times else tick()

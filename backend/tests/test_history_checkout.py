@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from sqlalchemy import func, select
 
 from app.db.models import Conversation
-from app.services import conversations, history, users
+from app.services import conversations, users
 from tests.helpers import armed_faults, db_of
 from tests.history_helpers import (
     actions,
@@ -42,9 +42,9 @@ async def tid(client: httpx.AsyncClient) -> str:
 
 
 @pytest.fixture
-def faults() -> Iterator[dict[str, Any]]:
+def faults(app: FastAPI) -> Iterator[dict[str, Any]]:
     """Arm `faults["step"]` to make that checkout step raise."""
-    with armed_faults(history, "step") as armed:
+    with armed_faults(db_of(app), "step") as armed:
         yield armed
 
 

@@ -20,8 +20,8 @@ from fastapi import FastAPI
 from sqlalchemy import func, select, update
 
 from app.db.models import ActionLogEntry, Conversation, ConversationBranch
+from app.domain import now
 from app.services import janitor
-from app.services.conversations import now
 from tests.helpers import db_of
 from tests.history_helpers import live_server
 from tests.sse_client import send_turn

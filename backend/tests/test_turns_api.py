@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from sqlalchemy import update
 
 from app.db.models import ActiveTurn
-from app.services.conversations import now
+from app.domain import now
 from tests.helpers import db_of
 from tests.sse_client import send_turn
 

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Response, status
 from app.api.deps import CurrentUser, DbDep
 from app.schemas import ConversationCreate, ConversationOut, ConversationPatch
 from app.services import conversations as service
+from app.services import history
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
@@ -39,5 +40,5 @@ async def rename_conversation(
 
 @router.delete("/{thread_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_conversation(thread_id: str, db: DbDep, user: CurrentUser) -> Response:
-    await service.soft_delete(db, user_id=user.id, thread_id=thread_id)
+    await history.soft_delete(db, user_id=user.id, thread_id=thread_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,4 +1,5 @@
-"""Request dependencies: the database, settings and the authenticated user."""
+"""Request dependencies: the database, settings, the caller, and the process's services
+(agent runtime, event bus, turn manager), each as an `Annotated` alias."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from app.agent.runtime import AgentRuntime
 from app.config import Settings
 from app.db.engine import Database
+from app.events.bus import EventBus
 from app.services import users
+from app.services.turns import TurnManager
 from app.services.users import Principal
 
 
@@ -48,3 +52,23 @@ async def current_user(request: Request) -> Principal:
 DbDep = Annotated[Database, Depends(get_db)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 CurrentUser = Annotated[Principal, Depends(current_user)]
+
+
+def get_runtime(request: Request) -> AgentRuntime:
+    runtime: AgentRuntime = request.app.state.runtime
+    return runtime
+
+
+def get_bus(request: Request) -> EventBus:
+    bus: EventBus = request.app.state.bus
+    return bus
+
+
+def get_turns(request: Request) -> TurnManager:
+    turns: TurnManager = request.app.state.turns
+    return turns
+
+
+RuntimeDep = Annotated[AgentRuntime, Depends(get_runtime)]
+BusDep = Annotated[EventBus, Depends(get_bus)]
+TurnsDep = Annotated[TurnManager, Depends(get_turns)]

@@ -7,17 +7,15 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
-from app.api.deps import CurrentUser, DbDep, SettingsDep
+from app.api.deps import BusDep, CurrentUser, DbDep, SettingsDep
 from app.api.sse import SSE_HEADERS, frame
 from app.db.models import ActionLogEntry
 from app.events import log as action_log
-from app.events.bus import EventBus
 from app.schemas import CheckoutIn, HistoryOut
-from app.services import history
-from app.services.conversations import get_owned
+from app.services import event_stream, history
 
 router = APIRouter(prefix="/api/conversations/{thread_id}", tags=["history"])
 
@@ -56,32 +54,26 @@ async def checkout(
 @router.get("/events")
 async def events(
     thread_id: str,
-    request: Request,
     db: DbDep,
+    bus: BusDep,
     settings: SettingsDep,
     user: CurrentUser,
     after: Annotated[int, Query(ge=0)] = 0,
 ) -> StreamingResponse:
     """Every action of the thread's family after `after`, in serverSeq order (SSE)."""
-    async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user.id)
-        oldest, newest = await action_log.bounds(s)
-    root = conv.root_thread_id
-    bus: EventBus = request.app.state.bus
-    stale = after > 0 and oldest > after + 1
-    snapshot = None
-    if stale:
-        # The log no longer holds the gap: start from the current state instead.
-        snapshot = await history.get_history(
-            db, user_id=user.id, thread_id=thread_id, retains=settings.history_retains_branches
-        )
+    start = await event_stream.open_stream(
+        db,
+        user_id=user.id,
+        thread_id=thread_id,
+        after=after,
+        retains=settings.history_retains_branches,
+    )
 
     async def stream() -> AsyncIterator[bytes]:
-        start = after
-        if snapshot is not None:
-            yield frame("snapshot", {"history": snapshot.model_dump(), "serverSeq": newest})
-            start = newest
-        entries = bus.stream(root_thread_ids={root}, after=start)
+        if start.snapshot is not None:
+            payload = {"history": start.snapshot.model_dump(), "serverSeq": start.after}
+            yield frame("snapshot", payload)
+        entries = bus.stream(root_thread_ids={start.root_thread_id}, after=start.after)
         pending: asyncio.Task[ActionLogEntry] | None = None
         try:
             while True:
@@ -93,8 +85,7 @@ async def events(
                     continue
                 entry = pending.result()
                 pending = None
-                env = action_log.envelope(entry)
-                yield frame("action", env, event_id=str(entry.seq))
+                yield frame("action", action_log.envelope(entry), event_id=str(entry.seq))
         finally:
             if pending is not None:
                 pending.cancel()

@@ -5,35 +5,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.deps import CurrentUser
+from app.api.deps import CurrentUser, TurnsDep
 from app.api.sse import SSE_HEADERS, frame
-from app.services.turns import MAX_MESSAGE_CHARS, RunningTurn, TurnManager
+from app.schemas import MessageOut, TurnIn
+from app.services.turns import RunningTurn
 
 router = APIRouter(prefix="/api/conversations/{thread_id}", tags=["turns"])
-
-
-def get_turns(request: Request) -> TurnManager:
-    turns: TurnManager = request.app.state.turns
-    return turns
-
-
-TurnsDep = Annotated[TurnManager, Depends(get_turns)]
-
-
-class TurnIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    content: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
-
-
-class MessageOut(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    role: str
-    content: str
-    turn_index: int
 
 
 async def _stream(turn: RunningTurn) -> AsyncIterator[bytes]:

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
+
+from app.db.dialect import Dialect, dialect_for_url
+
+# A test seam: called with the name of a step of a multi-step write; raising from it
+# injects a failure there. Production code runs with `no_faults`.
+FaultPoint = Callable[[str], Awaitable[None]]
+
+
+async def no_faults(_: str) -> None:
+    return None
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -25,16 +35,21 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
 
 
 class Database:
-    """Owns the async engine; services open short transactions through it."""
+    """Owns the async engine; services open short transactions through it.
 
-    def __init__(self, url: str, *, echo: bool = False) -> None:
+    `faults` is the fault-injection seam (a dependency given at construction; tests
+    pass their own). Every session carries the dialect and the seam in its `info`.
+    """
+
+    def __init__(self, url: str, *, echo: bool = False, faults: FaultPoint = no_faults) -> None:
         self.url = url
-        self.is_sqlite = url.startswith("sqlite")
+        self.dialect: Dialect = dialect_for_url(url)
+        self.faults = faults
         kwargs: dict[str, Any] = {"echo": echo}
-        if not self.is_sqlite:
+        if self.dialect.is_postgres:
             kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
-        if self.is_sqlite:
+        if not self.dialect.is_postgres:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             # pysqlite's own BEGIN handling is off so that BEGIN IMMEDIATE can take the
             # write lock up front (the SQLite form of a row lock).
@@ -44,10 +59,20 @@ class Database:
         # Called after a transaction that appended to the action log commits.
         self.commit_listeners: list[Callable[[], None]] = []
 
+    @property
+    def is_sqlite(self) -> bool:
+        return not self.dialect.is_postgres
+
+    def _session(self) -> AsyncSession:
+        session = self.sessions()
+        session.info["dialect"] = self.dialect
+        session.info["faults"] = self.faults
+        return session
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """A session inside one transaction: committed on success, rolled back on error."""
-        async with self.sessions() as session:
+        async with self._session() as session:
             async with session.begin():
                 yield session
             if session.info.pop("haico_events", False):
@@ -56,11 +81,26 @@ class Database:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
-        async with self.sessions() as session:
+        async with self._session() as session:
             yield session
+
+    async def ping(self) -> bool:
+        """Whether the database answers a trivial query."""
+        try:
+            async with self.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        except Exception:
+            return False
+        return True
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+
+
+async def fault(session: AsyncSession, step: str) -> None:
+    """Pass the named step of a multi-step write through the fault seam."""
+    point: FaultPoint = session.info.get("faults", no_faults)
+    await point(step)
 
 
 def _disable_pysqlite_begin(dbapi_conn: Any, _record: Any) -> None:

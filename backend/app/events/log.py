@@ -17,11 +17,12 @@ from typing import Any
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.dialect import dialect_of
 from app.db.models import ActionLogEntry
+from app.events import actions
 
 NOTIFY_CHANNEL = "haico_events"
 APPEND_LOCK_KEY = 0x6861_6963_6F00  # "haico"
-ROOT_CHANNEL = "ahp-root://"
 
 
 def family_uuid(root_thread_id: str) -> str:
@@ -34,10 +35,6 @@ def chat_channel(root_thread_id: str) -> str:
 
 def session_channel(root_thread_id: str) -> str:
     return f"ahp-session:/{family_uuid(root_thread_id)}"
-
-
-def _is_postgres(session: AsyncSession) -> bool:
-    return session.bind is not None and session.bind.dialect.name == "postgresql"
 
 
 async def append(
@@ -58,7 +55,7 @@ async def append_many(
     actions: list[dict[str, Any]],
 ) -> list[ActionLogEntry]:
     """Log several actions of one change, in order, with one INSERT."""
-    postgres = _is_postgres(session)
+    postgres = dialect_of(session).is_postgres
     if postgres and not session.info.get("haico_append_lock"):
         await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": APPEND_LOCK_KEY})
         session.info["haico_append_lock"] = True
@@ -148,7 +145,5 @@ async def append_catalogue(
 ) -> ActionLogEntry:
     """A thread of the family was created, renamed or deleted (the session's catalogue)."""
     return await append_session(
-        session,
-        root_thread_id,
-        {"type": "haico/threadChanged", "threadId": thread_id, "change": change, **extra},
+        session, root_thread_id, actions.thread_changed(thread_id, change, **extra)
     )

@@ -23,48 +23,32 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from langchain_core.messages import BaseMessage, HumanMessage
-from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agent.runtime import AgentRuntime
-from app.db.engine import Database
-from app.db.models import (
-    Artifact,
-    Conversation,
-    ConversationBranch,
-    Document,
-    Preference,
-    Todo,
-    WorkspaceSnapshot,
-)
+from app.db.engine import Database, fault
+from app.db.models import Conversation, ConversationBranch
+from app.db.repositories import threads as repo
+from app.db.repositories import workspace as workspace_repo
+from app.domain import BranchStatus, new_thread_id, now
 from app.errors import InvalidBranchPoint, InvalidInput, InvalidTurn, SeedingFailed
 from app.events import log as action_log
 from app.schemas import BranchWorkspaceOverride, ConversationOut, DocumentOut
-from app.services.conversations import get_owned, new_thread_id, now, to_view
-from app.services.workspace import (
+from app.services.conversations import get_owned, to_view
+from app.services.family import Lineage
+from app.services.snapshots import (
     PreferenceState,
     RestoreSource,
     TodoState,
     WorkspaceState,
     copy_as_of_in,
     new_uid,
-    owner_of_turn,
     replace_workspace_in,
     restore_source,
     state_of,
 )
 
 log = logging.getLogger("haico.branching")
-
-# Tests replace this to inject a failure at a named phase ("copy", "seed", "activate").
-FaultHook = Callable[[str], Awaitable[None]]
-
-
-async def _no_fault(_: str) -> None:
-    return None
-
-
-fault_hook: FaultHook = _no_fault
 
 
 def transcript_prefix(messages: list[BaseMessage], turn: int) -> list[BaseMessage]:
@@ -138,9 +122,7 @@ async def _copy_into(
 ) -> None:
     """The workspace as of the branch point, edited by the override when one is given."""
     if override is None:
-        target.objective = source.objective
-        await s.flush()
-        await copy_as_of_in(s, source, target.thread_id)
+        await copy_as_of_in(s, source, target)
         return
     state = apply_override(await state_of(s, source), override)
     target.objective = state.objective
@@ -152,46 +134,15 @@ async def copy_workspace_rows(
 ) -> None:
     """Give `target` the workspace `state` and copies of its artifacts (never snapshots)."""
     await replace_workspace_in(s, target, state, fresh=True)
-    ids = [a.id for a in state.artifacts]
-    if ids:
-        rows = (
-            (await s.execute(select(Artifact).where(Artifact.id.in_(ids)).order_by(Artifact.id)))
-            .scalars()
-            .all()
-        )
-        for a in rows:
-            s.add(
-                Artifact(
-                    thread_id=target.thread_id,
-                    turn_index=a.turn_index,
-                    kind=a.kind,
-                    title=a.title,
-                    content=a.content,
-                    created_at=a.created_at,
-                )
-            )
+    await workspace_repo.copy_artifacts_by_id(s, [a.id for a in state.artifacts], target.thread_id)
     await s.flush()
 
 
-async def delete_thread_rows(s: AsyncSession, thread_id: str) -> None:
-    """Remove every SQL row that belongs to one thread (compensation and pruning)."""
-    for model in (Artifact, Preference, Todo, Document, WorkspaceSnapshot):
-        await s.execute(delete(model).where(model.thread_id == thread_id))
-    await s.execute(delete(ConversationBranch).where(ConversationBranch.thread_id == thread_id))
-    await s.execute(delete(Conversation).where(Conversation.thread_id == thread_id))
-
-
-async def compensate(db: Database, runtime: AgentRuntime, thread_id: str) -> None:
-    """Undo phase 1 (and any phase-2 writes) for a thread whose creation failed."""
-    try:
-        async with db.transaction() as s:
-            await delete_thread_rows(s, thread_id)
-    except Exception:
-        log.exception("compensation could not delete the rows of %s", thread_id)
+async def _forget_transcript(runtime: AgentRuntime, thread_id: str) -> None:
     try:
         await runtime.delete_thread(thread_id)
     except Exception:
-        log.exception("compensation could not delete the checkpoints of %s", thread_id)
+        log.exception("could not delete the checkpoints of %s", thread_id)
 
 
 async def seed_transcript(
@@ -204,6 +155,46 @@ async def seed_transcript(
         messages=prefix,
         metadata={"source": kind, "source_thread_id": source_thread_id, "from_turn": turn},
     )
+
+
+Activate = Callable[[AsyncSession], Awaitable[None]]
+
+
+async def seed_then_activate(
+    db: Database,
+    runtime: AgentRuntime,
+    *,
+    source_thread_id: str,
+    target_thread_id: str,
+    turn: int,
+    kind: str,
+    activate: Activate,
+    undo: Callable[[], Awaitable[None]],
+    failure: str,
+) -> None:
+    """Phases 2 and 3 of every new thread (branch, fork, promoted draft), with compensation.
+
+    Seeds the transcript prefix, then runs `activate` in one transaction. If either
+    fails, the partial transcript is removed, `undo` runs, and `SeedingFailed` (502)
+    carries `failure` as its message.
+    """
+    try:
+        await db.faults("seed")
+        await seed_transcript(
+            runtime,
+            source_thread_id=source_thread_id,
+            target_thread_id=target_thread_id,
+            turn=turn,
+            kind=kind,
+        )
+        async with db.transaction() as s:
+            await activate(s)
+            await fault(s, "activate")
+    except Exception as exc:
+        log.exception("making %s %s failed; compensating", kind, target_thread_id)
+        await _forget_transcript(runtime, target_thread_id)
+        await undo()
+        raise SeedingFailed(failure) from exc
 
 
 async def create_branch(
@@ -222,17 +213,7 @@ async def create_branch(
         conv, _, source = await _validate(
             s, user_id=user_id, thread_id=thread_id, from_turn=from_turn, is_fork=False
         )
-        target = Conversation(
-            thread_id=new_id,
-            user_id=conv.user_id,
-            root_thread_id=conv.root_thread_id,
-            title=conv.title,
-            turn_index=from_turn,
-            # Display only: two messages per inherited turn.
-            message_count=2 * from_turn,
-            created_at=now(),
-            updated_at=now(),
-        )
+        target = _new_thread(conv, new_id, root_thread_id=conv.root_thread_id, turn=from_turn)
         s.add(target)
         await s.flush()
         branch = ConversationBranch(
@@ -240,72 +221,29 @@ async def create_branch(
             parent_thread_id=conv.thread_id,
             branch_point_turn=from_turn,
             reason=(reason or "").strip() or None,
-            status="pending",
+            status=BranchStatus.PENDING,
             created_at=now(),
         )
         s.add(branch)
         await _copy_into(s, source, target, override)
-        await fault_hook("copy")
-    return await _finish(
+        await fault(s, "copy")
+
+    async def activate(s: AsyncSession) -> None:
+        await repo.set_branch_status(s, new_id, BranchStatus.ACTIVE)
+        await action_log.append_catalogue(
+            s, target.root_thread_id, new_id, "created", kind="branch"
+        )
+
+    await _build(
         db,
         runtime,
         source_thread_id=thread_id,
         target=target,
-        branch=branch,
-        from_turn=from_turn,
+        turn=from_turn,
         kind="branch",
+        activate=activate,
     )
-
-
-async def _finish(
-    db: Database,
-    runtime: AgentRuntime,
-    *,
-    source_thread_id: str,
-    target: Conversation,
-    branch: ConversationBranch | None,
-    from_turn: int,
-    kind: str,
-) -> ConversationOut:
-    try:
-        await fault_hook("seed")
-        await seed_transcript(
-            runtime,
-            source_thread_id=source_thread_id,
-            target_thread_id=target.thread_id,
-            turn=from_turn,
-            kind=kind,
-        )
-        async with db.transaction() as s:
-            if branch is not None:
-                await s.execute(
-                    update(ConversationBranch)
-                    .where(ConversationBranch.thread_id == target.thread_id)
-                    .values(status="active")
-                )
-                await action_log.append_catalogue(
-                    s, target.root_thread_id, target.thread_id, "created", kind=kind
-                )
-            else:
-                await s.execute(
-                    update(Conversation)
-                    .where(Conversation.thread_id == target.thread_id)
-                    .values(building=False)
-                )
-                await action_log.append_catalogue(
-                    s, target.root_thread_id, target.thread_id, "created", kind=kind
-                )
-            await fault_hook("activate")
-    except Exception as exc:
-        log.exception("creating %s %s failed; compensating", kind, target.thread_id)
-        await compensate(db, runtime, target.thread_id)
-        raise SeedingFailed(
-            f"the {kind} could not be created (its transcript could not be written); "
-            "nothing was kept, try again"
-        ) from exc
-    if branch is not None:
-        branch.status = "active"
-    target.building = False
+    branch.status = BranchStatus.ACTIVE
     return to_view(target, branch)
 
 
@@ -319,31 +257,127 @@ async def create_fork(
             s, user_id=user_id, thread_id=thread_id, from_turn=from_turn, is_fork=True
         )
         source = (
-            await owner_of_turn(s, conv.thread_id, from_turn) if from_turn > 0 else conv.thread_id
+            (await Lineage.load(s, conv.thread_id)).owner_of(from_turn)
+            if from_turn > 0
+            else conv.thread_id
         )
-        target = Conversation(
-            thread_id=new_id,
-            user_id=conv.user_id,
-            root_thread_id=new_id,
-            title=f"{conv.title} (fork)",
-            turn_index=from_turn,
-            message_count=2 * from_turn,
-            forked_from_thread_id=source,
-            forked_from_turn=from_turn,
-            building=True,
-            created_at=now(),
-            updated_at=now(),
-        )
+        target = _new_thread(conv, new_id, root_thread_id=new_id, turn=from_turn)
+        target.title = f"{conv.title} (fork)"
+        target.forked_from_thread_id = source
+        target.forked_from_turn = from_turn
+        target.building = True
         s.add(target)
         await s.flush()
         await _copy_into(s, restore, target, None)
-        await fault_hook("copy")
-    return await _finish(
+        await fault(s, "copy")
+
+    async def activate(s: AsyncSession) -> None:
+        await repo.finish_fork(s, new_id)
+        await action_log.append_catalogue(s, new_id, new_id, "created", kind="fork")
+
+    await _build(
         db,
         runtime,
         source_thread_id=thread_id,
         target=target,
-        branch=None,
-        from_turn=from_turn,
+        turn=from_turn,
         kind="fork",
+        activate=activate,
+    )
+    target.building = False
+    return to_view(target, None)
+
+
+def _new_thread(
+    conv: Conversation, thread_id: str, *, root_thread_id: str, turn: int
+) -> Conversation:
+    """A thread starting at `turn` of `conv`: its clock at the branch point."""
+    return Conversation(
+        thread_id=thread_id,
+        user_id=conv.user_id,
+        root_thread_id=root_thread_id,
+        title=conv.title,
+        turn_index=turn,
+        # Display only: two messages per inherited turn.
+        message_count=2 * turn,
+        created_at=now(),
+        updated_at=now(),
+    )
+
+
+async def _build(
+    db: Database,
+    runtime: AgentRuntime,
+    *,
+    source_thread_id: str,
+    target: Conversation,
+    turn: int,
+    kind: str,
+    activate: Activate,
+) -> None:
+    async def undo_logged() -> None:
+        try:
+            async with db.transaction() as s:
+                await repo.delete_thread_rows(s, target.thread_id)
+        except Exception:
+            log.exception("compensation could not delete the rows of %s", target.thread_id)
+
+    await seed_then_activate(
+        db,
+        runtime,
+        source_thread_id=source_thread_id,
+        target_thread_id=target.thread_id,
+        turn=turn,
+        kind=kind,
+        activate=activate,
+        undo=undo_logged,
+        failure=(
+            f"the {kind} could not be created (its transcript could not be written); "
+            "nothing was kept, try again"
+        ),
+    )
+
+
+async def promote_draft(db: Database, runtime: AgentRuntime, thread_id: str) -> None:
+    """Seed a draft's transcript and make it a real branch; on failure it stays a draft."""
+    async with db.read() as s:
+        branch = await repo.get_branch(s, thread_id)
+        if branch is None or branch.status != BranchStatus.DRAFT:
+            return
+        parent_id, bp = branch.parent_thread_id, branch.branch_point_turn
+
+    async def activate(s: AsyncSession) -> None:
+        await fault(s, "promote")
+        await repo.set_branch_status(s, thread_id, BranchStatus.ACTIVE, only_if=BranchStatus.DRAFT)
+
+    async def keep_draft() -> None:
+        return None
+
+    await seed_then_activate(
+        db,
+        runtime,
+        source_thread_id=parent_id,
+        target_thread_id=thread_id,
+        turn=bp,
+        kind="draft",
+        activate=activate,
+        undo=keep_draft,
+        failure=(
+            "the restored workspace could not become a branch (its transcript could not be "
+            "written); your edits are kept, try sending again"
+        ),
+    )
+
+
+async def draft_transcript(
+    runtime: AgentRuntime, s: AsyncSession, thread_id: str
+) -> list[object] | None:
+    """A draft has no transcript of its own yet: it shows its parent's prefix."""
+    branch = await repo.get_branch(s, thread_id)
+    if branch is None or branch.status != BranchStatus.DRAFT:
+        return None
+    return list(
+        transcript_prefix(
+            await runtime.raw_messages(branch.parent_thread_id), branch.branch_point_turn
+        )
     )

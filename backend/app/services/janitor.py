@@ -16,16 +16,13 @@ import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from sqlalchemy import select
-
 from app.agent.runtime import AgentRuntime
 from app.config import Settings
 from app.db.engine import Database
-from app.db.models import ChatHead, Conversation, ConversationBranch
+from app.db.repositories import threads as repo
+from app.domain import now
 from app.events import log as action_log
-from app.services import retention
-from app.services.branching import delete_thread_rows
-from app.services.conversations import now
+from app.services.pruning import apply_retention
 
 log = logging.getLogger("haico.janitor")
 
@@ -56,47 +53,13 @@ async def run_once(
     cutoff = now() - timedelta(seconds=max_age_seconds)
     report = JanitorReport()
     async with db.transaction() as s:
-        orphans = (
-            (
-                await s.execute(
-                    select(ConversationBranch.thread_id)
-                    .outerjoin(ChatHead, ChatHead.working_thread_id == ConversationBranch.thread_id)
-                    .where(ConversationBranch.status == "draft", ChatHead.root_thread_id.is_(None))
-                )
-            )
-            .scalars()
-            .all()
-        )
-        for thread_id in orphans:
-            await delete_thread_rows(s, thread_id)
+        orphans = await repo.orphan_drafts(s)
+        pending, building = await repo.half_built_before(s, cutoff)
+        for thread_id in [*orphans, *pending, *building]:
+            await repo.delete_thread_rows(s, thread_id)
         report.orphan_drafts = list(orphans)
-        pending = (
-            (
-                await s.execute(
-                    select(ConversationBranch.thread_id).where(
-                        ConversationBranch.status == "pending",
-                        ConversationBranch.created_at < cutoff,
-                    )
-                )
-            )
-            .scalars()
-            .all()
-        )
-        building = (
-            (
-                await s.execute(
-                    select(Conversation.thread_id).where(
-                        Conversation.building.is_(True), Conversation.created_at < cutoff
-                    )
-                )
-            )
-            .scalars()
-            .all()
-        )
-        for thread_id in [*pending, *building]:
-            await delete_thread_rows(s, thread_id)
-        report.pending_branches = list(pending)
-        report.building_forks = list(building)
+        report.pending_branches = pending
+        report.building_forks = building
     for thread_id in report.removed:
         try:
             await runtime.delete_thread(thread_id)
@@ -107,7 +70,7 @@ async def run_once(
         async with db.transaction() as s:
             window = timedelta(days=settings.event_log_window_days)
             report.log_entries_dropped = await action_log.prune_before(s, now() - window)
-        retained = await retention.apply(
+        retained = await apply_retention(
             db,
             runtime,
             max_age_days=settings.retention_max_age_days,

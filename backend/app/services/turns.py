@@ -26,31 +26,30 @@ import socket
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.agent.runtime import AgentEvent, AgentRuntime, TranscriptMessage
 from app.config import Settings
 from app.db.engine import Database
-from app.db.models import ActiveTurn, ChatHead, Conversation, ConversationBranch, WorkspaceSnapshot
-from app.db.repositories import conversations as conv_repo
+from app.db.models import ActiveTurn
+from app.db.repositories import snapshots as snap_repo
+from app.db.repositories import threads as repo
+from app.domain import BranchStatus, NodeId, NodeState, aware, now
 from app.errors import Conflict, DomainError, InvalidInput, NotFound, TurnInProgress
+from app.events import actions
 from app.events import log as action_log
-from app.services import history
-from app.services.conversations import get_owned, now
-from app.services.workspace import capture_snapshot
+from app.schemas import MAX_MESSAGE_CHARS
+from app.services import heads, pruning
+from app.services.branching import draft_transcript, promote_draft
+from app.services.conversations import get_owned
+from app.services.snapshots import capture_snapshot
 
 log = logging.getLogger("haico.turns")
 
-MAX_MESSAGE_CHARS = 100_000
 MAX_REPLY_CHARS = 20_000
-
-
-def node_id(thread_id: str, turn_index: int) -> str:
-    return f"{thread_id}:{turn_index}"
 
 
 def make_process_id() -> str:
@@ -80,7 +79,7 @@ class RunningTurn:
 
     @property
     def node_id(self) -> str:
-        return node_id(self.thread_id, self.turn_index)
+        return NodeId.format(self.thread_id, self.turn_index)
 
     async def events(self) -> AsyncIterator[TurnEvent]:
         while True:
@@ -153,9 +152,8 @@ class TurnManager:
         cutoff = now() - timedelta(seconds=self.settings.turn_stale_seconds)
         swept: list[str] = []
         async with self.db.transaction() as s:
-            rows = (await s.execute(select(ActiveTurn))).scalars().all()
-            for row in rows:
-                heartbeat = _aware(row.heartbeat_at)
+            for row in await repo.all_active_turns(s):
+                heartbeat = aware(row.heartbeat_at)
                 if row.process_id == self.process_id:
                     # Ours: alive while its task runs; a turn whose closing transaction
                     # failed is left behind and goes stale like anyone else's.
@@ -163,31 +161,27 @@ class TurnManager:
                         continue
                 elif heartbeat >= cutoff and not self._is_dead_local(row.process_id):
                     continue
-                await s.execute(
-                    update(WorkspaceSnapshot)
-                    .where(
-                        WorkspaceSnapshot.thread_id == row.thread_id,
-                        WorkspaceSnapshot.turn_index == row.turn_index,
-                        WorkspaceSnapshot.state == "running",
-                    )
-                    .values(state="error", completed_at=now())
+                await snap_repo.set_node_state(
+                    s,
+                    row.thread_id,
+                    row.turn_index,
+                    state=NodeState.ERROR,
+                    completed_at=now(),
+                    only_if=NodeState.RUNNING,
                 )
                 await s.delete(row)
-                stale_id = node_id(row.thread_id, row.turn_index)
-                await _move_head_onto(s, row.root_thread_id, row.thread_id, stale_id)
-                await action_log.append_chat(
-                    s,
-                    row.root_thread_id,
-                    _end_action(
-                        stale_id,
-                        "error",
-                        0,
-                        TurnEvent(
-                            "error",
-                            {"code": "server_lost", "message": "the serving process stopped"},
-                        ),
-                    ),
+                stale_id = NodeId.format(row.thread_id, row.turn_index)
+                await heads.advance_head(
+                    s, root_thread_id=row.root_thread_id, thread_id=row.thread_id, turn_id=stale_id
                 )
+                ended = actions.turn_ended(
+                    stale_id,
+                    state=NodeState.ERROR,
+                    duration_ms=0,
+                    code="server_lost",
+                    message="the serving process stopped",
+                )
+                await action_log.append_chat(s, row.root_thread_id, ended)
                 swept.append(stale_id)
         if swept:
             log.warning("marked %d abandoned turn(s) as failed: %s", len(swept), swept)
@@ -205,13 +199,13 @@ class TurnManager:
         if len(content) > MAX_MESSAGE_CHARS:
             raise InvalidInput(f"content: at most {MAX_MESSAGE_CHARS} characters")
         thread_id = await self._prepare_working(user_id=user_id, thread_id=thread_id, force=force)
-        pruned = history.PruneResult()
+        pruned = pruning.PruneResult()
         try:
             async with self.db.transaction() as s:
                 conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, for_update=True)
                 root_id = conv.root_thread_id
-                head = await history.lock_head(s, root_id, nowait=False)
-                if await conv_repo.get_active_turn(s, root_id) is not None:
+                head = await heads.lock_head(s, root_id, nowait=False)
+                if await repo.get_active_turn(s, root_id) is not None:
                     raise TurnInProgress("a turn is already running in this conversation")
                 if head.working_thread_id != conv.thread_id:
                     # A checkout landed since `_prepare_working`: the user moved on.
@@ -240,27 +234,21 @@ class TurnManager:
                     parent_turn_id=parent,
                     content=content,
                 )
-                started: dict[str, Any] = {
-                    "type": "chat/turnStarted",
-                    "turnId": turn.node_id,
-                    "startedAt": now().isoformat(),
-                    "message": {"text": content},
-                }
-                if parent:
-                    started["parentTurnId"] = parent
+                started = actions.turn_started(
+                    turn.node_id,
+                    parent_turn_id=parent,
+                    text=content,
+                    started_at=now().isoformat(),
+                )
                 await action_log.append_chat(s, root_id, started)
                 if not self.settings.history_retains_branches:
-                    pruned = await history.linear_prune_in(
-                        s, head, active=(conv.thread_id, conv.turn_index)
+                    pruned = await pruning.linear_prune_in(
+                        s, head, active=NodeId(conv.thread_id, conv.turn_index)
                     )
-                    if pruned.turn_ids:
-                        await action_log.append_chat(
-                            s, root_id, {"type": "chat/turnsPruned", "turnIds": pruned.turn_ids}
-                        )
         except IntegrityError as exc:
             raise TurnInProgress("a turn is already running in this conversation") from exc
         if pruned.turn_ids:
-            await history.after_prune(self.runtime, pruned)
+            await pruning.after_prune(self.runtime, pruned)
         self.running[turn.root_thread_id] = turn
         turn.queue.put_nowait(
             TurnEvent(
@@ -285,18 +273,18 @@ class TurnManager:
         """
         async with self.db.transaction() as s:
             conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
-            head = await history.lock_head(s, conv.root_thread_id, nowait=False)
-            if await conv_repo.get_active_turn(s, conv.root_thread_id) is not None:
+            head = await heads.lock_head(s, conv.root_thread_id, nowait=False)
+            if await repo.get_active_turn(s, conv.root_thread_id) is not None:
                 raise TurnInProgress("a turn is already running in this conversation")
             if head.working_thread_id != conv.thread_id:
-                if branch is not None and branch.status == "draft":
+                if branch is not None and branch.status == BranchStatus.DRAFT:
                     raise NotFound("this restored view was discarded by a later checkout")
-                await history.make_working_in(s, head, conv, branch, force=force, user_id=user_id)
+                await heads.make_working_in(s, head, conv, branch, force=force, user_id=user_id)
             working = head.working_thread_id
-            working_branch = await s.get(ConversationBranch, working)
-            is_draft = working_branch is not None and working_branch.status == "draft"
+            working_branch = await repo.get_branch(s, working)
+            is_draft = working_branch is not None and working_branch.status == BranchStatus.DRAFT
         if is_draft:
-            await history.promote_draft(self.db, self.runtime, working)
+            await promote_draft(self.db, self.runtime, working)
         return working
 
     async def _drive(self, turn: RunningTurn) -> None:
@@ -358,29 +346,32 @@ class TurnManager:
         """Close the turn: node state and reply, the head moves onto it, the lease goes."""
         duration = int((now() - turn.started_at).total_seconds() * 1000)
         async with self.db.transaction() as s:
-            await s.execute(
-                update(WorkspaceSnapshot)
-                .where(
-                    WorkspaceSnapshot.thread_id == turn.thread_id,
-                    WorkspaceSnapshot.turn_index == turn.turn_index,
-                )
-                .values(state=turn.state, reply=reply[:MAX_REPLY_CHARS], completed_at=now())
+            await snap_repo.set_node_state(
+                s,
+                turn.thread_id,
+                turn.turn_index,
+                state=turn.state,
+                completed_at=now(),
+                reply=reply[:MAX_REPLY_CHARS],
             )
-            await s.execute(
-                update(Conversation)
-                .where(Conversation.thread_id == turn.thread_id)
-                .values(message_count=Conversation.message_count + 2, updated_at=now())
+            await repo.count_turn_finished(s, turn.thread_id)
+            await heads.advance_head(
+                s,
+                root_thread_id=turn.root_thread_id,
+                thread_id=turn.thread_id,
+                turn_id=turn.node_id,
             )
-            await _move_head_onto(s, turn.root_thread_id, turn.thread_id, turn.node_id)
-            await s.execute(
-                delete(ActiveTurn).where(
-                    ActiveTurn.root_thread_id == turn.root_thread_id,
-                    ActiveTurn.process_id == self.process_id,
-                )
+            await repo.release_active_turn(
+                s, root_thread_id=turn.root_thread_id, process_id=self.process_id
             )
-            await action_log.append_chat(
-                s, turn.root_thread_id, _end_action(turn.node_id, turn.state, duration, final)
+            ended = actions.turn_ended(
+                turn.node_id,
+                state=turn.state,
+                duration_ms=duration,
+                code=str(final.data.get("code", "error")),
+                message=str(final.data.get("message", "")),
             )
+            await action_log.append_chat(s, turn.root_thread_id, ended)
 
     async def _heartbeat(self, turn: RunningTurn) -> None:
         while True:
@@ -404,11 +395,11 @@ class TurnManager:
         """Cancel the family's active turn, wherever it runs."""
         async with self.db.transaction() as s:
             conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
-            row = await conv_repo.get_active_turn(s, conv.root_thread_id)
+            row = await repo.get_active_turn(s, conv.root_thread_id)
             if row is None:
                 raise Conflict("no turn is running in this conversation")
             row.cancel_requested = True
-            root, target = conv.root_thread_id, node_id(row.thread_id, row.turn_index)
+            root, target = conv.root_thread_id, NodeId.format(row.thread_id, row.turn_index)
         local = self.running.get(root)
         if local and local.task:
             local.task.cancel()
@@ -420,44 +411,15 @@ class TurnManager:
     async def messages(self, *, user_id: int, thread_id: str) -> list[TranscriptMessage]:
         async with self.db.read() as s:
             await get_owned(s, thread_id=thread_id, user_id=user_id)
-            prefix = await history.draft_transcript(self.runtime, s, thread_id)
+            prefix = await draft_transcript(self.runtime, s, thread_id)
         if prefix is not None:
             return self.runtime.to_transcript(prefix)
         return await self.runtime.messages(thread_id)
 
 
-def _aware(ts: datetime) -> datetime:
-    return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
-
-
 def _short(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text[:300]
-
-
-async def _move_head_onto(s: Any, root_thread_id: str, thread_id: str, turn_id: str) -> None:
-    """Advance the head onto a finished turn of the working thread (any end state)."""
-    await s.execute(
-        update(ChatHead)
-        .where(ChatHead.root_thread_id == root_thread_id, ChatHead.working_thread_id == thread_id)
-        .values(head_turn_id=turn_id, version=ChatHead.version + 1, updated_at=now())
-    )
-
-
-def _end_action(turn_id: str, state: str, duration: int, final: TurnEvent) -> dict[str, Any]:
-    if state == "complete":
-        return {"type": "chat/turnComplete", "turnId": turn_id, "duration": duration}
-    if state == "cancelled":
-        return {"type": "chat/turnCancelled", "turnId": turn_id, "duration": duration}
-    return {
-        "type": "chat/error",
-        "turnId": turn_id,
-        "duration": duration,
-        "error": {
-            "errorType": str(final.data.get("code", "error")),
-            "message": str(final.data.get("message", "the turn failed")),
-        },
-    }
 
 
 class _DeltaCoalescer:
@@ -489,21 +451,8 @@ class _DeltaCoalescer:
             if not self.started:
                 self.started = True
                 await action_log.append_chat(
-                    s,
-                    root,
-                    {
-                        "type": "chat/responsePart",
-                        "turnId": self.turn.node_id,
-                        "part": {"kind": "markdown", "id": self.part_id, "content": ""},
-                    },
+                    s, root, actions.response_part(self.turn.node_id, self.part_id)
                 )
             await action_log.append_chat(
-                s,
-                root,
-                {
-                    "type": "chat/delta",
-                    "turnId": self.turn.node_id,
-                    "partId": self.part_id,
-                    "content": text,
-                },
+                s, root, actions.delta(self.turn.node_id, self.part_id, text)
             )

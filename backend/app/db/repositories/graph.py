@@ -8,15 +8,14 @@ shows, by IN-list, again one query each.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, String, any_, bindparam, func, select
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.dialect import dialect_of
 from app.db.models import Artifact, Conversation, ConversationBranch, WorkspaceSnapshot
 
 _conv = Conversation.__table__
@@ -29,75 +28,12 @@ _NEWEST_FIRST = (_snap.c.captured_at.desc(), _snap.c.turn_index.desc(), _snap.c.
 
 
 @dataclass(frozen=True)
-class ThreadRow:
-    thread_id: str
-    title: str
-    turn_index: int
-    deleted: bool
-    created_at: datetime
-    parent_thread_id: str | None
-    branch_point_turn: int | None
-    reason: str | None
-    status: str | None  # None for the root, which has no branch row
-
-
-@dataclass(frozen=True)
 class NodeRow:
     thread_id: str
     turn_index: int
     user_message: str
     captured_at: datetime
     state: str
-
-
-def _one_of(
-    session: AsyncSession, column: ColumnElement[str], ids: Collection[str]
-) -> ColumnElement[bool]:
-    """`column IN ids` with the ids bound as ONE value, however many there are.
-
-    An expanding IN-list renders a placeholder per id (slow to compile for thousands,
-    and capped at 32k by both drivers); an array (PostgreSQL) or a JSON list read with
-    `json_each` (SQLite) has neither problem.
-    """
-    values = sorted(ids)
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    if dialect == "postgresql":
-        return column == any_(bindparam(None, values, type_=ARRAY(String())))
-    each = func.json_each(json.dumps(values)).table_valued("value")
-    return column.in_(select(each.c.value))
-
-
-async def family_threads(session: AsyncSession, *, root_thread_id: str) -> list[ThreadRow]:
-    """Every thread of the family (hidden ones included), with its branch row if any."""
-    stmt = (
-        select(
-            _conv.c.thread_id,
-            _conv.c.title,
-            _conv.c.turn_index,
-            _conv.c.deleted_at,
-            _conv.c.created_at,
-            _branch.c.parent_thread_id,
-            _branch.c.branch_point_turn,
-            _branch.c.reason,
-            _branch.c.status,
-        )
-        .select_from(_conv.outerjoin(_branch, _branch.c.thread_id == _conv.c.thread_id))
-        .where(_conv.c.root_thread_id == root_thread_id)
-    )
-    return [
-        ThreadRow(
-            thread_id=r.thread_id,
-            title=r.title,
-            turn_index=r.turn_index,
-            deleted=r.deleted_at is not None,
-            created_at=r.created_at,
-            parent_thread_id=r.parent_thread_id,
-            branch_point_turn=r.branch_point_turn,
-            reason=r.reason,
-            status=r.status,
-        )
-        for r in (await session.execute(stmt)).all()
-    ]
 
 
 async def newest_owned_nodes(
@@ -118,7 +54,7 @@ async def newest_owned_nodes(
             )
         )
         .where(
-            _one_of(session, _snap.c.thread_id, thread_ids),
+            dialect_of(session).one_of(_snap.c.thread_id, thread_ids),
             _snap.c.turn_index > func.coalesce(_branch.c.branch_point_turn, 0),
             _snap.c.turn_index <= _conv.c.turn_index,
         )
@@ -155,7 +91,7 @@ async def artifact_counts(
     """How many artifacts each (thread, turn) of `thread_ids` produced, in one grouped query."""
     stmt = (
         select(_art.c.thread_id, _art.c.turn_index, func.count().label("n"))
-        .where(_one_of(session, _art.c.thread_id, thread_ids))
+        .where(dialect_of(session).one_of(_art.c.thread_id, thread_ids))
         .group_by(_art.c.thread_id, _art.c.turn_index)
     )
     return {(r.thread_id, r.turn_index): int(r.n) for r in (await session.execute(stmt)).all()}

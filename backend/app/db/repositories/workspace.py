@@ -1,70 +1,160 @@
-"""Queries over the workspace tables and snapshots. Reads only: services commit."""
+"""The live workspace tables: documents and stored bodies, preferences, todos, artifacts.
+
+Queries and writes only; services own the rules and the transaction boundaries.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import inspect, select
+from sqlalchemy import delete, insert, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import defer
 
-from app.db.models import (
-    Artifact,
-    Document,
-    DocumentBody,
-    Preference,
-    Todo,
-    WorkspaceSnapshot,
-)
+from app.db.dialect import dialect_of
+from app.db.models import Artifact, Document, DocumentBody, Preference, Todo
 
 
-async def get_document(session: AsyncSession, thread_id: str) -> Document | None:
+async def get_document(s: AsyncSession, thread_id: str) -> Document | None:
     stmt = select(Document).where(Document.thread_id == thread_id)
-    return (await session.execute(stmt)).scalar_one_or_none()
+    return (await s.execute(stmt)).scalar_one_or_none()
 
 
-async def list_preferences(session: AsyncSession, thread_id: str) -> Sequence[Preference]:
+async def ensure_document(s: AsyncSession, thread_id: str) -> Document:
+    doc = await get_document(s, thread_id)
+    if doc is None:
+        doc = Document(thread_id=thread_id, title="", content="")
+        s.add(doc)
+        await s.flush()
+    return doc
+
+
+async def list_preferences(s: AsyncSession, thread_id: str) -> Sequence[Preference]:
     stmt = (
         select(Preference)
         .where(Preference.thread_id == thread_id)
         .order_by(Preference.position, Preference.id)
     )
-    return (await session.execute(stmt)).scalars().all()
+    return (await s.execute(stmt)).scalars().all()
 
 
-async def list_todos(session: AsyncSession, thread_id: str) -> Sequence[Todo]:
+async def list_todos(s: AsyncSession, thread_id: str) -> Sequence[Todo]:
     stmt = select(Todo).where(Todo.thread_id == thread_id).order_by(Todo.position, Todo.id)
-    return (await session.execute(stmt)).scalars().all()
+    return (await s.execute(stmt)).scalars().all()
 
 
 async def list_artifacts(
-    session: AsyncSession, thread_id: str, *, max_turn: int | None = None
+    s: AsyncSession, thread_id: str, *, max_turn: int | None = None
 ) -> Sequence[Artifact]:
     stmt = select(Artifact).where(Artifact.thread_id == thread_id)
     if max_turn is not None:
         stmt = stmt.where(Artifact.turn_index <= max_turn)
-    return (await session.execute(stmt.order_by(Artifact.id))).scalars().all()
+    return (await s.execute(stmt.order_by(Artifact.id))).scalars().all()
 
 
-async def get_snapshot(
-    session: AsyncSession, thread_id: str, turn_index: int, *, light: bool = False
-) -> WorkspaceSnapshot | None:
-    """One snapshot row; `light` leaves its item lists unloaded (see `load_items`)."""
-    stmt = select(WorkspaceSnapshot).where(
-        WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index == turn_index
-    )
-    if light:
-        stmt = stmt.options(defer(WorkspaceSnapshot.preferences), defer(WorkspaceSnapshot.todos))
-    return (await session.execute(stmt)).scalar_one_or_none()
+async def get_artifact(s: AsyncSession, artifact_id: int) -> Artifact | None:
+    return await s.get(Artifact, artifact_id)
 
 
-async def load_items(session: AsyncSession, snap: WorkspaceSnapshot) -> None:
-    """Load a light snapshot's item lists (async sessions cannot load them on access)."""
-    unloaded = inspect(snap).unloaded & {"preferences", "todos"}
-    if unloaded:
-        await session.refresh(snap, attribute_names=sorted(unloaded))
-
-
-async def get_body(session: AsyncSession, digest: str) -> str | None:
-    row = await session.get(DocumentBody, digest)
+async def get_body(s: AsyncSession, digest: str) -> str | None:
+    row = await s.get(DocumentBody, digest)
     return row.content if row else None
+
+
+async def store_body(s: AsyncSession, content: str) -> str:
+    """Write a document body once, content-addressed; returns its hash."""
+    digest = hashlib.sha256(content.encode()).hexdigest()
+    await s.execute(
+        dialect_of(s)
+        .insert(DocumentBody)
+        .values(hash=digest, content=content)
+        .on_conflict_do_nothing(index_elements=["hash"])
+    )
+    return digest
+
+
+async def copy_live_rows(s: AsyncSession, *, source: str, target: str) -> None:
+    """Copy one thread's document, preferences and todos into an empty thread, in SQL."""
+    await s.execute(
+        insert(Document).from_select(
+            ["thread_id", "title", "content", "body_hash"],
+            select(literal(target), Document.title, Document.content, Document.body_hash).where(
+                Document.thread_id == source
+            ),
+        )
+    )
+    await s.execute(
+        insert(Preference).from_select(
+            ["uid", "thread_id", "text", "locked", "position"],
+            select(
+                Preference.uid,
+                literal(target),
+                Preference.text,
+                Preference.locked,
+                Preference.position,
+            ).where(Preference.thread_id == source),
+        )
+    )
+    await s.execute(
+        insert(Todo).from_select(
+            ["uid", "thread_id", "text", "done", "depth", "position"],
+            select(
+                Todo.uid, literal(target), Todo.text, Todo.done, Todo.depth, Todo.position
+            ).where(Todo.thread_id == source),
+        )
+    )
+
+
+async def copy_artifacts(s: AsyncSession, *, source: str, up_to: int, target: str) -> None:
+    """Copy the artifacts a thread made up to turn `up_to` into `target`, in order."""
+    await s.execute(
+        insert(Artifact).from_select(
+            ["thread_id", "turn_index", "kind", "title", "content", "created_at"],
+            select(
+                literal(target),
+                Artifact.turn_index,
+                Artifact.kind,
+                Artifact.title,
+                Artifact.content,
+                Artifact.created_at,
+            )
+            .where(Artifact.thread_id == source, Artifact.turn_index <= up_to)
+            .order_by(Artifact.id),
+        )
+    )
+
+
+async def copy_artifacts_by_id(s: AsyncSession, ids: list[int], target: str) -> None:
+    if not ids:
+        return
+    await s.execute(
+        insert(Artifact).from_select(
+            ["thread_id", "turn_index", "kind", "title", "content", "created_at"],
+            select(
+                literal(target),
+                Artifact.turn_index,
+                Artifact.kind,
+                Artifact.title,
+                Artifact.content,
+                Artifact.created_at,
+            )
+            .where(Artifact.id.in_(ids))
+            .order_by(Artifact.id),
+        )
+    )
+
+
+async def clear_items(s: AsyncSession, thread_id: str) -> None:
+    await s.execute(delete(Preference).where(Preference.thread_id == thread_id))
+    await s.execute(delete(Todo).where(Todo.thread_id == thread_id))
+
+
+async def insert_preferences(s: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        await s.execute(insert(Preference), rows)
+
+
+async def insert_todos(s: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        await s.execute(insert(Todo), rows)

@@ -1,0 +1,119 @@
+"""Snapshots (turn records): read, write, copy their items out, delete, and node state.
+
+A snapshot row is also the record of its turn (user message, reply, state), so the
+node state lives here too. Hand-written SQL is kept as named constants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from sqlalchemy import delete, func, inspect, select, text, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import defer
+
+from app.db.dialect import dialect_of
+from app.db.models import Artifact, WorkspaceSnapshot
+
+# Copy a snapshot's item lists (JSON) into a thread's live rows, positions by index.
+COPY_ITEMS_SQL = {
+    "postgresql": (
+        "INSERT INTO preferences (uid, thread_id, text, locked, position) "
+        "SELECT e->>'uid', :t, e->>'text', COALESCE((e->>'locked')::boolean, false), o - 1 "
+        "FROM workspace_snapshots s, "
+        "jsonb_array_elements(s.preferences) WITH ORDINALITY AS x(e, o) WHERE s.id = :sid",
+        "INSERT INTO todos (uid, thread_id, text, done, depth, position) "
+        "SELECT e->>'uid', :t, e->>'text', COALESCE((e->>'done')::boolean, false), "
+        "COALESCE((e->>'depth')::int, 0), o - 1 "
+        "FROM workspace_snapshots s, jsonb_array_elements(s.todos) WITH ORDINALITY AS x(e, o) "
+        "WHERE s.id = :sid",
+    ),
+    "sqlite": (
+        "INSERT INTO preferences (uid, thread_id, text, locked, position) "
+        "SELECT json_extract(j.value, '$.uid'), :t, json_extract(j.value, '$.text'), "
+        "COALESCE(json_extract(j.value, '$.locked'), 0), CAST(j.key AS INTEGER) "
+        "FROM workspace_snapshots s, json_each(s.preferences) j WHERE s.id = :sid",
+        "INSERT INTO todos (uid, thread_id, text, done, depth, position) "
+        "SELECT json_extract(j.value, '$.uid'), :t, json_extract(j.value, '$.text'), "
+        "COALESCE(json_extract(j.value, '$.done'), 0), "
+        "COALESCE(json_extract(j.value, '$.depth'), 0), CAST(j.key AS INTEGER) "
+        "FROM workspace_snapshots s, json_each(s.todos) j WHERE s.id = :sid",
+    ),
+}
+
+
+async def get_snapshot(
+    s: AsyncSession, thread_id: str, turn_index: int, *, light: bool = False
+) -> WorkspaceSnapshot | None:
+    """One snapshot row; `light` leaves its item lists unloaded (see `load_items`)."""
+    stmt = select(WorkspaceSnapshot).where(
+        WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index == turn_index
+    )
+    if light:
+        stmt = stmt.options(defer(WorkspaceSnapshot.preferences), defer(WorkspaceSnapshot.todos))
+    return (await s.execute(stmt)).scalar_one_or_none()
+
+
+async def load_items(s: AsyncSession, snap: WorkspaceSnapshot) -> None:
+    """Load a light snapshot's item lists (async sessions cannot load them on access)."""
+    unloaded = inspect(snap).unloaded & {"preferences", "todos"}
+    if unloaded:
+        await s.refresh(snap, attribute_names=sorted(unloaded))
+
+
+async def has_snapshot_after(s: AsyncSession, thread_id: str, turn: int) -> bool:
+    found = await s.scalar(
+        select(WorkspaceSnapshot.turn_index)
+        .where(WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index > turn)
+        .limit(1)
+    )
+    return found is not None
+
+
+async def last_kept_turn(s: AsyncSession, thread_id: str, *, from_turn: int) -> int | None:
+    """The newest turn record of the thread at or after `from_turn`."""
+    return await s.scalar(
+        select(func.max(WorkspaceSnapshot.turn_index)).where(
+            WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index >= from_turn
+        )
+    )
+
+
+async def copy_items_into(s: AsyncSession, snap: WorkspaceSnapshot, target: str) -> None:
+    for sql in COPY_ITEMS_SQL[dialect_of(s).name]:
+        await s.execute(text(sql), {"t": target, "sid": snap.id})
+
+
+async def set_node_state(
+    s: AsyncSession,
+    thread_id: str,
+    turn_index: int,
+    *,
+    state: str,
+    completed_at: datetime,
+    reply: str | None = None,
+    only_if: str | None = None,
+) -> None:
+    stmt = update(WorkspaceSnapshot).where(
+        WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index == turn_index
+    )
+    if only_if is not None:
+        stmt = stmt.where(WorkspaceSnapshot.state == only_if)
+    values: dict[str, object] = {"state": state, "completed_at": completed_at}
+    if reply is not None:
+        values["reply"] = reply
+    await s.execute(stmt.values(**values))
+
+
+async def delete_nodes(s: AsyncSession, thread_id: str, turns: Iterable[int]) -> None:
+    """Drop the turn records and the artifacts of these turns of one thread."""
+    ks = list(turns)
+    await s.execute(
+        delete(WorkspaceSnapshot).where(
+            WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index.in_(ks)
+        )
+    )
+    await s.execute(
+        delete(Artifact).where(Artifact.thread_id == thread_id, Artifact.turn_index.in_(ks))
+    )

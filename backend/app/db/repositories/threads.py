@@ -1,0 +1,367 @@
+"""Threads and their history state: conversations, branch rows, heads and active turns.
+
+Queries and writes only; services own the rules and the transaction boundaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.dialect import dialect_of
+from app.db.models import (
+    ActiveTurn,
+    Artifact,
+    ChatHead,
+    Conversation,
+    ConversationBranch,
+    Document,
+    Preference,
+    Todo,
+    WorkspaceSnapshot,
+)
+from app.domain import BranchStatus, NodeId, now
+
+_conv = Conversation.__table__
+_branch = ConversationBranch.__table__
+
+
+class LockNotAvailable(Exception):
+    """Another transaction holds the row lock asked for with NOWAIT."""
+
+
+@dataclass(frozen=True)
+class ThreadRow:
+    """One thread of a family with its branch row folded in (None fields for a root)."""
+
+    thread_id: str
+    title: str
+    turn_index: int
+    deleted: bool
+    created_at: datetime
+    updated_at: datetime
+    parent_thread_id: str | None
+    branch_point_turn: int | None
+    reason: str | None
+    status: BranchStatus | None
+    forked_from_thread_id: str | None
+    forked_from_turn: int | None
+
+
+@dataclass(frozen=True)
+class LineageEntry:
+    thread_id: str
+    parent_thread_id: str | None
+    branch_point_turn: int | None  # None for the root
+    forked_from_turn: int | None
+
+
+# ---- reads ----
+
+
+async def get_with_branch(
+    s: AsyncSession, thread_id: str, *, for_update: bool = False
+) -> tuple[Conversation, ConversationBranch | None] | None:
+    stmt = (
+        select(Conversation, ConversationBranch)
+        .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
+        .where(Conversation.thread_id == thread_id)
+    )
+    if for_update:
+        stmt = stmt.with_for_update(of=Conversation)
+    row = (await s.execute(stmt)).first()
+    return (row[0], row[1]) if row is not None else None
+
+
+async def get_thread(s: AsyncSession, thread_id: str) -> Conversation | None:
+    return await s.get(Conversation, thread_id)
+
+
+async def get_branch(s: AsyncSession, thread_id: str) -> ConversationBranch | None:
+    return await s.get(ConversationBranch, thread_id)
+
+
+async def family_threads(s: AsyncSession, root_thread_id: str) -> list[ThreadRow]:
+    """Every thread of the family (hidden ones included), in one indexed query."""
+    stmt = (
+        select(
+            _conv.c.thread_id,
+            _conv.c.title,
+            _conv.c.turn_index,
+            _conv.c.deleted_at,
+            _conv.c.created_at,
+            _conv.c.updated_at,
+            _conv.c.forked_from_thread_id,
+            _conv.c.forked_from_turn,
+            _branch.c.parent_thread_id,
+            _branch.c.branch_point_turn,
+            _branch.c.reason,
+            _branch.c.status,
+        )
+        .select_from(_conv.outerjoin(_branch, _branch.c.thread_id == _conv.c.thread_id))
+        .where(_conv.c.root_thread_id == root_thread_id)
+    )
+    return [
+        ThreadRow(
+            thread_id=r.thread_id,
+            title=r.title,
+            turn_index=r.turn_index,
+            deleted=r.deleted_at is not None,
+            created_at=r.created_at,
+            updated_at=r.updated_at,
+            parent_thread_id=r.parent_thread_id,
+            branch_point_turn=r.branch_point_turn,
+            reason=r.reason,
+            status=BranchStatus(r.status) if r.status is not None else None,
+            forked_from_thread_id=r.forked_from_thread_id,
+            forked_from_turn=r.forked_from_turn,
+        )
+        for r in (await s.execute(stmt)).all()
+    ]
+
+
+async def node_keys(s: AsyncSession, thread_ids: list[str]) -> list[tuple[str, int]]:
+    """(thread, turn) of every turn record of these threads."""
+    rows = await s.execute(
+        select(WorkspaceSnapshot.thread_id, WorkspaceSnapshot.turn_index).where(
+            WorkspaceSnapshot.thread_id.in_(thread_ids)
+        )
+    )
+    return [(t, k) for t, k in rows.all()]
+
+
+async def lineage(s: AsyncSession, thread_id: str) -> list[LineageEntry]:
+    """The thread and its ancestors, nearest first, in one recursive query.
+
+    UNION (not UNION ALL) makes the walk cycle-safe; order is rebuilt by following
+    parent links, so there is no depth cap. Parent links never change, so a
+    transaction reuses a walk it already made.
+    """
+    cache: dict[str, list[LineageEntry]] = s.info.setdefault("haico_lineage", {})
+    if thread_id not in cache:
+        cache[thread_id] = await _walk_up(s, thread_id)
+    return cache[thread_id]
+
+
+async def _walk_up(s: AsyncSession, thread_id: str) -> list[LineageEntry]:
+    joined = _conv.outerjoin(_branch, _branch.c.thread_id == _conv.c.thread_id)
+    cols = (
+        _conv.c.thread_id,
+        _branch.c.parent_thread_id,
+        _branch.c.branch_point_turn,
+        _conv.c.forked_from_turn,
+    )
+    up = select(*cols).select_from(joined).where(_conv.c.thread_id == thread_id)
+    cte = up.cte("lineage", recursive=True)
+    step = select(*cols).select_from(joined).join(cte, _conv.c.thread_id == cte.c.parent_thread_id)
+    cte = cte.union(step)
+    by_child = {r.thread_id: r for r in (await s.execute(select(cte))).all()}
+    out: list[LineageEntry] = []
+    current: str | None = thread_id
+    seen: set[str] = set()
+    while current is not None and current not in seen and current in by_child:
+        seen.add(current)
+        r = by_child[current]
+        out.append(
+            LineageEntry(current, r.parent_thread_id, r.branch_point_turn, r.forked_from_turn)
+        )
+        current = r.parent_thread_id
+    return out or [LineageEntry(thread_id, None, None, None)]
+
+
+async def list_visible_for_user(
+    s: AsyncSession, user_id: int
+) -> list[tuple[Conversation, ConversationBranch | None]]:
+    """The user's listed threads: roots and active branches, never drafts or half-built."""
+    stmt = (
+        select(Conversation, ConversationBranch)
+        .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
+        .where(
+            and_(
+                Conversation.user_id == user_id,
+                Conversation.deleted_at.is_(None),
+                Conversation.building.is_(False),
+                or_(
+                    ConversationBranch.thread_id.is_(None),
+                    ConversationBranch.status == BranchStatus.ACTIVE,
+                ),
+            )
+        )
+        .order_by(Conversation.updated_at.desc(), Conversation.thread_id)
+    )
+    return [(c, b) for c, b in (await s.execute(stmt)).all()]
+
+
+async def fork_references(s: AsyncSession, thread_ids: list[str]) -> list[NodeId]:
+    """Nodes of these threads that some fork (a conversation elsewhere) started from."""
+    rows = await s.execute(
+        select(Conversation.forked_from_thread_id, Conversation.forked_from_turn).where(
+            Conversation.forked_from_thread_id.in_(thread_ids)
+        )
+    )
+    return [NodeId(t, k or 0) for t, k in rows.all() if t is not None]
+
+
+async def families_with_branches(s: AsyncSession) -> Sequence[str]:
+    stmt = (
+        select(Conversation.root_thread_id)
+        .where(Conversation.thread_id != Conversation.root_thread_id)
+        .distinct()
+    )
+    return (await s.execute(stmt)).scalars().all()
+
+
+async def orphan_drafts(s: AsyncSession) -> Sequence[str]:
+    """Drafts that no family has as its working thread."""
+    stmt = (
+        select(ConversationBranch.thread_id)
+        .outerjoin(ChatHead, ChatHead.working_thread_id == ConversationBranch.thread_id)
+        .where(ConversationBranch.status == BranchStatus.DRAFT, ChatHead.root_thread_id.is_(None))
+    )
+    return (await s.execute(stmt)).scalars().all()
+
+
+async def half_built_before(s: AsyncSession, cutoff: datetime) -> tuple[list[str], list[str]]:
+    """(pending branches, building forks) created before `cutoff`."""
+    pending = await s.execute(
+        select(ConversationBranch.thread_id).where(
+            ConversationBranch.status == BranchStatus.PENDING,
+            ConversationBranch.created_at < cutoff,
+        )
+    )
+    building = await s.execute(
+        select(Conversation.thread_id).where(
+            Conversation.building.is_(True), Conversation.created_at < cutoff
+        )
+    )
+    return list(pending.scalars().all()), list(building.scalars().all())
+
+
+# ---- writes ----
+
+
+async def set_branch_status(
+    s: AsyncSession, thread_id: str, status: BranchStatus, *, only_if: BranchStatus | None = None
+) -> None:
+    stmt = update(ConversationBranch).where(ConversationBranch.thread_id == thread_id)
+    if only_if is not None:
+        stmt = stmt.where(ConversationBranch.status == only_if)
+    await s.execute(stmt.values(status=status, dirty=False))
+
+
+async def finish_fork(s: AsyncSession, thread_id: str) -> None:
+    await s.execute(
+        update(Conversation).where(Conversation.thread_id == thread_id).values(building=False)
+    )
+
+
+async def mark_draft_dirty(s: AsyncSession, thread_id: str) -> None:
+    await s.execute(
+        update(ConversationBranch)
+        .where(
+            ConversationBranch.thread_id == thread_id,
+            ConversationBranch.status == BranchStatus.DRAFT,
+        )
+        .values(dirty=True)
+    )
+
+
+async def soft_delete_family(s: AsyncSession, root_thread_id: str, stamp: datetime) -> None:
+    await s.execute(
+        update(Conversation)
+        .where(Conversation.root_thread_id == root_thread_id, Conversation.deleted_at.is_(None))
+        .values(deleted_at=stamp)
+    )
+
+
+async def count_turn_finished(s: AsyncSession, thread_id: str) -> None:
+    """A turn of the thread ended: two more messages, and the thread was active now."""
+    await s.execute(
+        update(Conversation)
+        .where(Conversation.thread_id == thread_id)
+        .values(message_count=Conversation.message_count + 2, updated_at=now())
+    )
+
+
+async def delete_thread_rows(s: AsyncSession, thread_id: str) -> None:
+    """Remove every SQL row that belongs to one thread (compensation and pruning)."""
+    for model in (Artifact, Preference, Todo, Document, WorkspaceSnapshot):
+        await s.execute(delete(model).where(model.thread_id == thread_id))
+    await s.execute(delete(ConversationBranch).where(ConversationBranch.thread_id == thread_id))
+    await s.execute(delete(Conversation).where(Conversation.thread_id == thread_id))
+
+
+# ---- heads ----
+
+
+async def insert_head_if_missing(
+    s: AsyncSession, *, root_thread_id: str, head_turn_id: str | None
+) -> None:
+    insert = dialect_of(s).insert(ChatHead)
+    await s.execute(
+        insert.values(
+            root_thread_id=root_thread_id,
+            head_turn_id=head_turn_id,
+            working_thread_id=root_thread_id,
+            version=0,
+            updated_at=now(),
+        ).on_conflict_do_nothing(index_elements=["root_thread_id"])
+    )
+
+
+async def get_head(s: AsyncSession, root_thread_id: str) -> ChatHead | None:
+    return await s.get(ChatHead, root_thread_id)
+
+
+async def lock_head_row(s: AsyncSession, root_thread_id: str, *, nowait: bool) -> ChatHead | None:
+    """The head row locked for this transaction; `LockNotAvailable` if NOWAIT fails."""
+    stmt = (
+        select(ChatHead)
+        .where(ChatHead.root_thread_id == root_thread_id)
+        .with_for_update(nowait=nowait)
+        .execution_options(populate_existing=True)
+    )
+    try:
+        return (await s.execute(stmt)).scalar_one_or_none()
+    except DBAPIError as exc:
+        if "lock" in str(exc).lower():
+            raise LockNotAvailable(str(exc)) from exc
+        raise
+
+
+async def advance_head_if_working(
+    s: AsyncSession, *, root_thread_id: str, working_thread_id: str, head_turn_id: str
+) -> None:
+    """Move the head onto a node of the working thread, if it still is the working one."""
+    await s.execute(
+        update(ChatHead)
+        .where(
+            ChatHead.root_thread_id == root_thread_id,
+            ChatHead.working_thread_id == working_thread_id,
+        )
+        .values(head_turn_id=head_turn_id, version=ChatHead.version + 1, updated_at=now())
+    )
+
+
+# ---- active turns ----
+
+
+async def get_active_turn(s: AsyncSession, root_thread_id: str) -> ActiveTurn | None:
+    return await s.get(ActiveTurn, root_thread_id)
+
+
+async def all_active_turns(s: AsyncSession) -> Sequence[ActiveTurn]:
+    return (await s.execute(select(ActiveTurn))).scalars().all()
+
+
+async def release_active_turn(s: AsyncSession, *, root_thread_id: str, process_id: str) -> None:
+    await s.execute(
+        delete(ActiveTurn).where(
+            ActiveTurn.root_thread_id == root_thread_id, ActiveTurn.process_id == process_id
+        )
+    )

@@ -1,0 +1,65 @@
+"""Small value types every layer shares: node ids, thread ids, branch statuses, clocks.
+
+This module imports nothing from the app, so `db`, `agent`, `events` and `services`
+can all use it without climbing a layer.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+
+THREAD_PREFIX = "th_"
+
+
+def new_thread_id() -> str:
+    return THREAD_PREFIX + uuid.uuid4().hex
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def aware(stamp: datetime) -> datetime:
+    """SQLite hands back naive datetimes; every stamp the app writes is UTC."""
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
+
+
+class BranchStatus(StrEnum):
+    """The status of a branch row (a root thread has no branch row)."""
+
+    PENDING = "pending"  # being built: copies written, transcript not yet seeded
+    ACTIVE = "active"  # a real, listed branch
+    DRAFT = "draft"  # a hidden restored view that becomes a branch on send
+
+
+class NodeState(StrEnum):
+    RUNNING = "running"
+    COMPLETE = "complete"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, order=True)
+class NodeId:
+    """Turn k of thread T: written `"T:k"` everywhere (graph node, turn id, AHP Turn.id)."""
+
+    thread_id: str
+    turn: int
+
+    def __str__(self) -> str:
+        return f"{self.thread_id}:{self.turn}"
+
+    @classmethod
+    def parse(cls, text: str) -> NodeId | None:
+        """The node a string names, or None when it is not a node id."""
+        thread_id, sep, k = text.rpartition(":")
+        if not sep or not thread_id.startswith(THREAD_PREFIX) or not k.isdigit():
+            return None
+        return cls(thread_id, int(k))
+
+    @classmethod
+    def format(cls, thread_id: str, turn: int) -> str:
+        return str(cls(thread_id, turn))

@@ -1,0 +1,71 @@
+"""Typed builders for every action the app logs: one vocabulary for all faces.
+
+The chat actions follow AHP's shapes (with the "Chats as a DAG" extension); the
+`haico/*` actions are the project's own, with JSON Schemas beside the other schemas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Action = dict[str, Any]
+
+
+def turn_started(turn_id: str, *, parent_turn_id: str | None, text: str, started_at: str) -> Action:
+    action: Action = {
+        "type": "chat/turnStarted",
+        "turnId": turn_id,
+        "startedAt": started_at,
+        "message": {"text": text},
+    }
+    if parent_turn_id:
+        action["parentTurnId"] = parent_turn_id
+    return action
+
+
+def response_part(turn_id: str, part_id: str) -> Action:
+    return {
+        "type": "chat/responsePart",
+        "turnId": turn_id,
+        "part": {"kind": "markdown", "id": part_id, "content": ""},
+    }
+
+
+def delta(turn_id: str, part_id: str, content: str) -> Action:
+    return {"type": "chat/delta", "turnId": turn_id, "partId": part_id, "content": content}
+
+
+def turn_ended(
+    turn_id: str, *, state: str, duration_ms: int, code: str = "error", message: str = ""
+) -> Action:
+    """How a turn ended: complete, cancelled, or an error with its code and message."""
+    if state == "complete":
+        return {"type": "chat/turnComplete", "turnId": turn_id, "duration": duration_ms}
+    if state == "cancelled":
+        return {"type": "chat/turnCancelled", "turnId": turn_id, "duration": duration_ms}
+    return {
+        "type": "chat/error",
+        "turnId": turn_id,
+        "duration": duration_ms,
+        "error": {"errorType": code, "message": message or "the turn failed"},
+    }
+
+
+def turns_loaded(turn_ids: list[str]) -> Action:
+    return {"type": "chat/turnsLoaded", "turns": [{"id": t} for t in turn_ids]}
+
+
+def history_checked_out(head_turn_id: str | None) -> Action:
+    action: Action = {"type": "chat/historyCheckedOut"}
+    if head_turn_id is not None:
+        action["headTurnId"] = head_turn_id
+    return action
+
+
+def turns_pruned(turn_ids: list[str]) -> Action:
+    return {"type": "chat/turnsPruned", "turnIds": turn_ids}
+
+
+def thread_changed(thread_id: str, change: str, **extra: Any) -> Action:
+    """A thread of the family was created, renamed or deleted (the session's catalogue)."""
+    return {"type": "haico/threadChanged", "threadId": thread_id, "change": change, **extra}

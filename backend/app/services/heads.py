@@ -1,0 +1,279 @@
+"""Head moves: the family's durable head, its working thread, and the discard guard.
+
+Each family has one `chat_heads` row: the head (the node at the end of the selected
+path, or none for the baseline), the working thread (whose live rows are the
+workspace the user sees), and a version. Invariant: the working thread's tip is the
+head. Every move of the head goes through `move_head` (checkout, an implicit checkout
+before a send, deleting the working thread) or `advance_head` (a turn ends), inside
+the caller's transaction and under the head row's lock.
+
+A draft is a branch row with status `draft`: a hidden restored view. When the head
+moves away from a draft whose edits would be lost, `guard_discard` refuses unless
+forced. A real thread is never discarded: its live rows are its own tip.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.engine import fault
+from app.db.models import ChatHead, Conversation, ConversationBranch
+from app.db.repositories import snapshots as snap_repo
+from app.db.repositories import threads as repo
+from app.db.repositories.threads import LockNotAvailable
+from app.domain import BranchStatus, NodeId, new_thread_id, now
+from app.errors import CheckoutWouldDiscardChanges, Conflict, NotFound
+from app.events import actions
+from app.events import log as action_log
+from app.services.family import Family, Lineage, first_owned_turn
+from app.services.snapshots import copy_as_of_in, live_state, resolve_restore_state, restore_source
+
+
+async def ensure_head(s: AsyncSession, root: Conversation) -> None:
+    """Create the family's head row if it has none (working = root, head = its tip)."""
+    first = first_owned_turn(None, root.forked_from_turn)
+    head = NodeId.format(root.thread_id, root.turn_index) if root.turn_index >= first else None
+    await repo.insert_head_if_missing(s, root_thread_id=root.thread_id, head_turn_id=head)
+
+
+async def lock_head(s: AsyncSession, root_thread_id: str, *, nowait: bool) -> ChatHead:
+    """The family's head row, locked for this transaction (created first if missing)."""
+    for attempt in range(2):
+        try:
+            head = await repo.lock_head_row(s, root_thread_id, nowait=nowait)
+        except LockNotAvailable as exc:
+            raise Conflict("another checkout holds this conversation's lease; retry") from exc
+        if head is not None:
+            return head
+        root = await repo.get_thread(s, root_thread_id)
+        if root is None or attempt:
+            break
+        await ensure_head(s, root)
+    raise NotFound("conversation family not found")
+
+
+async def read_head(s: AsyncSession, root_thread_id: str) -> ChatHead:
+    """The family's head row (created if missing), unlocked."""
+    head = await repo.get_head(s, root_thread_id)
+    if head is None:
+        root = await repo.get_thread(s, root_thread_id)
+        if root is None:
+            raise NotFound("conversation family not found")
+        await ensure_head(s, root)
+        head = await repo.get_head(s, root_thread_id)
+        assert head is not None
+    return head
+
+
+@dataclass
+class Target:
+    """Where a head move goes: node `turn` of `thread` (turn_id None = the baseline)."""
+
+    thread: Conversation
+    turn: int
+    turn_id: str | None
+
+
+async def resolve_target(
+    s: AsyncSession, *, root_thread_id: str, user_id: int, turn_id: str | None
+) -> Target:
+    """Validate that the node belongs to the family, is owned by its thread and retained."""
+    if turn_id is None:
+        root = await repo.get_thread(s, root_thread_id)
+        assert root is not None
+        return Target(root, first_owned_turn(None, root.forked_from_turn) - 1, None)
+    node = NodeId.parse(turn_id)
+    missing = NotFound(f"turn {turn_id} is not a retained turn of this conversation")
+    if node is None:
+        raise missing
+    found = await repo.get_with_branch(s, node.thread_id)
+    if found is None:
+        raise missing
+    conv, branch = found
+    if conv.root_thread_id != root_thread_id or conv.user_id != user_id:
+        raise missing
+    if conv.deleted_at is not None or (branch is not None and branch.status != BranchStatus.ACTIVE):
+        raise missing
+    first = first_owned_turn(branch.branch_point_turn if branch else None, conv.forked_from_turn)
+    if not first <= node.turn <= conv.turn_index:
+        raise missing
+    if await snap_repo.get_snapshot(s, node.thread_id, node.turn, light=True) is None:
+        raise missing
+    return Target(conv, node.turn, turn_id)
+
+
+async def branch_point_target(s: AsyncSession, conv: Conversation, *, user_id: int) -> Target:
+    """The node a branch hangs from (the baseline for a root or a branch at 0)."""
+    family = await Family.load(s, conv.root_thread_id)
+    node = family.branch_point_node(conv.thread_id)
+    return await resolve_target(
+        s,
+        root_thread_id=conv.root_thread_id,
+        user_id=user_id,
+        turn_id=str(node) if node is not None else None,
+    )
+
+
+async def draft_changes(s: AsyncSession, working_thread_id: str) -> list[str]:
+    """What the working draft's edits changed since it was restored ([] = nothing to lose)."""
+    found = await repo.get_with_branch(s, working_thread_id)
+    if found is None:
+        return []
+    draft, branch = found
+    if branch is None or branch.status != BranchStatus.DRAFT or not branch.dirty:
+        return []
+    parent = await repo.get_thread(s, branch.parent_thread_id)
+    if parent is None:
+        return []
+    before = await resolve_restore_state(s, parent, branch.branch_point_turn)
+    # Edits that were all undone leave nothing to lose: the draft is clean again.
+    return before.differences(await live_state(s, draft))
+
+
+async def guard_discard(s: AsyncSession, head: ChatHead, *, force: bool) -> None:
+    """Refuse to move away from an edited draft unless `force` (the discard guard)."""
+    changes = await draft_changes(s, head.working_thread_id)
+    await fault(s, "detect")
+    if changes and not force:
+        branch = await repo.get_branch(s, head.working_thread_id)
+        step = branch.branch_point_turn if branch else 0
+        message = (
+            f"Your edits to the workspace restored at step {step} ({', '.join(changes)}) have "
+            "not been sent and would be discarded. Check out anyway to discard them, or send "
+            "a message there first to keep them on a new branch."
+        )
+        raise CheckoutWouldDiscardChanges(message, data={"message": message})
+
+
+async def create_draft(s: AsyncSession, target: Target) -> str:
+    """A hidden branch at the target node whose workspace is copied as of that node."""
+    source = target.thread
+    restore = await restore_source(s, source, target.turn)
+    draft = Conversation(
+        thread_id=new_thread_id(),
+        user_id=source.user_id,
+        root_thread_id=source.root_thread_id,
+        title=source.title,
+        turn_index=target.turn,
+        message_count=2 * target.turn,
+        created_at=now(),
+        updated_at=now(),
+    )
+    # Written together with the copies (one unit of work, flushed before the first copy).
+    s.add(draft)
+    s.add(
+        ConversationBranch(
+            thread_id=draft.thread_id,
+            parent_thread_id=source.thread_id,
+            branch_point_turn=target.turn,
+            status=BranchStatus.DRAFT,
+            dirty=False,
+            created_at=now(),
+        )
+    )
+    await copy_as_of_in(s, restore, draft)
+    return draft.thread_id
+
+
+async def _drop_draft(s: AsyncSession, thread_id: str) -> None:
+    branch = await repo.get_branch(s, thread_id)
+    if branch is not None and branch.status == BranchStatus.DRAFT:
+        await repo.delete_thread_rows(s, thread_id)
+
+
+async def move_head(
+    s: AsyncSession,
+    head: ChatHead,
+    *,
+    head_turn_id: str | None,
+    working_thread_id: str,
+    path: list[NodeId] | None = None,
+) -> None:
+    """Point the head at a node and the working thread at the thread whose tip it is.
+
+    The previous working thread is dropped when it was a draft left behind; the move
+    is logged (`chat/turnsLoaded` with the selected path when given, then
+    `chat/historyCheckedOut`).
+    """
+    if head.working_thread_id != working_thread_id:
+        await _drop_draft(s, head.working_thread_id)
+    head.head_turn_id = head_turn_id
+    head.working_thread_id = working_thread_id
+    head.version += 1
+    head.updated_at = now()
+    await s.flush()
+    await fault(s, "head")
+    logged = [] if path is None else [actions.turns_loaded([str(n) for n in path])]
+    logged.append(actions.history_checked_out(head_turn_id))
+    await action_log.append_chat_many(s, head.root_thread_id, logged)
+    await fault(s, "publish")
+
+
+async def switch_in(s: AsyncSession, head: ChatHead, target: Target, *, force: bool) -> None:
+    """Steps 5-9 of a checkout, inside the caller's transaction and lock."""
+    await guard_discard(s, head, force=force)
+    if target.turn == target.thread.turn_index:
+        working = target.thread.thread_id
+    else:
+        working = await create_draft(s, target)
+    await fault(s, "restore")
+    path = (
+        (await Lineage.load(s, target.thread.thread_id)).path_to(target.turn)
+        if target.turn_id is not None
+        else []
+    )
+    await move_head(s, head, head_turn_id=target.turn_id, working_thread_id=working, path=path)
+
+
+async def make_working_in(
+    s: AsyncSession,
+    head: ChatHead,
+    conv: Conversation,
+    branch: ConversationBranch | None,
+    *,
+    force: bool,
+    user_id: int,
+) -> None:
+    """Make `conv` the working thread before a send (an implicit checkout of its tip)."""
+    first = first_owned_turn(branch.branch_point_turn if branch else None, conv.forked_from_turn)
+    if conv.turn_index < first:
+        # A branch that owns no turn yet is its own tip: the head is its branch point.
+        await guard_discard(s, head, force=force)
+        family = await Family.load(s, head.root_thread_id)
+        node = family.branch_point_node(conv.thread_id)
+        await move_head(
+            s,
+            head,
+            head_turn_id=str(node) if node is not None else None,
+            working_thread_id=conv.thread_id,
+        )
+        return
+    tip = NodeId.format(conv.thread_id, conv.turn_index)
+    root_id = head.root_thread_id
+    try:
+        target = await resolve_target(s, root_thread_id=root_id, user_id=user_id, turn_id=tip)
+    except NotFound:
+        # Linear pruning cut this thread back: its clock is ahead of its last retained
+        # node, so continuing goes through a draft at that node (ids are never reused).
+        kept = await snap_repo.last_kept_turn(s, conv.thread_id, from_turn=first)
+        if kept is not None:
+            target = await resolve_target(
+                s,
+                root_thread_id=root_id,
+                user_id=user_id,
+                turn_id=NodeId.format(conv.thread_id, kept),
+            )
+        else:
+            target = await branch_point_target(s, conv, user_id=user_id)
+    await switch_in(s, head, target, force=force)
+
+
+async def advance_head(
+    s: AsyncSession, *, root_thread_id: str, thread_id: str, turn_id: str
+) -> None:
+    """Advance the head onto a finished turn of the working thread (any end state)."""
+    await repo.advance_head_if_working(
+        s, root_thread_id=root_thread_id, working_thread_id=thread_id, head_turn_id=turn_id
+    )

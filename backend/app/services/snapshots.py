@@ -1,0 +1,338 @@
+"""Workspace states and snapshots: the snapshot rule, capture, and copies as of a turn.
+
+The snapshot rule. Snapshot N is the workspace at the *start* of turn N, captured
+before the agent acts on it. The workspace *after* turn k is therefore snapshot k+1
+when it exists (it also absorbs manual edits made between turns k and k+1); when k is
+the thread's latest turn there is no snapshot k+1 yet and the live rows are the
+answer. For a branch, turns up to its branch point belong to ancestors, so the
+snapshot is looked up in whichever thread of the lineage owns turn k+1. Every as-of
+read (restore, branch copy, compare, graph) goes through `restore_source`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.models import Artifact, Conversation, Document, WorkspaceSnapshot
+from app.db.repositories import snapshots as snap_repo
+from app.db.repositories import threads as threads_repo
+from app.db.repositories import workspace as repo
+from app.domain import NodeState
+from app.errors import InvalidInput, InvalidTurn, SnapshotMissing
+from app.schemas import ArtifactSummary, DocumentOut, PreferenceOut, TodoOut, WorkspaceOut
+from app.services.family import Lineage
+
+SNAPSHOT_FORMAT = 2
+MAX_USER_MESSAGE_PREVIEW = 500
+
+
+def new_uid() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass
+class PreferenceState:
+    uid: str
+    text: str
+    locked: bool = False
+    id: int | None = None
+
+
+@dataclass
+class TodoState:
+    uid: str
+    text: str
+    done: bool = False
+    depth: int = 0
+    id: int | None = None
+
+
+@dataclass
+class WorkspaceState:
+    """A workspace at one point: live rows or a snapshot, with its artifacts."""
+
+    objective: str | None
+    document: DocumentOut | None
+    preferences: list[PreferenceState] = field(default_factory=list)
+    todos: list[TodoState] = field(default_factory=list)
+    artifacts: list[ArtifactSummary] = field(default_factory=list)
+    source_thread_id: str = ""
+
+    def to_out(self) -> WorkspaceOut:
+        return WorkspaceOut(
+            objective=self.objective,
+            document=self.document,
+            preferences=[
+                PreferenceOut(id=p.id, uid=p.uid, text=p.text, locked=p.locked, position=i)
+                for i, p in enumerate(self.preferences)
+            ],
+            todos=[
+                TodoOut(id=t.id, uid=t.uid, text=t.text, done=t.done, depth=t.depth, position=i)
+                for i, t in enumerate(self.todos)
+            ],
+            artifacts=self.artifacts,
+        )
+
+    def differences(self, other: WorkspaceState) -> list[str]:
+        """The surfaces whose content differs from `other` (ids and positions aside)."""
+        changed = []
+        if self.objective != other.objective:
+            changed.append("the objective")
+        if self.document != other.document:
+            changed.append("the document")
+        if [(p.uid, p.text, p.locked) for p in self.preferences] != [
+            (p.uid, p.text, p.locked) for p in other.preferences
+        ]:
+            changed.append("the preferences")
+        if [(t.uid, t.text, t.done, t.depth) for t in self.todos] != [
+            (t.uid, t.text, t.done, t.depth) for t in other.todos
+        ]:
+            changed.append("the todos")
+        return changed
+
+
+def artifact_summary(a: Artifact) -> ArtifactSummary:
+    return ArtifactSummary(id=a.id, turn_index=a.turn_index, kind=a.kind, title=a.title)
+
+
+async def document_body(s: AsyncSession, doc: Document) -> str:
+    """A live document's text: its own, or the stored version it points at."""
+    if doc.body_hash is None:
+        return doc.content
+    return await repo.get_body(s, doc.body_hash) or ""
+
+
+async def live_state(s: AsyncSession, conv: Conversation) -> WorkspaceState:
+    doc = await repo.get_document(s, conv.thread_id)
+    prefs = await repo.list_preferences(s, conv.thread_id)
+    todos = await repo.list_todos(s, conv.thread_id)
+    arts = await repo.list_artifacts(s, conv.thread_id)
+    return WorkspaceState(
+        objective=conv.objective,
+        document=(
+            DocumentOut(title=doc.title, content=await document_body(s, doc)) if doc else None
+        ),
+        preferences=[PreferenceState(p.uid, p.text, p.locked, p.id) for p in prefs],
+        todos=[TodoState(t.uid, t.text, t.done, t.depth, t.id) for t in todos],
+        artifacts=[artifact_summary(a) for a in arts],
+        source_thread_id=conv.thread_id,
+    )
+
+
+def _legacy_uid(snapshot_id: int, kind: str, index: int) -> str:
+    return hashlib.sha256(f"{snapshot_id}:{kind}:{index}".encode()).hexdigest()[:32]
+
+
+async def snapshot_state(
+    s: AsyncSession, snap: WorkspaceSnapshot, *, artifacts_up_to: int
+) -> WorkspaceState:
+    """Read a snapshot row; fields that older formats lack get their defaults."""
+    await snap_repo.load_items(s, snap)
+    body = await repo.get_body(s, snap.document_hash) if snap.document_hash else None
+    document = None
+    if snap.document_title is not None or body is not None:
+        document = DocumentOut(title=snap.document_title or "", content=body or "")
+    prefs = [
+        PreferenceState(
+            uid=str(p.get("uid") or _legacy_uid(snap.id, "p", i)),
+            text=str(p.get("text", "")),
+            locked=bool(p.get("locked", False)),
+        )
+        for i, p in enumerate(snap.preferences or [])
+    ]
+    todos = [
+        TodoState(
+            uid=str(t.get("uid") or _legacy_uid(snap.id, "t", i)),
+            text=str(t.get("text", "")),
+            done=bool(t.get("done", False)),
+            depth=int(t.get("depth", 0) or 0),
+        )
+        for i, t in enumerate(snap.todos or [])
+    ]
+    arts = await repo.list_artifacts(s, snap.thread_id, max_turn=artifacts_up_to)
+    return WorkspaceState(
+        objective=snap.objective,
+        document=document,
+        preferences=prefs,
+        todos=todos,
+        artifacts=[artifact_summary(a) for a in arts],
+        source_thread_id=snap.thread_id,
+    )
+
+
+@dataclass
+class RestoreSource:
+    """Where the workspace after a turn lives: a thread's live rows or one snapshot."""
+
+    turn: int
+    live: Conversation | None = None
+    snapshot: WorkspaceSnapshot | None = None
+
+    @property
+    def objective(self) -> str | None:
+        return (
+            self.live.objective if self.live else self.snapshot.objective if self.snapshot else None
+        )
+
+
+async def restore_source(s: AsyncSession, conv: Conversation, turn: int) -> RestoreSource:
+    """Apply the snapshot rule: which rows hold the workspace after `turn` on `conv`."""
+    if turn < 0:
+        raise InvalidInput("as_of_turn: must be >= 0")
+    if turn > conv.turn_index:
+        raise InvalidTurn(f"turn {turn} does not exist (the thread is at turn {conv.turn_index})")
+    if turn == conv.turn_index:
+        return RestoreSource(turn, live=conv)
+    owner = (await Lineage.load(s, conv.thread_id)).owner_of(turn + 1)
+    snap = await snap_repo.get_snapshot(s, owner, turn + 1, light=True)
+    if snap is None:
+        # A linear host pruned the owner's turns after `turn` and brought its live rows
+        # back to the workspace after `turn` (`pruning.prune_in`): with no newer
+        # snapshot of the owner left, its live rows are the answer.
+        owner_conv = await threads_repo.get_thread(s, owner)
+        if (
+            owner_conv is not None
+            and owner_conv.turn_index > turn
+            and not await snap_repo.has_snapshot_after(s, owner, turn)
+        ):
+            return RestoreSource(turn, live=owner_conv)
+        raise SnapshotMissing(f"no snapshot captured the workspace after turn {turn}")
+    return RestoreSource(turn, snapshot=snap)
+
+
+async def resolve_restore_state(s: AsyncSession, conv: Conversation, turn: int) -> WorkspaceState:
+    """The workspace as it stood after `turn` on `conv`'s lineage (see the module doc)."""
+    return await state_of(s, await restore_source(s, conv, turn))
+
+
+async def state_of(s: AsyncSession, source: RestoreSource) -> WorkspaceState:
+    """Read the workspace a `RestoreSource` points at."""
+    if source.live is not None:
+        return await live_state(s, source.live)
+    assert source.snapshot is not None
+    return await snapshot_state(s, source.snapshot, artifacts_up_to=source.turn)
+
+
+async def copy_as_of_in(s: AsyncSession, source: RestoreSource, target: Conversation) -> None:
+    """Copy the workspace after `source.turn` into the empty thread `target`, in SQL.
+
+    Rows go from table to table (or out of the snapshot's JSON) without passing
+    through Python, so the cost does not grow with the document or the number of
+    items. Snapshots older than the current format take the Python path for their
+    defaults.
+    """
+    target.objective = source.objective
+    snap = source.snapshot
+    if snap is not None and snap.format < SNAPSHOT_FORMAT:
+        state = await snapshot_state(s, snap, artifacts_up_to=source.turn)
+        await s.flush()
+        await replace_workspace_in(s, target, state, fresh=True)
+        await repo.copy_artifacts(
+            s, source=snap.thread_id, up_to=source.turn, target=target.thread_id
+        )
+        return
+    await s.flush()
+    if source.live is not None:
+        src = source.live.thread_id
+        await repo.copy_live_rows(s, source=src, target=target.thread_id)
+        # The live rows of the thread at its tip: every artifact it has.
+        await repo.copy_artifacts(
+            s, source=src, up_to=source.live.turn_index, target=target.thread_id
+        )
+        return
+    assert snap is not None
+    if snap.document_title is not None or snap.document_hash is not None:
+        # The restored document points at the snapshot's stored body: nothing to copy.
+        s.add(
+            Document(
+                thread_id=target.thread_id,
+                title=snap.document_title or "",
+                content="",
+                body_hash=snap.document_hash,
+            )
+        )
+        await s.flush()
+    await snap_repo.copy_items_into(s, snap, target.thread_id)
+    await repo.copy_artifacts(s, source=snap.thread_id, up_to=source.turn, target=target.thread_id)
+
+
+async def capture_snapshot(
+    s: AsyncSession, conv: Conversation, *, turn_index: int, user_message: str
+) -> WorkspaceSnapshot:
+    """Write snapshot `turn_index` from the live rows (the start of that turn)."""
+    state = await live_state(s, conv)
+    digest = None
+    if state.document is not None:
+        doc = await repo.get_document(s, conv.thread_id)
+        # An unedited restored document already is a stored version.
+        if doc is not None and doc.body_hash is not None:
+            digest = doc.body_hash
+        else:
+            digest = await repo.store_body(s, state.document.content)
+    snap = WorkspaceSnapshot(
+        thread_id=conv.thread_id,
+        turn_index=turn_index,
+        format=SNAPSHOT_FORMAT,
+        objective=state.objective,
+        document_title=state.document.title if state.document else None,
+        document_hash=digest,
+        preferences=[{"uid": p.uid, "text": p.text, "locked": p.locked} for p in state.preferences],
+        todos=[
+            {"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth} for t in state.todos
+        ],
+        user_message=user_message[:MAX_USER_MESSAGE_PREVIEW],
+        state=NodeState.RUNNING,
+    )
+    s.add(snap)
+    await s.flush()
+    return snap
+
+
+async def replace_workspace_in(
+    s: AsyncSession, conv: Conversation, state: WorkspaceState, *, fresh: bool = False
+) -> None:
+    """Overwrite the live rows of `conv` with `state` (items keep their uids).
+
+    Items are written with one multi-row INSERT each; `fresh` says the thread has no
+    rows yet (a new branch or draft), which saves the deletes and the document read.
+    """
+    tid = conv.thread_id
+    if not fresh:
+        await repo.clear_items(s, tid)
+    conv.objective = state.objective
+    doc = None if fresh else await repo.get_document(s, tid)
+    if state.document is None:
+        if doc is not None:
+            await s.delete(doc)
+    elif doc is None:
+        s.add(Document(thread_id=tid, title=state.document.title, content=state.document.content))
+    else:
+        doc.title = state.document.title
+        doc.content = state.document.content
+        doc.body_hash = None
+    await s.flush()
+    await repo.insert_preferences(
+        s,
+        [
+            {"uid": p.uid, "thread_id": tid, "text": p.text, "locked": p.locked, "position": i}
+            for i, p in enumerate(state.preferences)
+        ],
+    )
+    await repo.insert_todos(
+        s,
+        [
+            {
+                "uid": t.uid,
+                "thread_id": tid,
+                "text": t.text,
+                "done": t.done,
+                "depth": t.depth,
+                "position": i,
+            }
+            for i, t in enumerate(state.todos)
+        ],
+    )
