@@ -22,6 +22,7 @@ run: install
 lint: install
 	cd backend && ../$(BIN)/ruff check app tests alembic ../bench
 	cd backend && ../$(BIN)/ruff format --check app tests alembic ../bench
+	cd backend && ../$(BIN)/lint-imports --no-cache
 
 typecheck: install
 	cd backend && ../$(BIN)/mypy

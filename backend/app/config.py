@@ -68,6 +68,5 @@ class Settings(BaseSettings):
         return str((self.data_dir / "checkpoints.db").resolve())
 
 
-
 def get_settings() -> Settings:
     return Settings()
