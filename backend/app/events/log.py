@@ -37,16 +37,6 @@ def session_channel(root_thread_id: str) -> str:
     return f"ahp-session:/{family_uuid(root_thread_id)}"
 
 
-async def append(
-    session: AsyncSession, *, root_thread_id: str | None, channel: str, action: dict[str, Any]
-) -> ActionLogEntry:
-    """Log `action` on `channel`; its `serverSeq` is assigned in commit order."""
-    (entry,) = await append_many(
-        session, root_thread_id=root_thread_id, channel=channel, actions=[action]
-    )
-    return entry
-
-
 async def append_many(
     session: AsyncSession,
     *,
@@ -75,32 +65,14 @@ async def append_many(
 
 
 async def append_chat(
-    session: AsyncSession, root_thread_id: str, action: dict[str, Any]
-) -> ActionLogEntry:
-    return await append(
-        session, root_thread_id=root_thread_id, channel=chat_channel(root_thread_id), action=action
-    )
-
-
-async def append_chat_many(
-    session: AsyncSession, root_thread_id: str, actions: list[dict[str, Any]]
+    session: AsyncSession, root_thread_id: str, *actions: dict[str, Any]
 ) -> list[ActionLogEntry]:
+    """Log actions on the family's chat channel."""
     return await append_many(
         session,
         root_thread_id=root_thread_id,
         channel=chat_channel(root_thread_id),
-        actions=actions,
-    )
-
-
-async def append_session(
-    session: AsyncSession, root_thread_id: str, action: dict[str, Any]
-) -> ActionLogEntry:
-    return await append(
-        session,
-        root_thread_id=root_thread_id,
-        channel=session_channel(root_thread_id),
-        action=action,
+        actions=list(actions),
     )
 
 
@@ -142,8 +114,11 @@ def envelope(entry: ActionLogEntry) -> dict[str, Any]:
 
 async def append_catalogue(
     session: AsyncSession, root_thread_id: str, thread_id: str, change: str, **extra: Any
-) -> ActionLogEntry:
+) -> list[ActionLogEntry]:
     """A thread of the family was created, renamed or deleted (the session's catalogue)."""
-    return await append_session(
-        session, root_thread_id, actions.thread_changed(thread_id, change, **extra)
+    return await append_many(
+        session,
+        root_thread_id=root_thread_id,
+        channel=session_channel(root_thread_id),
+        actions=[actions.thread_changed(thread_id, change, **extra)],
     )

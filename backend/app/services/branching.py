@@ -134,7 +134,7 @@ async def copy_workspace_rows(
 ) -> None:
     """Give `target` the workspace `state` and copies of its artifacts (never snapshots)."""
     await replace_workspace_in(s, target, state, fresh=True)
-    await workspace_repo.copy_artifacts_by_id(s, [a.id for a in state.artifacts], target.thread_id)
+    await workspace_repo.copy_artifacts(s, target.thread_id, ids=[a.id for a in state.artifacts])
     await s.flush()
 
 
@@ -230,18 +230,9 @@ async def create_branch(
 
     async def activate(s: AsyncSession) -> None:
         await repo.set_branch_status(s, new_id, BranchStatus.ACTIVE)
-        await action_log.append_catalogue(
-            s, target.root_thread_id, new_id, "created", kind="branch"
-        )
 
     await _build(
-        db,
-        runtime,
-        source_thread_id=thread_id,
-        target=target,
-        turn=from_turn,
-        kind="branch",
-        activate=activate,
+        db, runtime, source_thread_id=thread_id, target=target, kind="branch", activate=activate
     )
     branch.status = BranchStatus.ACTIVE
     return to_view(target, branch)
@@ -273,16 +264,9 @@ async def create_fork(
 
     async def activate(s: AsyncSession) -> None:
         await repo.finish_fork(s, new_id)
-        await action_log.append_catalogue(s, new_id, new_id, "created", kind="fork")
 
     await _build(
-        db,
-        runtime,
-        source_thread_id=thread_id,
-        target=target,
-        turn=from_turn,
-        kind="fork",
-        activate=activate,
+        db, runtime, source_thread_id=thread_id, target=target, kind="fork", activate=activate
     )
     target.building = False
     return to_view(target, None)
@@ -311,10 +295,17 @@ async def _build(
     *,
     source_thread_id: str,
     target: Conversation,
-    turn: int,
     kind: str,
     activate: Activate,
 ) -> None:
+    """Phases 2 and 3 of a new branch or fork; its rows are deleted if they fail."""
+
+    async def activate_and_announce(s: AsyncSession) -> None:
+        await activate(s)
+        await action_log.append_catalogue(
+            s, target.root_thread_id, target.thread_id, "created", kind=kind
+        )
+
     async def undo_logged() -> None:
         try:
             async with db.transaction() as s:
@@ -327,9 +318,9 @@ async def _build(
         runtime,
         source_thread_id=source_thread_id,
         target_thread_id=target.thread_id,
-        turn=turn,
+        turn=target.turn_index,
         kind=kind,
-        activate=activate,
+        activate=activate_and_announce,
         undo=undo_logged,
         failure=(
             f"the {kind} could not be created (its transcript could not be written); "

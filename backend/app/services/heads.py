@@ -207,7 +207,7 @@ async def move_head(
     await fault(s, "head")
     logged = [] if path is None else [actions.turns_loaded([str(n) for n in path])]
     logged.append(actions.history_checked_out(head_turn_id))
-    await action_log.append_chat_many(s, head.root_thread_id, logged)
+    await action_log.append_chat(s, head.root_thread_id, *logged)
     await fault(s, "publish")
 
 

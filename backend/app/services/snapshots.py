@@ -231,18 +231,14 @@ async def copy_as_of_in(s: AsyncSession, source: RestoreSource, target: Conversa
         state = await snapshot_state(s, snap, artifacts_up_to=source.turn)
         await s.flush()
         await replace_workspace_in(s, target, state, fresh=True)
-        await repo.copy_artifacts(
-            s, source=snap.thread_id, up_to=source.turn, target=target.thread_id
-        )
+        await repo.copy_artifacts(s, target.thread_id, source=snap.thread_id, up_to=source.turn)
         return
     await s.flush()
     if source.live is not None:
         src = source.live.thread_id
         await repo.copy_live_rows(s, source=src, target=target.thread_id)
         # The live rows of the thread at its tip: every artifact it has.
-        await repo.copy_artifacts(
-            s, source=src, up_to=source.live.turn_index, target=target.thread_id
-        )
+        await repo.copy_artifacts(s, target.thread_id, source=src, up_to=source.live.turn_index)
         return
     assert snap is not None
     if snap.document_title is not None or snap.document_hash is not None:
@@ -257,7 +253,7 @@ async def copy_as_of_in(s: AsyncSession, source: RestoreSource, target: Conversa
         )
         await s.flush()
     await snap_repo.copy_items_into(s, snap, target.thread_id)
-    await repo.copy_artifacts(s, source=snap.thread_id, up_to=source.turn, target=target.thread_id)
+    await repo.copy_artifacts(s, target.thread_id, source=snap.thread_id, up_to=source.turn)
 
 
 async def capture_snapshot(

@@ -41,6 +41,7 @@ from app.domain import BranchStatus, NodeId, NodeState, aware, now
 from app.errors import Conflict, DomainError, InvalidInput, NotFound, TurnInProgress
 from app.events import actions
 from app.events import log as action_log
+from app.events.coalescer import DeltaCoalescer
 from app.schemas import MAX_MESSAGE_CHARS
 from app.services import heads, pruning
 from app.services.branching import draft_transcript, promote_draft
@@ -290,7 +291,7 @@ class TurnManager:
     async def _drive(self, turn: RunningTurn) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(turn))
 
-        deltas = _DeltaCoalescer(self.db, turn)
+        deltas = DeltaCoalescer(self.db, root_thread_id=turn.root_thread_id, turn_id=turn.node_id)
 
         async def on_event(event: AgentEvent) -> None:
             if event.kind == "token":
@@ -420,39 +421,3 @@ class TurnManager:
 def _short(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text[:300]
-
-
-class _DeltaCoalescer:
-    """Logs streamed text as `chat/delta` actions, at most ~20 per second per turn."""
-
-    INTERVAL = 0.05
-
-    def __init__(self, db: Database, turn: RunningTurn) -> None:
-        self.db = db
-        self.turn = turn
-        self.part_id = f"{turn.node_id}:md"
-        self.buffer: list[str] = []
-        self.started = False
-        self.last_flush = 0.0
-
-    async def add(self, text: str) -> None:
-        self.buffer.append(text)
-        loop = asyncio.get_running_loop()
-        if loop.time() - self.last_flush >= self.INTERVAL:
-            await self.flush()
-
-    async def flush(self) -> None:
-        if not self.buffer:
-            return
-        text, self.buffer = "".join(self.buffer), []
-        self.last_flush = asyncio.get_running_loop().time()
-        async with self.db.transaction() as s:
-            root = self.turn.root_thread_id
-            if not self.started:
-                self.started = True
-                await action_log.append_chat(
-                    s, root, actions.response_part(self.turn.node_id, self.part_id)
-                )
-            await action_log.append_chat(
-                s, root, actions.delta(self.turn.node_id, self.part_id, text)
-            )

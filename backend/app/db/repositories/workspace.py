@@ -106,28 +106,23 @@ async def copy_live_rows(s: AsyncSession, *, source: str, target: str) -> None:
     )
 
 
-async def copy_artifacts(s: AsyncSession, *, source: str, up_to: int, target: str) -> None:
-    """Copy the artifacts a thread made up to turn `up_to` into `target`, in order."""
-    await s.execute(
-        insert(Artifact).from_select(
-            ["thread_id", "turn_index", "kind", "title", "content", "created_at"],
-            select(
-                literal(target),
-                Artifact.turn_index,
-                Artifact.kind,
-                Artifact.title,
-                Artifact.content,
-                Artifact.created_at,
-            )
-            .where(Artifact.thread_id == source, Artifact.turn_index <= up_to)
-            .order_by(Artifact.id),
-        )
-    )
-
-
-async def copy_artifacts_by_id(s: AsyncSession, ids: list[int], target: str) -> None:
-    if not ids:
+async def copy_artifacts(
+    s: AsyncSession,
+    target: str,
+    *,
+    source: str | None = None,
+    up_to: int | None = None,
+    ids: list[int] | None = None,
+) -> None:
+    """Copy artifacts into `target`, in order: those `source` made up to turn `up_to`,
+    or the rows `ids`."""
+    if source is None and not ids:
         return
+    where = (
+        [Artifact.id.in_(ids or [])]
+        if source is None
+        else [Artifact.thread_id == source, Artifact.turn_index <= (up_to or 0)]
+    )
     await s.execute(
         insert(Artifact).from_select(
             ["thread_id", "turn_index", "kind", "title", "content", "created_at"],
@@ -139,7 +134,7 @@ async def copy_artifacts_by_id(s: AsyncSession, ids: list[int], target: str) -> 
                 Artifact.content,
                 Artifact.created_at,
             )
-            .where(Artifact.id.in_(ids))
+            .where(*where)
             .order_by(Artifact.id),
         )
     )
