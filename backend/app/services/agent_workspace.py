@@ -29,6 +29,7 @@ from app.agent.port import (
 )
 from app.db.engine import Database
 from app.db.models import Conversation
+from app.db.repositories import threads as threads_repo
 from app.errors import NotFound
 from app.schemas import PreferencePatch, TodoPatch
 from app.services.workspace import (
@@ -67,7 +68,7 @@ def view_of(state: WorkspaceState, turn_index: int) -> WorkspaceView:
 
 
 async def _thread(session: AsyncSession, thread_id: str) -> Conversation:
-    conv = await session.get(Conversation, thread_id)
+    conv = await threads_repo.get_thread(session, thread_id)
     if conv is None:
         raise NotFound(f"conversation {thread_id} not found")
     return conv

@@ -379,7 +379,7 @@ class TurnManager:
             await asyncio.sleep(self.settings.heartbeat_seconds)
             try:
                 async with self.db.transaction() as s:
-                    row = await s.get(ActiveTurn, turn.root_thread_id)
+                    row = await repo.get_active_turn(s, turn.root_thread_id)
                     if row is None or row.process_id != self.process_id:
                         cancel = True
                     else:

@@ -6,10 +6,8 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
 from app.db.engine import Database
-from app.db.models import ApiToken, User
+from app.db.repositories import users as repo
 from app.errors import Conflict, InvalidInput, Unauthorized
 
 
@@ -30,23 +28,16 @@ async def create(db: Database, *, name: str) -> tuple[Principal, str]:
         raise InvalidInput("name: must be 1 to 200 characters")
     token = "hk_" + secrets.token_urlsafe(32)
     async with db.transaction() as s:
-        if (await s.execute(select(User).where(User.name == name))).scalar_one_or_none():
+        if await repo.by_name(s, name) is not None:
             raise Conflict(f"user {name!r} already exists")
-        user = User(name=name)
-        s.add(user)
-        await s.flush()
-        s.add(ApiToken(user_id=user.id, token_hash=hash_token(token)))
+        user = await repo.add(s, name, token_hash=hash_token(token))
     return Principal(user.id, user.name), token
 
 
 async def ensure_local(db: Database, *, name: str) -> Principal:
     """The single user that every request acts as when auth is off."""
     async with db.transaction() as s:
-        user = (await s.execute(select(User).where(User.name == name))).scalar_one_or_none()
-        if user is None:
-            user = User(name=name)
-            s.add(user)
-            await s.flush()
+        user = await repo.by_name(s, name) or await repo.add(s, name)
         return Principal(user.id, user.name)
 
 
@@ -54,12 +45,7 @@ async def authenticate(db: Database, *, token: str | None) -> Principal:
     if not token:
         raise Unauthorized("a bearer token is required")
     async with db.read() as s:
-        stmt = (
-            select(User)
-            .join(ApiToken, ApiToken.user_id == User.id)
-            .where(ApiToken.token_hash == hash_token(token))
-        )
-        user = (await s.execute(stmt)).scalar_one_or_none()
+        user = await repo.by_token_hash(s, hash_token(token))
     if user is None:
         raise Unauthorized("unknown token")
     return Principal(user.id, user.name)
