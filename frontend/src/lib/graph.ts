@@ -79,7 +79,7 @@ export interface LayoutOptions {
 }
 
 export const X_GAP = 230;
-export const Y_GAP = 120;
+export const Y_GAP = 150;
 
 export function nodeId(threadId: string, turn: number): string {
   return `${threadId}:${turn}`;

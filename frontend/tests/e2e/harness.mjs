@@ -100,6 +100,7 @@ export async function launchBrowser() {
 export async function screenshot(page, name) {
   mkdirSync(artifactsDir, { recursive: true });
   const path = join(artifactsDir, `${name}.png`);
+  await page.waitForTimeout(400); // let the graph's re-framing animation settle
   await page.screenshot({ path });
   return path;
 }

@@ -66,10 +66,11 @@ export class StudioPage {
   async stepLabels() {
     return this.page.locator('[data-testid="chat-message"][data-role="user"] [data-testid="step-label"]').allInnerTexts();
   }
-  async openFromHistory(threadId) {
+  async openFromHistory(threadId, shot = null) {
     await this.byTest("history-menu-button").click();
     const item = this.page.locator(`[data-testid="conversation-item"][data-thread-id="${threadId}"]`);
     await item.waitFor({ timeout: T });
+    if (shot) await shot();
     const text = await item.innerText();
     await item.click();
     return text;

@@ -108,7 +108,7 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   // Clicking a step on the displayed path scrolls to its message and flashes it.
   await s.node(`${root}:1`).click();
   await page.waitForSelector(`[data-role="user"][data-node-id="${root}:1"].flash`);
-  const itemText = await s.openFromHistory(branch);
+  const itemText = await s.openFromHistory(branch, () => screenshot(page, "06-history-menu"));
   assert.match(itemText, /branched at step 2/);
   await s.expectHead(branchNodeId);
   await s.expectObjective("Argue for protected bike lanes");

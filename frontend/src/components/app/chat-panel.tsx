@@ -114,7 +114,7 @@ export function ChatPanel(props: ChatPanelProps) {
                         title={o.reason ?? "Open this path"}
                         onClick={() => props.onOpenThread(o.threadId)}
                       >
-                        ⑂ {o.label}
+                        ↳ {o.label}
                       </button>
                     ))}
                   </div>

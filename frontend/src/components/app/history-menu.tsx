@@ -77,7 +77,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
               props.onNew();
             }}
           >
-            ＋ New conversation
+            + New conversation
           </button>
           {props.loading && <div className="muted pad">Loading…</div>}
           {!props.loading && entries.length === 0 && <div className="muted pad">No conversations yet.</div>}
@@ -145,7 +145,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                         if (window.confirm(`Delete “${c.title}”${c.parent_thread_id ? "" : " and all its branches"}?`)) props.onDelete(c);
                       }}
                     >
-                      🗑
+                      ✕
                     </button>
                   </span>
                 </li>

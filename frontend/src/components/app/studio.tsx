@@ -92,7 +92,20 @@ export function Studio() {
     displayedThread && displayedThread.parent_thread_id !== null && ownsNoTurn(displayedThread) && head
       ? (flow?.labels.get(head) ?? String(displayedThread.branch_point_turn ?? ""))
       : null;
-  const current = conversations.data?.find((c) => c.thread_id === displayed) ?? conversations.data?.find((c) => c.thread_id === anchor);
+  // The listed conversation the displayed thread is (a draft is unlisted: its nearest listed ancestor).
+  const current = useMemo(() => {
+    const listed = new Map((conversations.data ?? []).map((c) => [c.thread_id, c] as const));
+    const threads = new Map((graph.data?.threads ?? []).map((t) => [t.thread_id, t] as const));
+    let id: string | null = displayed;
+    const seen = new Set<string>();
+    while (id !== null && !seen.has(id)) {
+      seen.add(id);
+      const hit = listed.get(id);
+      if (hit) return hit;
+      id = threads.get(id)?.parent_thread_id ?? null;
+    }
+    return anchor ? listed.get(anchor) : undefined;
+  }, [conversations.data, graph.data, displayed, anchor]);
   const busy = running !== null || (history.data?.active_turn ?? null) !== null || live !== null;
 
   const navigate = useCallback(
@@ -242,12 +255,12 @@ export function Studio() {
           onDelete={(c) => void onDelete(c)}
         />
         <button type="button" className="primary" data-testid="new-conversation" onClick={() => void onNew()}>
-          ＋ New conversation
+          + New conversation
         </button>
         <span className="conv-title" data-testid="conversation-title">
           {current?.title ?? (anchor ? "" : "")}
           {restoredAt && <span className="badge warn">restored · step {restoredAt}</span>}
-          {current?.parent_thread_id && current.branch_point_turn !== null && (
+          {!restoredAt && current?.parent_thread_id && current.branch_point_turn !== null && (
             <span className="badge">branched at step {current.branch_point_turn}</span>
           )}
         </span>

@@ -13,6 +13,15 @@ export interface WorkspacePanelProps {
   onError: (error: unknown) => void;
 }
 
+function LockIcon({ locked }: { locked: boolean }) {
+  return (
+    <svg width="14" height="14" viewBox="0 0 16 16" aria-hidden="true" className={locked ? "lock on" : "lock"}>
+      <rect x="3" y="7" width="10" height="8" rx="1.5" fill="currentColor" />
+      <path d={locked ? "M5 7V5a3 3 0 0 1 6 0v2" : "M5 7V5a3 3 0 0 1 6 0"} fill="none" stroke="currentColor" strokeWidth="1.6" transform={locked ? undefined : "translate(3 -1.5)"} />
+    </svg>
+  );
+}
+
 /** A text field that follows the server's value except while the user is editing it. */
 function useSynced(server: string): [string, (v: string) => void, { onFocus: () => void; onBlur: () => void }, boolean] {
   const [value, setValue] = useState(server);
@@ -157,7 +166,7 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
                 aria-pressed={p.locked}
                 onClick={() => void patchPref(p.id, { locked: !p.locked })}
               >
-                {p.locked ? "🔒" : "🔓"}
+                <LockIcon locked={p.locked} />
               </button>
               <span className="item-text">{p.text}</span>
               <span className="item-actions">

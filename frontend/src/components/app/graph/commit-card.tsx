@@ -55,7 +55,7 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
         <span className="lane-dot" style={{ background: card.active ? "#c8102e" : laneColour(card.lane) }} />
         <span className="card-label">{card.label}</span>
         {STATE_TEXT[card.state] && <span className={`card-state state-${card.state}`}>{STATE_TEXT[card.state]}</span>}
-        {card.artifactCount > 0 && <span className="card-art">📎{card.artifactCount}</span>}
+        {card.artifactCount > 0 && <span className="card-art" title="artifacts made at this step">▤ {card.artifactCount}</span>}
         <button
           type="button"
           className="nodrag card-restore"

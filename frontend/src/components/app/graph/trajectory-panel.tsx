@@ -30,12 +30,19 @@ export interface TrajectoryProps {
   loading: boolean;
 }
 
-function FitOnChange({ signature }: { signature: string }) {
+/** Re-frames the view when the set of cards changes: the whole family while it is
+ * small, else the last steps of the displayed path around the head. */
+function FitOnChange({ signature, focus }: { signature: string; focus: string[] }) {
   const { fitView } = useReactFlow();
   const first = useRef(true);
+  const focusRef = useRef(focus);
+  focusRef.current = focus;
   useEffect(() => {
-    const id = window.setTimeout(() => void fitView({ padding: 0.15, maxZoom: 1, duration: first.current ? 0 : 200 }), 30);
-    first.current = false;
+    const id = window.setTimeout(() => {
+      const nodes = focusRef.current.length > 0 ? focusRef.current.map((n) => ({ id: n })) : undefined;
+      void fitView({ padding: 0.12, maxZoom: 1, minZoom: 0.3, duration: first.current ? 0 : 200, nodes });
+      first.current = false;
+    }, 80);
     return () => window.clearTimeout(id);
   }, [signature, fitView]);
   return null;
@@ -79,7 +86,13 @@ export function TrajectoryPanel(props: TrajectoryProps) {
   // Cards can be dragged; a new answer from the server lays them out again.
   const [rfNodes, setRfNodes, onNodesChange] = useNodesState<TrajectoryNode>(nodes);
   useEffect(() => setRfNodes(nodes), [nodes, setRfNodes]);
-  const signature = `${flow?.cards.length ?? 0}:${flow?.laneCount ?? 0}`;
+  const signature = useMemo(() => (flow?.cards ?? []).map((c) => c.id).join(","), [flow]);
+  const focus = useMemo(() => {
+    const cards = flow?.cards ?? [];
+    if (cards.length <= 12) return [];
+    const path = cards.filter((c) => c.active || c.head).sort((a, b) => a.turn - b.turn);
+    return path.slice(-6).map((c) => c.id);
+  }, [flow]);
   const nodeCount = flow?.cards.filter((c) => c.kind === "turn").length ?? 0;
 
   return (
@@ -119,7 +132,7 @@ export function TrajectoryPanel(props: TrajectoryProps) {
               >
                 <Background gap={24} size={1} color="#e5e7eb" />
                 <Controls showInteractive={false} position="bottom-right" />
-                <FitOnChange signature={signature} />
+                <FitOnChange signature={signature} focus={focus} />
               </ReactFlow>
             </ReactFlowProvider>
           )}
