@@ -9,7 +9,7 @@ export default defineConfig({
     coverage: {
       provider: "v8",
       include: ["src/lib/**/*.ts"],
-      exclude: ["src/lib/**/*.test.ts", "src/lib/**/*.bench.ts", "src/lib/api/schema.d.ts"],
+      exclude: ["src/lib/**/*.test.ts", "src/lib/**/*.perf.ts", "src/lib/testing/**", "src/lib/api/schema.d.ts"],
       reporter: ["text-summary", "text"],
       thresholds: { lines: 90 },
     },
