@@ -152,6 +152,20 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   await page.waitForSelector('[data-testid="graph-node"][data-state="cancelled"][data-head="true"]', { timeout: 20_000 });
   await s2.byTest("turn-status").waitFor({ state: "hidden", timeout: 20_000 });
 
+  // 9. "Discard" in the confirm dialog retries the checkout with force.
+  await page.locator(`[data-testid="restore-divider"][data-node-id="${root}:1"]`).click();
+  await s.expectHead(`${root}:1`);
+  const edited = page.waitForResponse((r) => r.url().endsWith("/objective") && r.request().method() === "PUT");
+  await s.byTest("workspace-objective").fill("Throwaway edit");
+  await s.byTest("workspace-objective").press("Enter");
+  await edited;
+  await s.node(`${root}:3`).dblclick();
+  await s.byTest("confirm-dialog").waitFor();
+  await s.byTest("confirm-discard").click();
+  await s.byTest("confirm-dialog").waitFor({ state: "hidden" });
+  await s.expectHead(`${root}:3`);
+  await s.expectObjective("Argue formally for bike lanes");
+
   assert.deepEqual(errors, []);
   await other.close();
   await context.close();
