@@ -1,9 +1,11 @@
 # HAICO: one image serving the API, the AHP host and the built studio on port 8000.
 FROM node:20-bookworm-slim AS studio
 WORKDIR /src/frontend
+ENV NEXT_TELEMETRY_DISABLED=1
+COPY frontend/package.json frontend/package-lock.json frontend/.npmrc ./
+RUN npm ci
 COPY frontend/ ./
-# The studio is optional until it exists: an empty folder builds nothing.
-RUN if [ -f package.json ]; then npm ci && npm run build; else mkdir -p out; fi
+RUN npm run build
 
 FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HAICO_DATA_DIR=/data

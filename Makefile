@@ -5,7 +5,17 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint typecheck pytest bench clean
+.PHONY: run test install lint typecheck pytest bench clean studio dev-frontend openapi \
+	frontend-test frontend-typecheck frontend-unit frontend-bench frontend-openapi-check \
+	frontend-e2e chromium
+
+FRONTEND := frontend
+NPM_STAMP := $(FRONTEND)/node_modules/.installed
+STUDIO_OUT := $(FRONTEND)/out/index.html
+# Everything the static export is built from: `make run` rebuilds when any is newer.
+STUDIO_SOURCES := $(shell find $(FRONTEND)/src $(FRONTEND)/public -type f 2>/dev/null) \
+	$(FRONTEND)/package.json $(FRONTEND)/package-lock.json $(FRONTEND)/next.config.ts $(FRONTEND)/tsconfig.json
+export NEXT_TELEMETRY_DISABLED := 1
 
 $(STAMP): backend/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,8 +25,20 @@ $(STAMP): backend/pyproject.toml
 
 install: $(STAMP)
 
+$(NPM_STAMP): $(FRONTEND)/package.json $(FRONTEND)/package-lock.json
+	@command -v npm >/dev/null || { echo "The studio needs Node.js 20+ and npm to build (https://nodejs.org)." >&2; exit 1; }
+	cd $(FRONTEND) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(NPM_STAMP)
+
+## The browser studio as a static export (frontend/out), rebuilt only when stale.
+$(STUDIO_OUT): $(NPM_STAMP) $(STUDIO_SOURCES)
+	cd $(FRONTEND) && npm run --silent build
+	touch $(STUDIO_OUT)
+
+studio: $(STUDIO_OUT)
+
 ## Serve HAICO on the embedded default (SQLite, offline agent) at http://localhost:8000
-run: install
+run: install studio
 	cd backend && ../$(BIN)/haico serve --host $${HAICO_HOST:-127.0.0.1} --port $${HAICO_PORT:-8000}
 
 lint: install
@@ -31,11 +53,47 @@ typecheck: install
 pytest: install
 	cd backend && ../$(BIN)/pytest -q -rs
 
-## Everything CI runs: lint, types, the tests on SQLite and PostgreSQL.
-test: lint typecheck pytest
+## Hot-reloading studio on http://localhost:3000; /api goes to the backend on :8000
+## (run `make run` in another terminal, or set HAICO_BACKEND_URL).
+dev-frontend: $(NPM_STAMP)
+	cd $(FRONTEND) && npm run dev
+
+## Regenerate the typed API client from the backend's OpenAPI document.
+openapi: install $(NPM_STAMP)
+	cd $(FRONTEND) && bash scripts/openapi.sh
+
+frontend-openapi-check: install $(NPM_STAMP)
+	cd $(FRONTEND) && bash scripts/openapi.sh --check
+
+frontend-typecheck: $(NPM_STAMP)
+	cd $(FRONTEND) && npx tsc --noEmit
+
+## Vitest on the pure modules in src/lib, with the 90% line-coverage gate.
+frontend-unit: $(NPM_STAMP)
+	cd $(FRONTEND) && npx vitest run --coverage
+
+## The layout budget: a 5000-node family within 50 ms.
+frontend-bench: $(NPM_STAMP)
+	cd $(FRONTEND) && npx vitest run --config vitest.bench.config.ts
+
+## Debian's chromium for the browser tests (never a browser download).
+chromium:
+	@command -v chromium >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+## Playwright walkthrough against the real backend (SQLite) serving the fresh build.
+frontend-e2e: install studio chromium
+	cd $(FRONTEND) && node --test --test-concurrency=1 tests/e2e/
+
+frontend-test: frontend-openapi-check frontend-typecheck frontend-unit frontend-bench studio frontend-e2e
+
+## Everything CI runs: lint, types, the tests on SQLite and PostgreSQL, and the studio's
+## checks (OpenAPI client freshness, types, unit tests + coverage, bench, build, browser).
+test: lint typecheck pytest frontend-test
 
 bench: install
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) backend/data data
+	rm -rf $(VENV) backend/data data $(FRONTEND)/node_modules $(FRONTEND)/out $(FRONTEND)/.next

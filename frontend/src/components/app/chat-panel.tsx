@@ -1,0 +1,210 @@
+"use client";
+import { useEffect, useRef, useState } from "react";
+import type { GuideStep } from "@/lib/graph";
+import type { LiveTurn } from "@/lib/events";
+import { describeTool, type ChatTurn, type ToolActivity } from "@/lib/transcript";
+import type { RunningTurn } from "@/hooks/use-turn";
+
+export interface ChatPanelProps {
+  turns: ChatTurn[];
+  guide: ReadonlyMap<number, GuideStep>;
+  running: RunningTurn | null;
+  /** a turn another client is running in this family */
+  live: LiveTurn | null;
+  busy: boolean;
+  loading: boolean;
+  restoredAt: string | null;
+  flash: { nodeId: string; tick: number } | null;
+  onSend: (text: string) => void;
+  onStop: () => void;
+  onRestore: (nodeId: string) => void;
+  onOpenThread: (threadId: string) => void;
+}
+
+const ENDED: Record<string, string> = { cancelled: "Stopped", error: "Failed" };
+
+function Tools({ tools }: { tools: ToolActivity[] }) {
+  if (tools.length === 0) return null;
+  return (
+    <ul className="tools" data-testid="tool-activity">
+      {tools.map((t, i) => (
+        <li key={i} className={t.failed ? "failed" : ""}>
+          <span className="tool-icon">⚙</span> {describeTool(t)}
+          {t.failed && <span className="badge err">failed</span>}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The chat of the displayed path: step labels, offshoot chips, checkpoint dividers,
+ * streaming replies with tool activity, and the composer. */
+export function ChatPanel(props: ChatPanelProps) {
+  const { turns, guide, running, live, flash } = props;
+  const [draft, setDraft] = useState("");
+  const scroller = useRef<HTMLDivElement>(null);
+  const [flashing, setFlashing] = useState<string | null>(null);
+
+  const shown = running?.turn != null ? turns.filter((t) => t.turn !== running.turn) : turns;
+  const lastLength = `${shown.length}:${running?.text.length ?? 0}:${running?.tools.length ?? 0}:${live?.text.length ?? 0}`;
+
+  useEffect(() => {
+    const el = scroller.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [lastLength]);
+
+  useEffect(() => {
+    if (!flash) return;
+    const el = document.querySelector(`[data-role="user"][data-node-id="${CSS.escape(flash.nodeId)}"]`);
+    if (!el) return;
+    el.scrollIntoView({ behavior: "smooth", block: "center" });
+    setFlashing(flash.nodeId);
+    const id = window.setTimeout(() => setFlashing(null), 1600);
+    return () => window.clearTimeout(id);
+  }, [flash]);
+
+  const submit = () => {
+    const text = draft.trim();
+    if (!text || props.busy) return;
+    props.onSend(text);
+    setDraft("");
+  };
+
+  return (
+    <section className="chat" aria-label="Chat">
+      <div className="chat-scroll" ref={scroller}>
+        {props.loading && turns.length === 0 && <div className="empty">Loading the conversation…</div>}
+        {!props.loading && shown.length === 0 && !running && (
+          <div className="empty">
+            <p>No messages yet.</p>
+            <p className="muted">
+              Ask the agent to shape the workspace, e.g. <code>objective: …</code>, <code>prefer: …</code>,{" "}
+              <code>todo: …</code>, <code>write: …</code>
+            </p>
+          </div>
+        )}
+        {shown.map((t, i) => {
+          const step = guide.get(t.turn);
+          const nodeId = step?.nodeId ?? "";
+          const last = i === shown.length - 1 && !running;
+          return (
+            <div key={`${nodeId}-${t.turn}`} className="turn">
+              <div
+                data-testid="chat-message"
+                data-role="user"
+                data-node-id={nodeId}
+                className={`msg user ${flashing === nodeId ? "flash" : ""}`}
+              >
+                <div className="meta">
+                  <span className="step" title="Step on the trajectory">
+                    Step <span data-testid="step-label">{step?.label ?? t.turn}</span>
+                  </span>
+                </div>
+                <div className="text">{t.question}</div>
+                {step && step.offshoots.length > 0 && (
+                  <div className="chips">
+                    <span className="muted">other paths from here:</span>
+                    {step.offshoots.map((o) => (
+                      <button
+                        key={o.threadId}
+                        type="button"
+                        className="chip"
+                        data-testid="offshoot-chip"
+                        data-thread-id={o.threadId}
+                        title={o.reason ?? "Open this path"}
+                        onClick={() => props.onOpenThread(o.threadId)}
+                      >
+                        ↳ {o.label}
+                      </button>
+                    ))}
+                  </div>
+                )}
+              </div>
+              <Tools tools={t.tools} />
+              <div data-testid="chat-message" data-role="assistant" data-node-id={nodeId} data-state={t.state} className={`msg assistant state-${t.state}`}>
+                {ENDED[t.state] && <span className={`badge ${t.state === "error" ? "err" : "warn"}`}>{ENDED[t.state]}</span>}
+                <div className="text">{t.reply || (t.state === "complete" ? "(no reply)" : "")}</div>
+              </div>
+              {!last && nodeId && (
+                <button
+                  type="button"
+                  className="divider"
+                  data-testid="restore-divider"
+                  data-node-id={nodeId}
+                  title={`Restore the workspace as it stood after step ${step?.label ?? t.turn}`}
+                  onClick={() => props.onRestore(nodeId)}
+                >
+                  <span>Saved checkpoint · Click to restore</span>
+                </button>
+              )}
+            </div>
+          );
+        })}
+        {running && (
+          <div className="turn running">
+            <div data-testid="chat-message" data-role="user" data-node-id={running.nodeId ?? ""} className="msg user">
+              <div className="meta">
+                <span className="step">
+                  Step <span data-testid="step-label">{running.turn !== null ? guide.get(running.turn)?.label ?? running.turn : "…"}</span>
+                </span>
+              </div>
+              <div className="text">{running.question}</div>
+            </div>
+            <Tools tools={running.tools} />
+            <div data-testid="chat-message" data-role="assistant" data-node-id={running.nodeId ?? ""} className="msg assistant streaming">
+              {running.error && <span className="badge err">{running.ended === "cancelled" ? "Stopped" : "Failed"}</span>}
+              <div className="text">{running.text || <span className="typing">thinking…</span>}</div>
+            </div>
+          </div>
+        )}
+        {!running && live && (
+          <div className="turn running">
+            <div className="msg user">
+              <div className="meta muted">another window</div>
+              <div className="text">{live.question}</div>
+            </div>
+            <div className="msg assistant streaming">
+              <div className="text">{live.text || <span className="typing">thinking…</span>}</div>
+            </div>
+          </div>
+        )}
+      </div>
+      <div className="composer">
+        {props.busy && (
+          <div className="turn-status" data-testid="turn-status" role="status">
+            <span className="spinner" /> The agent is working
+            {running && running.tools.length > 0 ? ` · ${running.tools.length} tool step${running.tools.length === 1 ? "" : "s"}` : ""}…
+          </div>
+        )}
+        {props.restoredAt && !props.busy && (
+          <div className="restored-note">
+            Restored to step {props.restoredAt}. Edit the workspace if you like; sending continues from here on a new path.
+          </div>
+        )}
+        <div className="composer-row">
+          <textarea
+            data-testid="message-input"
+            placeholder="Message the agent (Enter to send, Shift+Enter for a new line)"
+            value={draft}
+            rows={2}
+            onChange={(e) => setDraft(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.shiftKey) {
+                e.preventDefault();
+                submit();
+              }
+            }}
+          />
+          {props.busy ? (
+            <button type="button" className="danger" data-testid="stop-button" onClick={props.onStop}>
+              ■ Stop
+            </button>
+          ) : null}
+          <button type="button" className="primary" data-testid="send-button" disabled={props.busy || !draft.trim()} onClick={submit}>
+            Send
+          </button>
+        </div>
+      </div>
+    </section>
+  );
+}

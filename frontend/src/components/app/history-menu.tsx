@@ -1,0 +1,159 @@
+"use client";
+import { useEffect, useRef, useState } from "react";
+import type { Conversation } from "@/lib/api/client";
+
+export interface HistoryMenuProps {
+  conversations: Conversation[] | undefined;
+  loading: boolean;
+  currentThread: string | null;
+  currentRoot: string | null;
+  onOpen: (c: Conversation) => void;
+  onNew: () => void;
+  onRename: (c: Conversation, title: string) => void;
+  onDelete: (c: Conversation) => void;
+}
+
+interface Entry {
+  c: Conversation;
+  depth: number;
+}
+
+/** Roots newest first, each followed by its branches nested under their parents. */
+function tree(conversations: Conversation[]): Entry[] {
+  const ids = new Set(conversations.map((c) => c.thread_id));
+  const children = new Map<string, Conversation[]>();
+  const roots: Conversation[] = [];
+  for (const c of conversations) {
+    if (c.parent_thread_id && ids.has(c.parent_thread_id)) {
+      const list = children.get(c.parent_thread_id) ?? [];
+      list.push(c);
+      children.set(c.parent_thread_id, list);
+    } else roots.push(c);
+  }
+  roots.sort((a, b) => b.updated_at.localeCompare(a.updated_at));
+  const out: Entry[] = [];
+  const walk = (c: Conversation, depth: number, seen: Set<string>) => {
+    if (seen.has(c.thread_id)) return;
+    seen.add(c.thread_id);
+    out.push({ c, depth });
+    const kids = (children.get(c.thread_id) ?? []).sort((a, b) => a.created_at.localeCompare(b.created_at));
+    for (const k of kids) walk(k, depth + 1, seen);
+  };
+  const seen = new Set<string>();
+  for (const r of roots) walk(r, 0, seen);
+  return out;
+}
+
+/** The history menu: every conversation, branches nested ("branched at step N"),
+ * forks marked; new, rename and delete. */
+export function HistoryMenu(props: HistoryMenuProps) {
+  const [open, setOpen] = useState(false);
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const [name, setName] = useState("");
+  const ref = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    if (!open) return;
+    const close = (e: MouseEvent) => {
+      if (ref.current && !ref.current.contains(e.target as Node)) setOpen(false);
+    };
+    document.addEventListener("mousedown", close);
+    return () => document.removeEventListener("mousedown", close);
+  }, [open]);
+
+  const entries = tree(props.conversations ?? []);
+  return (
+    <div className="history-menu" ref={ref}>
+      <button type="button" data-testid="history-menu-button" aria-expanded={open} onClick={() => setOpen(!open)}>
+        ☰ Conversations
+      </button>
+      {open && (
+        <div className="menu" role="menu" data-testid="history-menu">
+          <button
+            type="button"
+            className="menu-new"
+            onClick={() => {
+              setOpen(false);
+              props.onNew();
+            }}
+          >
+            + New conversation
+          </button>
+          {props.loading && <div className="muted pad">Loading…</div>}
+          {!props.loading && entries.length === 0 && <div className="muted pad">No conversations yet.</div>}
+          <ul>
+            {entries.map(({ c, depth }) => {
+              const current = c.thread_id === props.currentThread;
+              return (
+                <li key={c.thread_id} style={{ paddingLeft: 8 + depth * 18 }} className={`${current ? "current" : ""} ${c.root_thread_id === props.currentRoot ? "family" : ""}`}>
+                  {renaming === c.thread_id ? (
+                    <form
+                      className="rename"
+                      onSubmit={(e) => {
+                        e.preventDefault();
+                        if (name.trim()) props.onRename(c, name.trim());
+                        setRenaming(null);
+                      }}
+                    >
+                      <input data-testid="rename-input" autoFocus value={name} onChange={(e) => setName(e.target.value)} onBlur={() => setRenaming(null)} />
+                    </form>
+                  ) : (
+                    <button
+                      type="button"
+                      className="item"
+                      data-testid="conversation-item"
+                      data-thread-id={c.thread_id}
+                      onClick={() => {
+                        setOpen(false);
+                        props.onOpen(c);
+                      }}
+                    >
+                      <span className="title">
+                        {depth > 0 && "↳ "}
+                        {c.title}
+                      </span>
+                      <span className="sub muted">
+                        {c.parent_thread_id !== null && c.branch_point_turn !== null
+                          ? `branched at step ${c.branch_point_turn}`
+                          : c.forked_from
+                            ? `fork · from step ${c.forked_from.turn_index}`
+                            : `${c.turn_index} step${c.turn_index === 1 ? "" : "s"}`}
+                        {c.forked_from && c.parent_thread_id !== null && " · fork"}
+                      </span>
+                      {c.forked_from && <span className="badge">fork</span>}
+                    </button>
+                  )}
+                  <span className="item-actions">
+                    <button
+                      type="button"
+                      className="icon"
+                      title="Rename"
+                      data-testid="conversation-rename"
+                      onClick={() => {
+                        setName(c.title);
+                        setRenaming(c.thread_id);
+                      }}
+                    >
+                      ✎
+                    </button>
+                    <button
+                      type="button"
+                      className="icon"
+                      title="Delete"
+                      data-testid="conversation-delete"
+                      onClick={() => {
+                        if (window.confirm(`Delete “${c.title}”${c.parent_thread_id ? "" : " and all its branches"}?`)) props.onDelete(c);
+                      }}
+                    >
+                      ✕
+                    </button>
+                  </span>
+                </li>
+              );
+            })}
+          </ul>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,362 @@
+"use client";
+import { useQueryClient } from "@tanstack/react-query";
+import { useRouter, useSearchParams } from "next/navigation";
+import { useCallback, useEffect, useMemo, useState } from "react";
+import { useApi } from "@/hooks/use-api";
+import { useFamilyEvents } from "@/hooks/use-family-events";
+import { keys, useConversations, useGraph, useHistory, useMessages, useRefreshAll, useWorkspace } from "@/hooks/use-studio-data";
+import { useTurn } from "@/hooks/use-turn";
+import { ApiError, toApiError, unwrap, type Conversation } from "@/lib/api/client";
+import { activePathGuide, buildFlowGraph, ownsNoTurn, tipNodeId, type GuideStep } from "@/lib/graph";
+import { groupTurns, type TurnState } from "@/lib/transcript";
+import { ChatPanel } from "./chat-panel";
+import { ConfirmDialog, type ConfirmState } from "./confirm-dialog";
+import type { CardDetail } from "./graph/commit-card";
+import { TrajectoryPanel } from "./graph/trajectory-panel";
+import { HistoryMenu } from "./history-menu";
+import { WorkspacePanel } from "./workspace-panel";
+
+function messageOf(error: unknown): string {
+  if (error instanceof ApiError) return error.message;
+  return error instanceof Error ? error.message : "Something went wrong.";
+}
+
+const EMPTY_GUIDE: ReadonlyMap<number, GuideStep> = new Map();
+
+/**
+ * The studio page. The URL names a thread (`?thread=`) and so a family; the studio
+ * shows the family's working thread and follows its head, as every client does.
+ * Opening a path (history menu, offshoot chip) checks out its latest step; restoring
+ * a step checks out that node (a server-held draft); the server's discard refusal
+ * becomes the confirm dialog.
+ */
+export function Studio() {
+  const params = useSearchParams();
+  const router = useRouter();
+  const anchor = params.get("thread");
+  const { client } = useApi();
+  const qc = useQueryClient();
+  const refreshAll = useRefreshAll();
+
+  const conversations = useConversations();
+  const history = useHistory(anchor);
+  // A path that owns no turn yet is shown on request; it becomes the working thread on send.
+  const [stub, setStub] = useState<string | null>(null);
+  const working = history.data?.working_thread_id ?? null;
+  const head = history.data?.head_turn_id ?? null;
+  useEffect(() => setStub(null), [working, head]);
+  const displayed = stub ?? working;
+
+  const graph = useGraph(displayed);
+  const messages = useMessages(displayed);
+  const workspace = useWorkspace(displayed);
+  const { live } = useFamilyEvents(anchor, displayed);
+  const { running, send } = useTurn();
+
+  const [error, setError] = useState<string | null>(null);
+  const [confirm, setConfirm] = useState<ConfirmState | null>(null);
+  const [flash, setFlash] = useState<{ nodeId: string; tick: number } | null>(null);
+  const [collapsed, setCollapsed] = useState(false);
+
+  const createdAt = useMemo(
+    () => new Map((conversations.data ?? []).map((c) => [c.thread_id, Date.parse(c.created_at)] as const)),
+    [conversations.data],
+  );
+  const flow = useMemo(
+    () => (graph.data ? buildFlowGraph(graph.data, { headTurnId: head ?? graph.data.head_turn_id, displayedThreadId: displayed, createdAt }) : null),
+    [graph.data, head, displayed, createdAt],
+  );
+  const guide = useMemo(
+    () => (graph.data && flow && displayed ? activePathGuide(graph.data, flow, displayed) : EMPTY_GUIDE),
+    [graph.data, flow, displayed],
+  );
+  const turns = useMemo(() => {
+    const states = new Map<number, TurnState>();
+    for (const step of guide.values()) {
+      const node = graph.data?.nodes.find((n) => n.id === step.nodeId);
+      if (node) states.set(step.turn, node.state);
+    }
+    return groupTurns(messages.data ?? [], states);
+  }, [messages.data, guide, graph.data]);
+  const details = useMemo(() => {
+    const map = new Map<string, CardDetail>();
+    for (const t of turns) {
+      const step = guide.get(t.turn);
+      if (step) map.set(step.nodeId, { reply: t.reply || null, steps: t.tools.length });
+    }
+    return map;
+  }, [turns, guide]);
+
+  const displayedThread = graph.data?.threads.find((t) => t.thread_id === displayed);
+  const restoredAt =
+    displayedThread && displayedThread.parent_thread_id !== null && ownsNoTurn(displayedThread) && head
+      ? (flow?.labels.get(head) ?? String(displayedThread.branch_point_turn ?? ""))
+      : null;
+  // The listed conversation the displayed thread is (a draft is unlisted: its nearest listed ancestor).
+  const current = useMemo(() => {
+    const listed = new Map((conversations.data ?? []).map((c) => [c.thread_id, c] as const));
+    const threads = new Map((graph.data?.threads ?? []).map((t) => [t.thread_id, t] as const));
+    let id: string | null = displayed;
+    const seen = new Set<string>();
+    while (id !== null && !seen.has(id)) {
+      seen.add(id);
+      const hit = listed.get(id);
+      if (hit) return hit;
+      id = threads.get(id)?.parent_thread_id ?? null;
+    }
+    return anchor ? listed.get(anchor) : undefined;
+  }, [conversations.data, graph.data, displayed, anchor]);
+  const busy = running !== null || (history.data?.active_turn ?? null) !== null || live !== null;
+
+  const navigate = useCallback(
+    (thread: string | null) => {
+      const url = thread ? `/?thread=${thread}` : "/";
+      if (thread !== anchor) router.push(url);
+    },
+    [anchor, router],
+  );
+
+  const checkout = useCallback(
+    async (turnId: string, force = false): Promise<boolean> => {
+      const via = displayed ?? anchor;
+      if (via === null) return false;
+      const result = await client.POST("/api/conversations/{thread_id}/checkout", {
+        params: { path: { thread_id: via } },
+        body: { turn_id: turnId, force },
+      });
+      if (result.error !== undefined || !result.response.ok) {
+        const err = toApiError(result.response.status, result.error);
+        if (err.code === "checkout_would_discard_changes") {
+          return new Promise<boolean>((resolve) =>
+            setConfirm({
+              message: err.message,
+              onDiscard: () => {
+                setConfirm(null);
+                void checkout(turnId, true).then(resolve);
+              },
+              onCancel: () => resolve(false),
+            }),
+          );
+        }
+        setError(err.message);
+        return false;
+      }
+      if (anchor) qc.setQueryData(keys.history(anchor), result.data);
+      setStub(null);
+      setError(null);
+      await refreshAll();
+      return true;
+    },
+    [client, displayed, anchor, qc, refreshAll],
+  );
+
+  const onRestore = useCallback((nodeId: string) => void checkout(nodeId), [checkout]);
+  const onFocusStep = useCallback(
+    (nodeId: string) => {
+      const card = flow?.cards.find((c) => c.id === nodeId);
+      if (card?.active) setFlash({ nodeId, tick: Date.now() });
+    },
+    [flow],
+  );
+
+  const openThread = useCallback(
+    async (threadId: string) => {
+      const g = graph.data;
+      const inFamily = g?.threads.find((t) => t.thread_id === threadId);
+      if (g && inFamily) {
+        if (inFamily.parent_thread_id !== null && ownsNoTurn(inFamily)) {
+          setStub(threadId);
+        } else if (working !== threadId) {
+          const tip = tipNodeId(g, threadId);
+          if (tip !== null && !(await checkout(tip))) return;
+        } else setStub(null);
+      }
+      navigate(threadId);
+    },
+    [graph.data, working, checkout, navigate],
+  );
+
+  const onSend = useCallback(
+    async (text: string, force = false) => {
+      if (displayed === null) return;
+      setError(null);
+      try {
+        await send(displayed, text, force);
+      } catch (e) {
+        if (e instanceof ApiError && e.code === "checkout_would_discard_changes") {
+          setConfirm({
+            message: e.message,
+            onDiscard: () => {
+              setConfirm(null);
+              void onSend(text, true);
+            },
+          });
+        } else setError(messageOf(e));
+      }
+    },
+    [displayed, send],
+  );
+
+  const onStop = useCallback(async () => {
+    if (displayed === null) return;
+    const r = await client.POST("/api/conversations/{thread_id}/turns/cancel", { params: { path: { thread_id: displayed } } });
+    if (r.error !== undefined) setError(toApiError(r.response.status, r.error).message);
+    await refreshAll();
+  }, [client, displayed, refreshAll]);
+
+  const onNew = useCallback(async () => {
+    try {
+      const c = unwrap(await client.POST("/api/conversations", { body: {} }));
+      await qc.invalidateQueries({ queryKey: keys.conversations });
+      router.push(`/?thread=${c.thread_id}`);
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  }, [client, qc, router]);
+
+  const onRename = useCallback(
+    async (c: Conversation, title: string) => {
+      try {
+        unwrap(await client.PATCH("/api/conversations/{thread_id}", { params: { path: { thread_id: c.thread_id } }, body: { title } }));
+        await refreshAll();
+      } catch (e) {
+        setError(messageOf(e));
+      }
+    },
+    [client, refreshAll],
+  );
+
+  const onDelete = useCallback(
+    async (c: Conversation) => {
+      try {
+        unwrap(await client.DELETE("/api/conversations/{thread_id}", { params: { path: { thread_id: c.thread_id } } }));
+        if (c.parent_thread_id === null && c.root_thread_id === history.data?.root_thread_id) router.push("/");
+        else if (c.thread_id === anchor) router.push(`/?thread=${c.root_thread_id}`);
+        await refreshAll();
+      } catch (e) {
+        setError(messageOf(e));
+      }
+    },
+    [client, history.data, anchor, router, refreshAll],
+  );
+
+  return (
+    <div className="studio">
+      <header className="topbar">
+        <span className="brand">HAICO</span>
+        <HistoryMenu
+          conversations={conversations.data}
+          loading={conversations.isLoading}
+          currentThread={displayed}
+          currentRoot={history.data?.root_thread_id ?? null}
+          onOpen={(c) => void openThread(c.thread_id)}
+          onNew={() => void onNew()}
+          onRename={(c, t) => void onRename(c, t)}
+          onDelete={(c) => void onDelete(c)}
+        />
+        <button type="button" className="primary" data-testid="new-conversation" onClick={() => void onNew()}>
+          + New conversation
+        </button>
+        <span className="conv-title" data-testid="conversation-title">
+          {current?.title ?? (anchor ? "" : "")}
+          {restoredAt && <span className="badge warn">restored · step {restoredAt}</span>}
+          {!restoredAt && current?.parent_thread_id && current.branch_point_turn !== null && (
+            <span className="badge">branched at step {current.branch_point_turn}</span>
+          )}
+        </span>
+      </header>
+      {error && (
+        <div className="error-banner" data-testid="error-banner" role="alert">
+          <span>{error}</span>
+          <button type="button" className="icon" aria-label="Dismiss" onClick={() => setError(null)}>
+            ✕
+          </button>
+        </div>
+      )}
+      {anchor === null ? (
+        <Landing conversations={conversations.data} loading={conversations.isLoading} onOpen={(c) => navigate(c.thread_id)} onNew={() => void onNew()} />
+      ) : history.error ? (
+        <div className="state-page">
+          <h2>This conversation cannot be opened</h2>
+          <p data-testid="load-error">{messageOf(history.error)}</p>
+          <button type="button" onClick={() => navigate(null)}>
+            Back to all conversations
+          </button>
+        </div>
+      ) : displayed === null ? (
+        <div className="state-page">Loading the conversation…</div>
+      ) : (
+        <main className="columns">
+          <WorkspacePanel
+            key={displayed}
+            thread={displayed}
+            workspace={workspace.data}
+            loading={workspace.isLoading}
+            restoredAt={restoredAt}
+            onError={(e) => setError(messageOf(e))}
+          />
+          <div className="right">
+            <TrajectoryPanel
+              flow={flow}
+              details={details}
+              collapsed={collapsed}
+              onToggle={() => setCollapsed(!collapsed)}
+              onRestore={onRestore}
+              onFocusStep={onFocusStep}
+              onOpenThread={(t) => void openThread(t)}
+              loading={graph.isLoading}
+            />
+            <ChatPanel
+              turns={turns}
+              guide={guide}
+              running={running && running.thread === displayed ? running : null}
+              live={live}
+              busy={busy}
+              loading={messages.isLoading}
+              restoredAt={restoredAt}
+              flash={flash}
+              onSend={(t) => void onSend(t)}
+              onStop={() => void onStop()}
+              onRestore={onRestore}
+              onOpenThread={(t) => void openThread(t)}
+            />
+          </div>
+        </main>
+      )}
+      <ConfirmDialog state={confirm} onCancel={() => setConfirm(null)} />
+    </div>
+  );
+}
+
+function Landing(props: { conversations: Conversation[] | undefined; loading: boolean; onOpen: (c: Conversation) => void; onNew: () => void }) {
+  const roots = (props.conversations ?? []).filter((c) => c.parent_thread_id === null).sort((a, b) => b.updated_at.localeCompare(a.updated_at));
+  return (
+    <div className="landing">
+      <h1>Co-construction studio</h1>
+      <p className="muted">
+        You and the agent build a workspace together. Every message is a step you can return to; continuing from an
+        earlier step opens a new path, and no path is ever lost.
+      </p>
+      <button type="button" className="primary big" onClick={props.onNew}>
+        Start a new conversation
+      </button>
+      <h2>Recent conversations</h2>
+      {props.loading ? (
+        <p className="muted">Loading…</p>
+      ) : roots.length === 0 ? (
+        <p className="muted">None yet.</p>
+      ) : (
+        <ul className="landing-list">
+          {roots.map((c) => (
+            <li key={c.thread_id}>
+              <button type="button" className="link" onClick={() => props.onOpen(c)}>
+                {c.title}
+              </button>
+              <span className="muted"> · {c.turn_index} steps · {new Date(c.updated_at).toLocaleString()}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}

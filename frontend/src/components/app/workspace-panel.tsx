@@ -1,0 +1,263 @@
+"use client";
+import { useQueryClient } from "@tanstack/react-query";
+import { useEffect, useRef, useState } from "react";
+import { useApi } from "@/hooks/use-api";
+import { keys, useArtifact } from "@/hooks/use-studio-data";
+import { unwrap, type Workspace } from "@/lib/api/client";
+
+export interface WorkspacePanelProps {
+  thread: string;
+  workspace: Workspace | undefined;
+  loading: boolean;
+  restoredAt: string | null;
+  onError: (error: unknown) => void;
+}
+
+function LockIcon({ locked }: { locked: boolean }) {
+  return (
+    <svg width="14" height="14" viewBox="0 0 16 16" aria-hidden="true" className={locked ? "lock on" : "lock"}>
+      <rect x="3" y="7" width="10" height="8" rx="1.5" fill="currentColor" />
+      <path d={locked ? "M5 7V5a3 3 0 0 1 6 0v2" : "M5 7V5a3 3 0 0 1 6 0"} fill="none" stroke="currentColor" strokeWidth="1.6" transform={locked ? undefined : "translate(3 -1.5)"} />
+    </svg>
+  );
+}
+
+/** A text field that follows the server's value except while the user is editing it. */
+function useSynced(server: string): [string, (v: string) => void, { onFocus: () => void; onBlur: () => void }, boolean] {
+  const [value, setValue] = useState(server);
+  const editing = useRef(false);
+  useEffect(() => {
+    if (!editing.current) setValue(server);
+  }, [server]);
+  return [
+    value,
+    setValue,
+    { onFocus: () => (editing.current = true), onBlur: () => (editing.current = false) },
+    value !== server,
+  ];
+}
+
+function ArtifactItem({ thread, id, title, turn }: { thread: string; id: number; title: string; turn: number }) {
+  const [open, setOpen] = useState(false);
+  const artifact = useArtifact(thread, open ? id : null);
+  return (
+    <li data-testid="artifact-item" className="artifact">
+      <button type="button" className="link" onClick={() => setOpen(!open)} aria-expanded={open}>
+        {open ? "▾" : "▸"} {title} <span className="muted">· step {turn}</span>
+      </button>
+      {open && (
+        <pre className="artifact-content" data-testid="artifact-content">
+          {artifact.isLoading ? "Loading…" : artifact.error ? "Could not load this artifact." : artifact.data?.content}
+        </pre>
+      )}
+    </li>
+  );
+}
+
+/** The workspace column: objective, document, preferences, todos, artifacts. */
+export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError }: WorkspacePanelProps) {
+  const { client } = useApi();
+  const qc = useQueryClient();
+  const path = { params: { path: { thread_id: thread } } };
+  const [objective, setObjective, objectiveFocus, objectiveDirty] = useSynced(workspace?.objective ?? "");
+  const [title, setTitle, titleFocus, titleDirty] = useSynced(workspace?.document?.title ?? "");
+  const [content, setContent, contentFocus, contentDirty] = useSynced(workspace?.document?.content ?? "");
+  const [newPref, setNewPref] = useState("");
+  const [newTodo, setNewTodo] = useState("");
+
+  const setWorkspace = (w: Workspace) => qc.setQueryData(keys.workspace(thread), w);
+  const refetch = () => qc.invalidateQueries({ queryKey: keys.workspace(thread) });
+  const run = async (fn: () => Promise<unknown>) => {
+    try {
+      await fn();
+    } catch (e) {
+      onError(e);
+      await refetch();
+    }
+  };
+
+  const saveObjective = () =>
+    objectiveDirty &&
+    run(async () => setWorkspace(unwrap(await client.PUT("/api/conversations/{thread_id}/objective", { ...path, body: { text: objective || null } }))));
+  const saveDocument = () =>
+    (titleDirty || contentDirty) &&
+    run(async () =>
+      setWorkspace(
+        unwrap(await client.PUT("/api/conversations/{thread_id}/document", { ...path, body: { title: title || null, content } })),
+      ),
+    );
+
+  const prefs = workspace?.preferences ?? [];
+  const todos = workspace?.todos ?? [];
+  const patchPref = (id: number | null, body: { locked?: boolean; position?: number; text?: string }) =>
+    id !== null &&
+    run(async () => {
+      unwrap(await client.PATCH("/api/conversations/{thread_id}/preferences/{pref_id}", { params: { path: { thread_id: thread, pref_id: id } }, body }));
+      await refetch();
+    });
+  const patchTodo = (id: number | null, body: { done?: boolean; depth?: number; position?: number }) =>
+    id !== null &&
+    run(async () => {
+      unwrap(await client.PATCH("/api/conversations/{thread_id}/todos/{todo_id}", { params: { path: { thread_id: thread, todo_id: id } }, body }));
+      await refetch();
+    });
+
+  if (loading && !workspace) return <aside className="workspace"><div className="empty">Loading the workspace…</div></aside>;
+
+  return (
+    <aside className="workspace" aria-label="Workspace">
+      {restoredAt && (
+        <div className="preview-banner" data-testid="preview-banner">
+          Workspace as it stood after step {restoredAt} (editable preview)
+        </div>
+      )}
+      <section>
+        <h2>Objective</h2>
+        <input
+          data-testid="workspace-objective"
+          className="objective"
+          placeholder="What are we building?"
+          value={objective}
+          onChange={(e) => setObjective(e.target.value)}
+          {...objectiveFocus}
+          onBlur={() => {
+            objectiveFocus.onBlur();
+            void saveObjective();
+          }}
+          onKeyDown={(e) => e.key === "Enter" && (e.target as HTMLInputElement).blur()}
+        />
+      </section>
+      <section className="doc">
+        <h2>Document</h2>
+        <input
+          className="doc-title"
+          data-testid="workspace-document-title"
+          placeholder="Title"
+          value={title}
+          onChange={(e) => setTitle(e.target.value)}
+          {...titleFocus}
+          onBlur={() => {
+            titleFocus.onBlur();
+            void saveDocument();
+          }}
+        />
+        <textarea
+          data-testid="workspace-document"
+          placeholder="The document the agent and you write together"
+          value={content}
+          onChange={(e) => setContent(e.target.value)}
+          {...contentFocus}
+          onBlur={() => {
+            contentFocus.onBlur();
+            void saveDocument();
+          }}
+        />
+      </section>
+      <section>
+        <h2>Preferences <span className="muted">({prefs.length})</span></h2>
+        <ul className="items">
+          {prefs.map((p, i) => (
+            <li key={p.uid} data-testid="preference-item" data-uid={p.uid} data-locked={p.locked ? "true" : "false"} className={p.locked ? "locked" : ""}>
+              <button
+                type="button"
+                className="icon"
+                data-testid="preference-lock"
+                title={p.locked ? "Locked: a binding constraint. Click to unlock" : "Lock: make it binding for the agent"}
+                aria-pressed={p.locked}
+                onClick={() => void patchPref(p.id, { locked: !p.locked })}
+              >
+                <LockIcon locked={p.locked} />
+              </button>
+              <span className="item-text">{p.text}</span>
+              <span className="item-actions">
+                <button type="button" className="icon" title="Move up" disabled={i === 0} onClick={() => void patchPref(p.id, { position: i - 1 })}>↑</button>
+                <button type="button" className="icon" title="Move down" disabled={i === prefs.length - 1} onClick={() => void patchPref(p.id, { position: i + 1 })}>↓</button>
+                <button
+                  type="button"
+                  className="icon"
+                  title="Remove"
+                  onClick={() =>
+                    p.id !== null &&
+                    void run(async () => {
+                      unwrap(await client.DELETE("/api/conversations/{thread_id}/preferences/{pref_id}", { params: { path: { thread_id: thread, pref_id: p.id ?? 0 } } }));
+                      await refetch();
+                    })
+                  }
+                >
+                  ✕
+                </button>
+              </span>
+            </li>
+          ))}
+        </ul>
+        <form
+          className="add"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const text = newPref.trim();
+            if (!text) return;
+            setNewPref("");
+            void run(async () => {
+              unwrap(await client.POST("/api/conversations/{thread_id}/preferences", { ...path, body: { text, locked: false } }));
+              await refetch();
+            });
+          }}
+        >
+          <input data-testid="preference-new" placeholder="Add a preference" value={newPref} onChange={(e) => setNewPref(e.target.value)} />
+        </form>
+      </section>
+      <section>
+        <h2>Todos <span className="muted">({todos.filter((t) => t.done).length}/{todos.length} done)</span></h2>
+        <ul className="items">
+          {todos.map((t, i) => (
+            <li key={t.uid} data-testid="todo-item" data-uid={t.uid} data-done={t.done ? "true" : "false"} style={{ paddingLeft: 4 + t.depth * 18 }} className={t.done ? "done" : ""}>
+              <input type="checkbox" checked={t.done} title="Done" data-testid="todo-done" onChange={() => void patchTodo(t.id, { done: !t.done })} />
+              <span className="item-text">{t.text}</span>
+              <span className="item-actions">
+                <button type="button" className="icon" title="Outdent" disabled={t.depth === 0} onClick={() => void patchTodo(t.id, { depth: t.depth - 1 })}>⇤</button>
+                <button type="button" className="icon" title="Indent under the todo above" disabled={i === 0 || t.depth >= 8} onClick={() => void patchTodo(t.id, { depth: t.depth + 1 })}>⇥</button>
+                <button type="button" className="icon" title="Move up" disabled={i === 0} onClick={() => void patchTodo(t.id, { position: i - 1 })}>↑</button>
+                <button
+                  type="button"
+                  className="icon"
+                  title="Remove"
+                  onClick={() =>
+                    t.id !== null &&
+                    void run(async () => {
+                      unwrap(await client.DELETE("/api/conversations/{thread_id}/todos/{todo_id}", { params: { path: { thread_id: thread, todo_id: t.id ?? 0 } } }));
+                      await refetch();
+                    })
+                  }
+                >
+                  ✕
+                </button>
+              </span>
+            </li>
+          ))}
+        </ul>
+        <form
+          className="add"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const text = newTodo.trim();
+            if (!text) return;
+            setNewTodo("");
+            void run(async () => {
+              unwrap(await client.POST("/api/conversations/{thread_id}/todos", { ...path, body: { text, done: false, depth: 0 } }));
+              await refetch();
+            });
+          }}
+        >
+          <input data-testid="todo-new" placeholder="Add a todo" value={newTodo} onChange={(e) => setNewTodo(e.target.value)} />
+        </form>
+      </section>
+      <section>
+        <h2>Artifacts <span className="muted">({workspace?.artifacts.length ?? 0})</span></h2>
+        {workspace && workspace.artifacts.length === 0 && <p className="muted small">None yet. Ask for one: <code>artifact TITLE: CONTENT</code></p>}
+        <ul className="items">
+          {workspace?.artifacts.map((a) => <ArtifactItem key={a.id} thread={thread} id={a.id} title={a.title} turn={a.turn_index} />)}
+        </ul>
+      </section>
+    </aside>
+  );
+}

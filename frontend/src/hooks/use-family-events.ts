@@ -1,0 +1,106 @@
+"use client";
+import { useQueryClient } from "@tanstack/react-query";
+import { useEffect, useRef, useState } from "react";
+import { useApi } from "./use-api";
+import { authHeaders } from "@/lib/api/client";
+import {
+  backoff,
+  hasEffects,
+  initialStreamState,
+  mergeEffects,
+  noEffects,
+  reduceAction,
+  reduceSnapshot,
+  type ActionEnvelope,
+  type Effects,
+  type LiveTurn,
+  type StreamState,
+} from "@/lib/events";
+import { parseData, readSse } from "@/lib/sse";
+
+/**
+ * Follows the family's event stream (`GET …/events?after=`), resuming from the last
+ * serverSeq after a drop, and refetches what each action makes stale: a second tab,
+ * a REST user or an AHP client changing the family shows up here without a reload.
+ * Returns the turn another client is running, as streamed so far.
+ */
+export function useFamilyEvents(anchor: string | null, displayedThread: string | null): { live: LiveTurn | null; connected: boolean } {
+  const { tokens, requireSignIn } = useApi();
+  const qc = useQueryClient();
+  const [live, setLive] = useState<LiveTurn | null>(null);
+  const [connected, setConnected] = useState(false);
+  const displayedRef = useRef(displayedThread);
+  displayedRef.current = displayedThread;
+
+  useEffect(() => {
+    if (anchor === null) return;
+    const abort = new AbortController();
+    let state: StreamState = initialStreamState;
+    let pending: Effects = noEffects();
+    let timer: ReturnType<typeof setTimeout> | null = null;
+
+    const flush = () => {
+      timer = null;
+      const e = pending;
+      pending = noEffects();
+      const refetch = (key: string) => void qc.invalidateQueries({ queryKey: [key] });
+      if (e.history) refetch("history");
+      if (e.graph) refetch("graph");
+      if (e.messages) refetch("messages");
+      if (e.conversations) refetch("conversations");
+      if (e.workspace.has("*")) refetch("workspace");
+      else for (const t of e.workspace) void qc.invalidateQueries({ queryKey: ["workspace", t] });
+    };
+    const apply = (next: { state: StreamState; effects: Effects }) => {
+      state = next.state;
+      setLive(state.live);
+      if (hasEffects(next.effects)) {
+        pending = mergeEffects(pending, next.effects);
+        // Coalesce a burst of actions into one round of refetches.
+        if (timer === null) timer = setTimeout(flush, 60);
+      }
+    };
+
+    const run = async () => {
+      let attempt = 0;
+      while (!abort.signal.aborted) {
+        try {
+          const res = await fetch(`/api/conversations/${anchor}/events?after=${state.lastSeq}`, {
+            headers: { Accept: "text/event-stream", ...authHeaders(tokens) },
+            signal: abort.signal,
+          });
+          if (res.status === 401) {
+            requireSignIn();
+            return;
+          }
+          if (res.status === 404 || res.status === 403) return;
+          if (!res.ok || res.body === null) throw new Error(`events: ${res.status}`);
+          setConnected(true);
+          attempt = 0;
+          for await (const event of readSse(res.body)) {
+            if (event.event === "action") {
+              const env = parseData<ActionEnvelope>(event);
+              if (env !== null && typeof env.serverSeq === "number" && env.action) apply(reduceAction(state, env));
+            } else if (event.event === "snapshot") {
+              const snap = parseData<{ serverSeq?: number }>(event);
+              apply(reduceSnapshot(state, snap?.serverSeq ?? state.lastSeq));
+            }
+          }
+        } catch {
+          if (abort.signal.aborted) return;
+        }
+        setConnected(false);
+        await new Promise((r) => setTimeout(r, backoff(attempt++)));
+      }
+    };
+    void run();
+    return () => {
+      abort.abort();
+      if (timer !== null) clearTimeout(timer);
+      setConnected(false);
+      setLive(null);
+    };
+  }, [anchor, qc, tokens, requireSignIn]);
+
+  return { live, connected };
+}

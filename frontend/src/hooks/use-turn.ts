@@ -1,0 +1,108 @@
+"use client";
+import { useQueryClient } from "@tanstack/react-query";
+import { useCallback, useRef, useState } from "react";
+import { useApi } from "./use-api";
+import { ApiError, authHeaders, toApiError } from "@/lib/api/client";
+import { parseData, readSse } from "@/lib/sse";
+import type { ToolActivity } from "@/lib/transcript";
+
+export interface RunningTurn {
+  thread: string;
+  nodeId: string | null;
+  turn: number | null;
+  question: string;
+  text: string;
+  tools: ToolActivity[];
+  /** set once the turn has ended, until the transcript is refetched */
+  ended: "complete" | "cancelled" | "error" | null;
+  error: string | null;
+}
+
+/**
+ * Posts a turn and reads its SSE answer: streamed tokens, tool calls as they
+ * happen, workspace changes (refetched at once), and the end. A refusal before the
+ * stream (409 turn in progress, discard check, 502 seeding) is thrown as ApiError.
+ */
+export function useTurn() {
+  const { tokens, requireSignIn } = useApi();
+  const qc = useQueryClient();
+  const [running, setRunning] = useState<RunningTurn | null>(null);
+  const busy = useRef(false);
+
+  const refetchFamily = useCallback(
+    () =>
+      Promise.all(
+        ["history", "graph", "messages", "workspace", "conversations"].map((k) => qc.invalidateQueries({ queryKey: [k] })),
+      ),
+    [qc],
+  );
+
+  const send = useCallback(
+    async (thread: string, content: string, force = false): Promise<void> => {
+      if (busy.current) return;
+      busy.current = true;
+      let turn: RunningTurn = { thread, nodeId: null, turn: null, question: content, text: "", tools: [], ended: null, error: null };
+      const update = (patch: Partial<RunningTurn>) => {
+        turn = { ...turn, ...patch };
+        setRunning(turn);
+      };
+      setRunning(turn);
+      try {
+        const res = await fetch(`/api/conversations/${thread}/turns${force ? "?force=true" : ""}`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", Accept: "text/event-stream", ...authHeaders(tokens) },
+          body: JSON.stringify({ content }),
+        });
+        if (!res.ok || res.body === null) {
+          if (res.status === 401) requireSignIn();
+          const body: unknown = await res.json().catch(() => null);
+          throw toApiError(res.status, body);
+        }
+        for await (const event of readSse(res.body)) {
+          const data = parseData<Record<string, unknown>>(event) ?? {};
+          switch (event.event) {
+            case "turn_started":
+              update({ nodeId: String(data.node_id ?? ""), turn: Number(data.turn_index ?? 0) });
+              void qc.invalidateQueries({ queryKey: ["graph"] });
+              void qc.invalidateQueries({ queryKey: ["history"] });
+              break;
+            case "token":
+              update({ text: turn.text + String(data.text ?? "") });
+              break;
+            case "tool_call":
+              update({
+                tools: [
+                  ...turn.tools,
+                  { name: String(data.name ?? "tool"), args: (data.args as Record<string, unknown>) ?? {}, failed: false },
+                ],
+              });
+              break;
+            case "workspace_changed":
+              void qc.invalidateQueries({ queryKey: ["workspace"] });
+              break;
+            case "turn_completed":
+              update({ ended: "complete", text: String(data.reply ?? turn.text) });
+              break;
+            case "error":
+              update({
+                ended: data.code === "turn_cancelled" ? "cancelled" : "error",
+                error: String(data.message ?? "the turn failed"),
+              });
+              break;
+          }
+        }
+        if (turn.ended === null) update({ ended: "error", error: "the connection to the turn was lost" });
+        await refetchFamily();
+      } catch (error) {
+        if (turn.nodeId !== null) await refetchFamily();
+        throw error instanceof ApiError ? error : new ApiError(0, "network", "The server could not be reached.");
+      } finally {
+        busy.current = false;
+        setRunning(null);
+      }
+    },
+    [qc, tokens, requireSignIn, refetchFamily],
+  );
+
+  return { running, send };
+}

@@ -1,0 +1,106 @@
+// Starts the real backend (SQLite in a temp dir, serving the built studio) and a
+// Debian chromium driven by playwright-core. Never downloads a browser.
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync, existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const frontendDir = resolve(here, "..", "..");
+export const repoDir = resolve(frontendDir, "..");
+export const artifactsDir = join(frontendDir, "test-results");
+const haico = process.env.HAICO_BIN ?? join(repoDir, ".venv", "bin", "haico");
+const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", fail);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+/** A running `haico serve`; `env` adds settings (e.g. HAICO_AUTH=token). */
+export async function startBackend(env = {}) {
+  if (!existsSync(join(frontendDir, "out", "index.html"))) throw new Error("build the studio first (npm run build)");
+  const dataDir = mkdtempSync(join(tmpdir(), "haico-e2e-"));
+  const port = await freePort();
+  const fullEnv = { ...process.env, HAICO_DATA_DIR: dataDir, HAICO_LLM: "offline", ...env };
+  delete fullEnv.HAICO_DATABASE_URL;
+  const proc = spawn(haico, ["serve", "--host", "127.0.0.1", "--port", String(port)], {
+    cwd: join(repoDir, "backend"),
+    env: fullEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  proc.stdout.on("data", (d) => (log += d));
+  proc.stderr.on("data", (d) => (log += d));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`haico serve exited:\n${log}`);
+    try {
+      const r = await fetch(`${base}/api/health`);
+      if (r.ok) break;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`haico serve did not start:\n${log}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return {
+    base,
+    dataDir,
+    log: () => log,
+    /** `haico users create NAME` against this server's data; returns the token. */
+    createUser(name) {
+      const out = execFileSync(haico, ["users", "create", name], { cwd: join(repoDir, "backend"), env: fullEnv }).toString().trim();
+      return out.split("\n").at(-1).trim();
+    },
+    async stop() {
+      proc.kill("SIGTERM");
+      await new Promise((r) => {
+        const t = setTimeout(() => (proc.kill("SIGKILL"), r()), 8000);
+        proc.on("exit", () => (clearTimeout(t), r()));
+      });
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function launchBrowser() {
+  // playwright-core gives every launch a fresh, empty temporary --user-data-dir.
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--disable-quic",
+    ],
+  });
+  return {
+    browser,
+    async close() {
+      await browser.close();
+    },
+  };
+}
+
+export async function screenshot(page, name) {
+  mkdirSync(artifactsDir, { recursive: true });
+  const path = join(artifactsDir, `${name}.png`);
+  await page.waitForTimeout(400); // let the graph's re-framing animation settle
+  await page.screenshot({ path });
+  return path;
+}

@@ -1,0 +1,78 @@
+// A page object for the studio: every step drives the binding data-testids.
+import assert from "node:assert/strict";
+
+const T = 20_000;
+
+export class StudioPage {
+  constructor(page) {
+    this.page = page;
+  }
+  byTest(id) {
+    return this.page.locator(`[data-testid="${id}"]`);
+  }
+  async newConversation() {
+    await this.byTest("new-conversation").click();
+    await this.page.waitForURL(/\?thread=th_[0-9a-f]{32}/, { timeout: T });
+    await this.byTest("message-input").waitFor({ timeout: T });
+    return new URL(this.page.url()).searchParams.get("thread");
+  }
+  async send(text) {
+    const before = await this.assistantMessages().count();
+    await this.byTest("message-input").fill(text);
+    await this.byTest("send-button").click();
+    await this.waitIdle();
+    await this.page.waitForFunction(
+      (n) => document.querySelectorAll('[data-testid="chat-message"][data-role="assistant"]').length > n,
+      before,
+      { timeout: T },
+    );
+  }
+  async waitIdle() {
+    await this.byTest("turn-status").waitFor({ state: "hidden", timeout: T });
+    assert.equal(await this.byTest("send-button").isVisible(), true);
+  }
+  assistantMessages() {
+    return this.page.locator('[data-testid="chat-message"][data-role="assistant"]');
+  }
+  node(id) {
+    return this.page.locator(`[data-testid="graph-node"][data-node-id="${id}"]`);
+  }
+  nodeByLabel(label) {
+    return this.page.locator(`[data-testid="graph-node"][data-label="${label}"]`);
+  }
+  async objective() {
+    return this.byTest("workspace-objective").inputValue();
+  }
+  async expectObjective(text) {
+    await this.page.waitForFunction(
+      (t) => document.querySelector('[data-testid="workspace-objective"]')?.value === t,
+      text,
+      { timeout: T },
+    );
+  }
+  async expectCount(testId, n, scope = "") {
+    await this.page.waitForFunction(
+      ([id, count, extra]) => document.querySelectorAll(`[data-testid="${id}"]${extra}`).length === count,
+      [testId, n, scope],
+      { timeout: T },
+    );
+  }
+  async headNodeId() {
+    return this.page.locator('[data-testid="graph-node"][data-head="true"]').getAttribute("data-node-id");
+  }
+  async expectHead(nodeId) {
+    await this.page.waitForSelector(`[data-testid="graph-node"][data-node-id="${nodeId}"][data-head="true"]`, { timeout: T });
+  }
+  async stepLabels() {
+    return this.page.locator('[data-testid="chat-message"][data-role="user"] [data-testid="step-label"]').allInnerTexts();
+  }
+  async openFromHistory(threadId, shot = null) {
+    await this.byTest("history-menu-button").click();
+    const item = this.page.locator(`[data-testid="conversation-item"][data-thread-id="${threadId}"]`);
+    await item.waitFor({ timeout: T });
+    if (shot) await shot();
+    const text = await item.innerText();
+    await item.click();
+    return text;
+  }
+}

@@ -1,0 +1,39 @@
+// Token mode: the studio asks for the token once, keeps it, and sends it as Bearer.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { launchBrowser, screenshot, startBackend } from "./harness.mjs";
+import { StudioPage } from "./studio-page.mjs";
+
+let server;
+let chrome;
+
+before(async () => {
+  server = await startBackend({ HAICO_AUTH: "token" });
+  chrome = await launchBrowser();
+});
+
+after(async () => {
+  await chrome?.close();
+  await server?.stop();
+});
+
+test("token mode: sign in once, then use the studio", async () => {
+  const token = server.createUser("e2e");
+  const context = await chrome.browser.newContext({ viewport: { width: 1280, height: 720 } });
+  const page = await context.newPage();
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+  await s.byTest("token-input").waitFor();
+  await screenshot(page, "token-sign-in");
+  await s.byTest("token-input").fill(token);
+  await s.byTest("token-submit").click();
+  const thread = await s.newConversation();
+  await s.send("objective: signed in");
+  await s.expectObjective("signed in");
+  // Asked once: a reload goes straight back to the conversation.
+  await page.reload();
+  await s.expectObjective("signed in");
+  assert.equal(await s.byTest("token-input").count(), 0);
+  assert.match(page.url(), new RegExp(thread));
+  await context.close();
+});
