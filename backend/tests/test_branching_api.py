@@ -290,7 +290,7 @@ async def test_janitor_reclaims_stale_pending_branches(
                 )
             )
     await branching.seed_transcript(
-        runtime, source_thread_id=tid, target_thread_id=stale, turn=1, kind="branch"
+        db, runtime, source_thread_id=tid, target_thread_id=stale, turn=1, kind="branch"
     )
     assert await runtime.raw_messages(stale) != []
     report = await janitor.run_once(db, runtime, max_age_seconds=600)

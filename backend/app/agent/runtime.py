@@ -263,6 +263,21 @@ class AgentRuntime:
                 out.append(TranscriptMessage("tool", message_text(m), turn, extra))
         return out
 
+    @staticmethod
+    def prefix_through(messages: list[Any], turn: int) -> list[Any]:
+        """The messages of turns 1..`turn`, cut by each message's recorded turn index
+        (a killed or failed turn keeps its number), never by counting user messages."""
+        out: list[Any] = []
+        current = 0
+        for m in messages:
+            if isinstance(m, HumanMessage):
+                stored = m.additional_kwargs.get(TURN_KEY)
+                current = stored if isinstance(stored, int) else current + 1
+            if current > turn:
+                break
+            out.append(m)
+        return out
+
     async def raw_messages(self, thread_id: str) -> list[Any]:
         """The thread's LangChain messages, as stored: every checkpoint's turn record,
         oldest first, joined by message id (a turn recorded twice counts once, in its

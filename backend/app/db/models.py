@@ -210,6 +210,10 @@ class ChatHead(Base):
     version: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
+    # Every ORM update of a head is conditional on the version it read (and bumps it):
+    # a head moved by someone else since then makes the update fail, never win twice.
+    __mapper_args__ = {"version_id_col": version}  # noqa: RUF012
+
 
 class ActionLogEntry(Base):
     """One committed change as an AHP action; `seq` is the global serverSeq.

@@ -66,6 +66,26 @@ def turns_pruned(turn_ids: list[str]) -> Action:
     return {"type": "chat/turnsPruned", "turnIds": turn_ids}
 
 
+def workspace_changed(
+    thread_id: str, surface: str, change: str, item: dict[str, Any] | None = None
+) -> Action:
+    """A live workspace edit of one thread, by anyone (REST, the agent's tools, AHP).
+
+    `change` is `set` (objective, document), `added`, `updated` or `removed`; `item`
+    carries the new value (for a removal, its `id` and `uid`), so a follower can apply
+    it without refetching. Schema: `events/schemas/haico-workspaceChanged.schema.json`.
+    """
+    action: Action = {
+        "type": "haico/workspaceChanged",
+        "threadId": thread_id,
+        "surfaces": [surface],
+        "change": change,
+    }
+    if item is not None:
+        action["item"] = item
+    return action
+
+
 def thread_changed(thread_id: str, change: str, **extra: Any) -> Action:
     """A thread of the family was created, renamed or deleted (the session's catalogue)."""
     return {"type": "haico/threadChanged", "threadId": thread_id, "change": change, **extra}

@@ -21,8 +21,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agent.runtime import AgentRuntime
@@ -52,14 +53,8 @@ log = logging.getLogger("haico.branching")
 
 
 def transcript_prefix(messages: list[BaseMessage], turn: int) -> list[BaseMessage]:
-    """Every message strictly before the (turn+1)-th user message."""
-    seen = 0
-    for i, message in enumerate(messages):
-        if isinstance(message, HumanMessage):
-            seen += 1
-            if seen == turn + 1:
-                return list(messages[:i])
-    return list(messages)
+    """The transcript through turn `turn`, cut by turn index (see `prefix_through`)."""
+    return list(AgentRuntime.prefix_through(messages, turn))
 
 
 def apply_override(
@@ -146,13 +141,24 @@ async def _forget_transcript(runtime: AgentRuntime, thread_id: str) -> None:
 
 
 async def seed_transcript(
-    runtime: AgentRuntime, *, source_thread_id: str, target_thread_id: str, turn: int, kind: str
+    db: Database,
+    runtime: AgentRuntime,
+    *,
+    source_thread_id: str,
+    target_thread_id: str,
+    turn: int,
+    kind: str,
 ) -> None:
-    messages = await runtime.raw_messages(source_thread_id)
-    prefix = transcript_prefix(messages, turn)
+    """Write the source's transcript through `turn` as the new thread's first record.
+
+    A draft has no transcript of its own: it inherits its parent's prefix.
+    """
+    async with db.read() as s:
+        inherited = await draft_transcript(runtime, s, source_thread_id)
+    messages = inherited if inherited is not None else await runtime.raw_messages(source_thread_id)
     await runtime.seed(
         thread_id=target_thread_id,
-        messages=prefix,
+        messages=transcript_prefix(messages, turn),
         metadata={"source": kind, "source_thread_id": source_thread_id, "from_turn": turn},
     )
 
@@ -181,6 +187,7 @@ async def seed_then_activate(
     try:
         await db.faults("seed")
         await seed_transcript(
+            db,
             runtime,
             source_thread_id=source_thread_id,
             target_thread_id=target_thread_id,
@@ -362,7 +369,7 @@ async def promote_draft(db: Database, runtime: AgentRuntime, thread_id: str) -> 
 
 async def draft_transcript(
     runtime: AgentRuntime, s: AsyncSession, thread_id: str
-) -> list[object] | None:
+) -> list[Any] | None:
     """A draft has no transcript of its own yet: it shows its parent's prefix."""
     branch = await repo.get_branch(s, thread_id)
     if branch is None or branch.status != BranchStatus.DRAFT:

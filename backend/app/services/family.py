@@ -195,6 +195,14 @@ class Lineage:
                 return e.thread_id
         return self.entries[-1].thread_id
 
+    def fork_source(self, turn: int) -> str | None:
+        """For a turn before the family's fork point: the thread it was forked from,
+        whose family holds that turn (None when the family owns the turn)."""
+        root = self.entries[-1]
+        if root.forked_from_thread_id is None or turn > (root.forked_from_turn or 0):
+            return None
+        return root.forked_from_thread_id
+
     def path_to(self, turn: int) -> list[NodeId]:
         """The nodes from the first turn to `turn` of this thread's path, oldest first."""
         ids: list[NodeId] = []

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.exc import StaleDataError
 
 from app.db.engine import fault
 from app.db.models import ChatHead, Conversation, ConversationBranch
@@ -201,9 +202,11 @@ async def move_head(
         await _drop_draft(s, head.working_thread_id)
     head.head_turn_id = head_turn_id
     head.working_thread_id = working_thread_id
-    head.version += 1
     head.updated_at = now()
-    await s.flush()
+    try:
+        await s.flush()  # UPDATE … WHERE version = <read>; bumps the version
+    except StaleDataError as exc:
+        raise Conflict("the conversation's history moved meanwhile; retry") from exc
     await fault(s, "head")
     logged = [] if path is None else [actions.turns_loaded([str(n) for n in path])]
     logged.append(actions.history_checked_out(head_turn_id))

@@ -85,8 +85,10 @@ async def checkout(
         if await repo.get_active_turn(s, root_id) is not None:
             raise TurnInProgress("a turn is running in this conversation; wait or cancel it")
         await fault(s, "lease")
-        if turn_id != head.head_turn_id:
-            await heads.switch_in(s, head, target, force=force)
+        # Checking out the head itself restores it like any other node: an edited
+        # draft there is protected by the discard guard, and `force` gives the node's
+        # workspace back.
+        await heads.switch_in(s, head, target, force=force)
         return history_view(head, None, retains=retains)
 
 

@@ -25,6 +25,7 @@ from app.db.repositories import threads as repo
 from app.domain import BranchStatus, NodeId, aware
 from app.events import actions
 from app.events import log as action_log
+from app.services import heads
 from app.services.branching import transcript_prefix
 from app.services.family import Family
 from app.services.snapshots import replace_workspace_in, resolve_restore_state
@@ -159,12 +160,16 @@ async def prune_family_in(
     max_branches: int | None,
     now: datetime,
 ) -> PruneResult:
-    """Apply the retention policy to one family, in the caller's transaction."""
-    head = await repo.get_head(s, root_thread_id)
+    """Apply the retention policy to one family, in the caller's transaction.
+
+    It takes the family's head lock, as checkout does, so a concurrent checkout can
+    never leave the head on a node pruned here.
+    """
+    head = await heads.lock_head(s, root_thread_id, nowait=False)
     family = await Family.load(s, root_thread_id, nodes=True)
-    head_node = NodeId.parse(head.head_turn_id) if head and head.head_turn_id else None
+    head_node = NodeId.parse(head.head_turn_id) if head.head_turn_id else None
     selected = set(family.ancestors(head_node))
-    working = head.working_thread_id if head else root_thread_id
+    working = head.working_thread_id
     keep_threads = {t.thread_id for t in family.lineage(working)} | {n.thread_id for n in selected}
     candidates = [
         t

@@ -187,7 +187,18 @@ async def restore_source(s: AsyncSession, conv: Conversation, turn: int) -> Rest
         raise InvalidTurn(f"turn {turn} does not exist (the thread is at turn {conv.turn_index})")
     if turn == conv.turn_index:
         return RestoreSource(turn, live=conv)
-    owner = (await Lineage.load(s, conv.thread_id)).owner_of(turn + 1)
+    lineage = await Lineage.load(s, conv.thread_id)
+    source = lineage.fork_source(turn + 1)
+    if source is not None:
+        # Before its fork point a family's past is its source's: answer from there
+        # (never from the fork's own live rows), or not at all.
+        src = await threads_repo.get_thread(s, source)
+        if src is None or src.deleted_at is not None or src.turn_index < turn:
+            raise SnapshotMissing(
+                f"the conversation this was forked from no longer has turn {turn}"
+            )
+        return await restore_source(s, src, turn)
+    owner = lineage.owner_of(turn + 1)
     snap = await snap_repo.get_snapshot(s, owner, turn + 1, light=True)
     if snap is None:
         # A linear host pruned the owner's turns after `turn` and brought its live rows

@@ -18,6 +18,8 @@ from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as repo
 from app.domain import now
 from app.errors import NotFound
+from app.events import actions
+from app.events import log as action_log
 from app.schemas import (
     ArtifactOut,
     PreferenceOut,
@@ -55,10 +57,34 @@ __all__ = [
 ]
 
 
-async def touch(s: AsyncSession, conv: Conversation) -> None:
-    """Record that the thread's live workspace changed (a draft becomes dirty)."""
+async def changed(
+    s: AsyncSession,
+    conv: Conversation,
+    surface: str,
+    change: str,
+    item: dict[str, Any] | None = None,
+) -> None:
+    """Record a live edit: the thread was active now, a draft becomes dirty, and the
+    change is logged as `haico/workspaceChanged` for every follower of the family."""
     conv.updated_at = now()
     await threads_repo.mark_draft_dirty(s, conv.thread_id)
+    await action_log.append_chat(
+        s, conv.root_thread_id, actions.workspace_changed(conv.thread_id, surface, change, item)
+    )
+
+
+def _item(row: Preference | Todo) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": row.id, "uid": row.uid, "text": row.text}
+    if isinstance(row, Preference):
+        out["locked"] = row.locked
+    else:
+        out.update(done=row.done, depth=row.depth)
+    out["position"] = row.position
+    return out
+
+
+def _surface(model: type[Preference] | type[Todo]) -> str:
+    return "preferences" if model is Preference else "todos"
 
 
 def _move(items: Sequence[Any], item: Any, position: int) -> None:
@@ -76,7 +102,7 @@ def _renumber(items: Sequence[Any]) -> None:
 
 async def set_objective_in(session: AsyncSession, conv: Conversation, text: str | None) -> None:
     conv.objective = text.strip() if text and text.strip() else None
-    await touch(session, conv)
+    await changed(session, conv, "objective", "set", {"text": conv.objective})
 
 
 async def write_document_in(
@@ -96,7 +122,8 @@ async def write_document_in(
             body = f"{body.rstrip()}\n\n{append}" if body.strip() else append
         doc.content = body
         doc.body_hash = None
-    await touch(session, conv)
+    item = {"title": doc.title, "content": await document_body(session, doc)}
+    await changed(session, conv, "document", "set", item)
 
 
 async def add_preference_in(
@@ -107,8 +134,8 @@ async def add_preference_in(
         uid=new_uid(), thread_id=conv.thread_id, text=text, locked=locked, position=len(prefs)
     )
     session.add(pref)
-    await touch(session, conv)
     await session.flush()
+    await changed(session, conv, "preferences", "added", _item(pref))
     return pref
 
 
@@ -144,8 +171,8 @@ async def _update_item_in(
             setattr(item, name, value)
     if patch.position is not None:
         _move(await _list_items(session, model, conv.thread_id), item, patch.position)
-    await touch(session, conv)
     await session.flush()
+    await changed(session, conv, _surface(model), "updated", _item(item))
     return item
 
 
@@ -153,10 +180,11 @@ async def _delete_item_in(
     session: AsyncSession, conv: Conversation, model: type[Preference] | type[Todo], item_id: int
 ) -> None:
     item = await _owned_item(session, model, conv, item_id)
+    gone = {"id": item.id, "uid": item.uid}
     await session.delete(item)
     await session.flush()
     _renumber(await _list_items(session, model, conv.thread_id))
-    await touch(session, conv)
+    await changed(session, conv, _surface(model), "removed", gone)
 
 
 async def update_preference_in(
@@ -184,8 +212,8 @@ async def add_todo_in(
         position=len(todos),
     )
     session.add(todo)
-    await touch(session, conv)
     await session.flush()
+    await changed(session, conv, "todos", "added", _item(todo))
     return todo
 
 
@@ -212,8 +240,9 @@ async def create_artifact_in(
         content=content,
     )
     session.add(art)
-    await touch(session, conv)
     await session.flush()
+    summary = {"id": art.id, "turn_index": art.turn_index, "kind": art.kind, "title": art.title}
+    await changed(session, conv, "artifacts", "added", summary)
     return art
 
 

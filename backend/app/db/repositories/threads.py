@@ -59,6 +59,7 @@ class LineageEntry:
     parent_thread_id: str | None
     branch_point_turn: int | None  # None for the root
     forked_from_turn: int | None
+    forked_from_thread_id: str | None = None
 
 
 # ---- reads ----
@@ -155,6 +156,7 @@ async def _walk_up(s: AsyncSession, thread_id: str) -> list[LineageEntry]:
         _branch.c.parent_thread_id,
         _branch.c.branch_point_turn,
         _conv.c.forked_from_turn,
+        _conv.c.forked_from_thread_id,
     )
     up = select(*cols).select_from(joined).where(_conv.c.thread_id == thread_id)
     cte = up.cte("lineage", recursive=True)
@@ -168,7 +170,13 @@ async def _walk_up(s: AsyncSession, thread_id: str) -> list[LineageEntry]:
         seen.add(current)
         r = by_child[current]
         out.append(
-            LineageEntry(current, r.parent_thread_id, r.branch_point_turn, r.forked_from_turn)
+            LineageEntry(
+                current,
+                r.parent_thread_id,
+                r.branch_point_turn,
+                r.forked_from_turn,
+                r.forked_from_thread_id,
+            )
         )
         current = r.parent_thread_id
     return out or [LineageEntry(thread_id, None, None, None)]
