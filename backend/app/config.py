@@ -37,6 +37,15 @@ class Settings(BaseSettings):
     retention_max_age_days: float | None = Field(default=None, gt=0)
     retention_max_branches: int | None = Field(default=None, ge=0)
     local_user_name: str = "local"
+    # The model's context window: the current turn, and before it the most recent
+    # whole turns that fit both limits; at most this many earlier turns ...
+    context_turns: int = Field(default=10, ge=0)
+    # ... and at most this many tokens for the whole window, *estimated* as
+    # characters / 4 (the system prompt, i.e. the workspace, is not counted).
+    context_tokens: int = Field(default=8000, ge=0)
+    # How often the event pump polls the action log; 0 turns polling off, so only
+    # LISTEN/NOTIFY (PostgreSQL) or a commit in this process wakes it.
+    event_poll_seconds: float = Field(default=1.0, ge=0)
 
     @property
     def is_postgres(self) -> bool:

@@ -2,8 +2,11 @@
 `tools` (workspace edits), looping until the model stops calling tools.
 
 The state holds only the current turn (see `state.py`); the `agent` node reads the
-last `CONTEXT_TURNS` turns from the thread's newest checkpoints, so what a model call
-costs does not grow with the length of the conversation."""
+recent turns from the thread's newest checkpoints and shows the model a bounded window
+of them (`context_window`: at most `HAICO_CONTEXT_TURNS` earlier turns and
+`HAICO_CONTEXT_TOKENS` estimated tokens), so what a model call costs does not grow
+with the length of the conversation. When earlier turns are left out the system
+prompt says how many, and that the workspace is the long-term memory."""
 
 from __future__ import annotations
 
@@ -20,16 +23,21 @@ from langgraph.graph.state import CompiledStateGraph
 from app.agent.checkpointer import turn_records
 from app.agent.prompts import load_system_prompt
 from app.agent.state import (
-    CONTEXT_CHECKPOINTS,
+    CONTEXT_TOKENS,
     CONTEXT_TURNS,
     AgentState,
+    ContextWindow,
+    context_checkpoints,
+    context_window,
     join_records,
-    last_turns,
 )
 from app.agent.tools import TOOLS, TOOLS_BY_NAME, run_context
+from app.config import Settings
 
 # additional_kwargs keys HAICO adds to stored messages; never sent to a provider.
 META_PREFIX = "haico_"
+# The key under which a stored HumanMessage carries its turn number.
+TURN_INDEX_KEY = f"{META_PREFIX}turn_index"
 
 AgentGraph = CompiledStateGraph[AgentState, None, AgentState, AgentState]
 
@@ -65,29 +73,57 @@ def model_view(messages: Sequence[AnyMessage]) -> list[BaseMessage]:
     return out
 
 
-async def recent_turns(
-    checkpointer: BaseCheckpointSaver[Any] | None, thread_id: str, turns: int = CONTEXT_TURNS
+async def recent_records(
+    checkpointer: BaseCheckpointSaver[Any] | None, thread_id: str, turns: int
 ) -> list[AnyMessage]:
-    """The last `turns` turns recorded on the thread, from its newest checkpoints (a
+    """The thread's newest turn records, joined: enough for its last `turns` turns (a
     bounded read: one small turn record per checkpoint)."""
     if checkpointer is None or turns <= 0:
         return []
-    records = await turn_records(checkpointer, thread_id, limit=CONTEXT_CHECKPOINTS)
-    return last_turns(join_records(records), turns)
+    records = await turn_records(checkpointer, thread_id, limit=context_checkpoints(turns))
+    return join_records(records)
 
 
-def build_graph(model: BaseChatModel, checkpointer: BaseCheckpointSaver[Any] | None) -> AgentGraph:
+async def model_window(
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    thread_id: str,
+    current: Sequence[AnyMessage],
+    *,
+    turns: int,
+    tokens: int,
+) -> ContextWindow:
+    """The window of the transcript the model sees while `current` (this turn's
+    messages) runs: see `context_window`."""
+    # This run's checkpoint is written when it ends (durability "exit"), so the
+    # checkpoints hold the earlier turns; joining by id keeps that true otherwise.
+    earlier = await recent_records(checkpointer, thread_id, turns)
+    return context_window(
+        join_records([earlier, current]),
+        max_turns=turns,
+        max_tokens=tokens,
+        turn_index_key=TURN_INDEX_KEY,
+    )
+
+
+def build_graph(
+    model: BaseChatModel,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    settings: Settings | None = None,
+) -> AgentGraph:
+    """The compiled graph; `settings` gives the context window's limits
+    (`context_turns`, `context_tokens`), the module defaults without it."""
     bound = model.bind_tools(TOOLS)
+    max_turns = settings.context_turns if settings is not None else CONTEXT_TURNS
+    max_tokens = settings.context_tokens if settings is not None else CONTEXT_TOKENS
 
     async def agent(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         workspace, thread_id = run_context(config)
-        prompt = await load_system_prompt(workspace, thread_id)
-        # This run's checkpoint is written when it ends (durability "exit"), so the
-        # checkpoints hold the earlier turns; joining by id keeps that true otherwise.
-        earlier = await recent_turns(checkpointer, thread_id)
-        context = join_records([earlier, state["messages"]])
+        window = await model_window(
+            checkpointer, thread_id, state["messages"], turns=max_turns, tokens=max_tokens
+        )
+        prompt = await load_system_prompt(workspace, thread_id, omitted_turns=window.omitted_turns)
         response = await bound.ainvoke(
-            [SystemMessage(content=prompt), *model_view(context)], config
+            [SystemMessage(content=prompt), *model_view(window.messages)], config
         )
         return {"messages": [response]}
 

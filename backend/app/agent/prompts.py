@@ -14,8 +14,24 @@ workspace; positions in tool arguments are 1-based, as listed below. Keep replie
 and say what you changed.
 
 {workspace}
-
+{omitted}
 {summary_prefix}{summary}"""
+
+OMITTED_TEMPLATE = """
+## Earlier turns
+{count} earlier {turns} of this conversation {are} not shown: only the most recent turns
+fit the context window. The workspace above is the long-term memory of this work; rely on
+it for anything decided in earlier turns, and record there what must be remembered.
+"""
+
+
+def omitted_note(count: int) -> str:
+    """The prompt's note that `count` earlier turns are left out ("" when none are)."""
+    if count <= 0:
+        return ""
+    return OMITTED_TEMPLATE.format(
+        count=count, turns="turn" if count == 1 else "turns", are="is" if count == 1 else "are"
+    )
 
 
 def _quote(text: str) -> str:
@@ -76,14 +92,19 @@ def summarize_workspace(ws: WorkspaceView) -> str:
     return "; ".join(parts) + "."
 
 
-def system_prompt(ws: WorkspaceView) -> str:
+def system_prompt(ws: WorkspaceView, *, omitted_turns: int = 0) -> str:
+    """The prompt for one model call; `omitted_turns` earlier turns are outside the
+    context window (the prompt then says so)."""
     return SYSTEM_TEMPLATE.format(
         workspace=render_workspace(ws),
+        omitted=omitted_note(omitted_turns),
         summary_prefix=SUMMARY_PREFIX,
         summary=summarize_workspace(ws),
     )
 
 
-async def load_system_prompt(workspace: WorkspacePort, thread_id: str) -> str:
+async def load_system_prompt(
+    workspace: WorkspacePort, thread_id: str, *, omitted_turns: int = 0
+) -> str:
     """Read the live workspace of `thread_id` and render the prompt for this step."""
-    return system_prompt(await workspace.read(thread_id))
+    return system_prompt(await workspace.read(thread_id), omitted_turns=omitted_turns)

@@ -105,7 +105,7 @@ class AgentRuntime:
         if self.model is None:
             self.model = make_chat_model(self.settings)
         self.store = await open_checkpointers(self.settings)
-        self._graphs = [build_graph(self.model, saver) for saver in self.store.savers]
+        self._graphs = [build_graph(self.model, s, self.settings) for s in self.store.savers]
 
     async def close(self) -> None:
         if self._background:
