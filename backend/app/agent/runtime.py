@@ -233,6 +233,27 @@ class AgentRuntime:
         except Exception:
             log.exception("could not record the %s turn %s in the transcript", state, turn_index)
 
+    async def record_lost_turn(
+        self, *, thread_id: str, turn_index: int, user_message: str, partial_reply: str
+    ) -> None:
+        """Write the record of a turn whose process died: the user message and the reply
+        streamed so far, marked `error`. Nothing happens if the turn is recorded already
+        (the process died after its run wrote the checkpoint)."""
+        recorded = self.to_transcript(await self.raw_messages(thread_id))
+        if any(m.role == "user" and m.turn_index == turn_index for m in recorded):
+            return
+        human = HumanMessage(
+            content=user_message, id=str(uuid.uuid4()), additional_kwargs={TURN_KEY: turn_index}
+        )
+        reply = AIMessage(
+            content=partial_reply,
+            id=str(uuid.uuid4()),
+            additional_kwargs={TURN_KEY: turn_index, STATE_KEY: "error"},
+        )
+        await self.graph_for(thread_id).aupdate_state(
+            self._config(thread_id), {"messages": [human, reply]}, as_node="agent"
+        )
+
     async def messages(self, thread_id: str) -> list[TranscriptMessage]:
         """The thread's whole transcript (inherited prefix included), from the checkpointer."""
         return self.to_transcript(await self.raw_messages(thread_id))

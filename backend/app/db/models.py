@@ -172,6 +172,9 @@ class ActiveTurn(Base):
     thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN))
     turn_index: Mapped[int] = mapped_column(Integer)
     parent_turn_id: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    # The whole user message, durable before the model is called: a restart after a
+    # crash writes it (and the reply streamed so far) into the transcript.
+    user_message: Mapped[str] = mapped_column(Text, default="", server_default="")
     process_id: Mapped[str] = mapped_column(String(200))
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

@@ -89,6 +89,20 @@ async def read_after(
     return (await session.execute(stmt.order_by(ActionLogEntry.seq).limit(limit))).scalars().all()
 
 
+async def turn_text(session: AsyncSession, root_thread_id: str, turn_id: str) -> str:
+    """The reply text a turn streamed so far, from its logged `chat/delta` actions."""
+    stmt = (
+        select(ActionLogEntry.action)
+        .where(ActionLogEntry.root_thread_id == root_thread_id)
+        .order_by(ActionLogEntry.seq)
+    )
+    parts = []
+    for action in (await session.execute(stmt)).scalars():
+        if action.get("type") == "chat/delta" and action.get("turnId") == turn_id:
+            parts.append(str(action.get("content", "")))
+    return "".join(parts)
+
+
 async def bounds(session: AsyncSession) -> tuple[int, int]:
     """(smallest seq kept, largest seq) — (0, 0) for an empty log."""
     row = (

@@ -152,6 +152,7 @@ class TurnManager:
         """Mark turns whose serving process is gone as failed; return their node ids."""
         cutoff = now() - timedelta(seconds=self.settings.turn_stale_seconds)
         swept: list[str] = []
+        lost: list[tuple[str, int, str, str]] = []
         async with self.db.transaction() as s:
             for row in await repo.all_active_turns(s):
                 heartbeat = aware(row.heartbeat_at)
@@ -184,6 +185,20 @@ class TurnManager:
                 )
                 await action_log.append_chat(s, row.root_thread_id, ended)
                 swept.append(stale_id)
+                partial = await action_log.turn_text(s, row.root_thread_id, stale_id)
+                lost.append((row.thread_id, row.turn_index, row.user_message, partial))
+        for thread_id, turn_index, message, partial in lost:
+            # The transcript side, after commit: the user message and the reply streamed
+            # so far become the failed turn's record (best effort, logged).
+            try:
+                await self.runtime.record_lost_turn(
+                    thread_id=thread_id,
+                    turn_index=turn_index,
+                    user_message=message,
+                    partial_reply=partial,
+                )
+            except Exception:
+                log.exception("could not record the lost turn %s:%s", thread_id, turn_index)
         if swept:
             log.warning("marked %d abandoned turn(s) as failed: %s", len(swept), swept)
         return swept
@@ -219,6 +234,7 @@ class TurnManager:
                         thread_id=conv.thread_id,
                         turn_index=conv.turn_index + 1,
                         parent_turn_id=parent,
+                        user_message=content,
                         process_id=self.process_id,
                         started_at=now(),
                         heartbeat_at=now(),
