@@ -74,13 +74,13 @@ def _omitted(prompt: str) -> int:
 def test_the_settings_default_to_the_module_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("HAICO_CONTEXT_TURNS", "HAICO_CONTEXT_TOKENS", "HAICO_EVENT_POLL_SECONDS"):
         monkeypatch.delenv(name, raising=False)
-    s = Settings(_env_file=None)  # type: ignore[call-arg]
+    s = Settings(_env_file=None)
     assert (s.context_turns, s.context_tokens) == (CONTEXT_TURNS, CONTEXT_TOKENS)
     assert s.event_poll_seconds == 1.0
     monkeypatch.setenv("HAICO_CONTEXT_TURNS", "3")
     monkeypatch.setenv("HAICO_CONTEXT_TOKENS", "1234")
     monkeypatch.setenv("HAICO_EVENT_POLL_SECONDS", "0")
-    s = Settings(_env_file=None)  # type: ignore[call-arg]
+    s = Settings(_env_file=None)
     assert (s.context_turns, s.context_tokens, s.event_poll_seconds) == (3, 1234, 0.0)
 
 

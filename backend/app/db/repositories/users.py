@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import ApiToken, User
+from app.db.models import ApiToken, Conversation, User
+
+
+@dataclass(frozen=True)
+class UserSummary:
+    """A user as `haico users list` shows it: never a token, only how many it has."""
+
+    id: int
+    name: str
+    created_at: datetime
+    tokens: int
 
 
 async def by_name(s: AsyncSession, name: str) -> User | None:
     return (await s.execute(select(User).where(User.name == name))).scalar_one_or_none()
+
+
+async def by_name_for_update(s: AsyncSession, name: str) -> User | None:
+    """The user named `name`, its row locked for the rest of the transaction (on
+    PostgreSQL; SQLite serialises writers anyway), so that two rotations or a rotation
+    and a delete of one user never interleave."""
+    stmt = select(User).where(User.name == name).with_for_update()
+    return (await s.execute(stmt)).scalar_one_or_none()
 
 
 async def by_token_hash(s: AsyncSession, token_hash: str) -> User | None:
@@ -28,3 +49,40 @@ async def add(s: AsyncSession, name: str, *, token_hash: str | None = None) -> U
     if token_hash is not None:
         s.add(ApiToken(user_id=user.id, token_hash=token_hash))
     return user
+
+
+async def summaries(s: AsyncSession) -> list[UserSummary]:
+    """Every user, oldest first, with its number of API tokens."""
+    stmt = (
+        select(User.id, User.name, User.created_at, func.count(ApiToken.id))
+        .outerjoin(ApiToken, ApiToken.user_id == User.id)
+        .group_by(User.id, User.name, User.created_at)
+        .order_by(User.id)
+    )
+    return [UserSummary(*row) for row in (await s.execute(stmt)).all()]
+
+
+async def replace_tokens(s: AsyncSession, user_id: int, *, token_hash: str) -> int:
+    """Delete every token of the user and add one with `token_hash`; the number of
+    tokens deleted."""
+    deleted = await s.execute(delete(ApiToken).where(ApiToken.user_id == user_id))
+    s.add(ApiToken(user_id=user_id, token_hash=token_hash))
+    await s.flush()
+    return int(getattr(deleted, "rowcount", 0) or 0)
+
+
+async def count_tokens(s: AsyncSession, user_id: int) -> int:
+    stmt = select(func.count(ApiToken.id)).where(ApiToken.user_id == user_id)
+    return int((await s.execute(stmt)).scalar_one())
+
+
+async def thread_ids(s: AsyncSession, user_id: int) -> list[str]:
+    """Every thread (conversation row) the user owns, deleted and hidden ones included."""
+    stmt = select(Conversation.thread_id).where(Conversation.user_id == user_id)
+    return list((await s.execute(stmt)).scalars())
+
+
+async def delete_user(s: AsyncSession, user_id: int) -> None:
+    """Delete the user row; the database cascades (ON DELETE CASCADE) to its tokens, its
+    conversations and every row hanging off them."""
+    await s.execute(delete(User).where(User.id == user_id))
