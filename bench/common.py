@@ -25,6 +25,7 @@ from app.config import Settings
 from app.db import models  # noqa: F401  (registers every table on Base.metadata)
 from app.db.base import Base
 from app.db.engine import Database
+from app.events.bus import EventBus
 from app.services import conversations, users
 from app.services.agent_workspace import AgentWorkspace
 from app.services.turns import TurnManager
@@ -91,16 +92,19 @@ class Harness:
         db = Database(settings.sql_url)
         runtime = AgentRuntime(settings, AgentWorkspace(db))
         turns: TurnManager | None = None
+        bus = EventBus(settings, db)
         try:
             user = await users.ensure_local(db, name="bench")
             await setup_checkpointer(settings)
             await runtime.start()
-            turns = TurnManager(settings, db, runtime)
+            await bus.start()
+            turns = TurnManager(settings, db, runtime, bus)
             await turns.start()
             yield cls(settings, db, runtime, turns, user.id)
         finally:
             if turns is not None:
                 await turns.close()
+            await bus.close()
             await runtime.close()
             await db.dispose()
 

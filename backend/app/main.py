@@ -55,7 +55,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         bus = EventBus(settings, db)
         await bus.start()
         app.state.bus = bus
-        app.state.turns = TurnManager(settings, db, runtime)
+        app.state.turns = TurnManager(settings, db, runtime, bus)
         await app.state.turns.start()
         janitor = Janitor(settings, db, runtime)
         janitor.start()

@@ -31,6 +31,26 @@ def response_part(turn_id: str, part_id: str) -> Action:
     }
 
 
+def tool_call(turn_id: str, *, call_id: str, name: str, args: dict[str, Any]) -> Action:
+    """A tool call the agent made, as a running tool-call response part."""
+    return {
+        "type": "chat/responsePart",
+        "turnId": turn_id,
+        "part": {
+            "kind": "toolCall",
+            "toolCall": {
+                "toolCallId": call_id,
+                "toolName": name,
+                "displayName": name.replace("_", " "),
+                "invocationMessage": name.replace("_", " "),
+                "confirmed": "not-needed",
+                "status": "running",
+                "toolInput": args,
+            },
+        },
+    }
+
+
 def delta(turn_id: str, part_id: str, content: str) -> Action:
     return {"type": "chat/delta", "turnId": turn_id, "partId": part_id, "content": content}
 
@@ -89,3 +109,37 @@ def workspace_changed(
 def thread_changed(thread_id: str, change: str, **extra: Any) -> Action:
     """A thread of the family was created, renamed or deleted (the session's catalogue)."""
     return {"type": "haico/threadChanged", "threadId": thread_id, "change": change, **extra}
+
+
+def turn_sse_event(action: Action, *, reply: str = "") -> tuple[str, dict[str, Any]] | None:
+    """The documented event of `POST …/turns` that a turn's action stands for, if any.
+
+    One vocabulary: the turn stream is these actions, renamed. Streamed text reaches
+    it token by token (`chat/delta`); the log keeps the same deltas coalesced.
+    """
+    kind = action.get("type")
+    turn_id = str(action.get("turnId", ""))
+    if kind == "chat/turnStarted":
+        _, _, k = turn_id.rpartition(":")
+        data = {"turn_index": int(k), "node_id": turn_id}
+        return "turn_started", {**data, "parent_node_id": action.get("parentTurnId")}
+    if kind == "chat/delta":
+        return "token", {"text": action.get("content", "")}
+    if kind == "chat/responsePart" and action["part"].get("kind") == "toolCall":
+        call = action["part"]["toolCall"]
+        return "tool_call", {"name": call["toolName"], "args": call.get("toolInput", {})}
+    if kind == "haico/workspaceChanged":
+        return "workspace_changed", {"surfaces": list(action.get("surfaces", []))}
+    if kind == "chat/turnComplete":
+        _, _, k = turn_id.rpartition(":")
+        return "turn_completed", {"turn_index": int(k), "node_id": turn_id, "reply": reply}
+    if kind == "chat/turnCancelled":
+        return "error", {"code": "turn_cancelled", "message": "the turn was cancelled"}
+    if kind == "chat/error":
+        error = action.get("error", {})
+        return "error", {"code": error.get("errorType", "error"), "message": error.get("message")}
+    return None
+
+
+def ends_turn(action: Action) -> bool:
+    return action.get("type") in ("chat/turnComplete", "chat/turnCancelled", "chat/error")

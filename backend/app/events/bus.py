@@ -2,8 +2,11 @@
 
 The log is the source of truth; notifications are only wake-ups. One pump per
 process reads new entries in order and hands them to matching subscribers. It wakes
-on a local commit, on a Postgres NOTIFY from any process, or every second as a
-fallback, so a lost notification delays delivery but never drops an action.
+on a local commit, on a Postgres NOTIFY from any process, or every
+`HAICO_EVENT_POLL_SECONDS` as a fallback (0 turns the poll off), so a lost
+notification delays delivery but never drops an action. The LISTEN connection is
+watched: when it drops, it is opened again (with backoff) and the pump reads the log
+from where it was, so whatever was committed meanwhile is replayed in order.
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ from app.events import log as action_log
 
 logger = logging.getLogger("haico.events")
 
-POLL_SECONDS = 1.0
+# The LISTEN connection's application_name, so operators (and tests) can find it.
+LISTEN_APP = "haico-listen"
+
+RECONNECT_SECONDS = (0.1, 0.5, 1.0, 2.0, 5.0)
 
 
 @dataclass(eq=False)
@@ -43,29 +49,59 @@ class EventBus:
         self._wake = asyncio.Event()
         self._pump: asyncio.Task[None] | None = None
         self._listener: Any = None
+        self._reconnect: asyncio.Task[None] | None = None
+        self._closing = False
+        self.poll_seconds = settings.event_poll_seconds
 
     async def start(self) -> None:
         async with self.db.read() as s:
             _, self.last_seq = await action_log.bounds(s)
         self.db.commit_listeners.append(self.wake)
-        if self.settings.is_postgres:
-            await self._listen()
+        if self.settings.is_postgres and not await self._listen():
+            self._reconnect = asyncio.create_task(self._relisten())
         self._pump = asyncio.create_task(self._run())
 
-    async def _listen(self) -> None:
+    async def _listen(self) -> bool:
         import asyncpg
 
         try:
-            self._listener = await asyncpg.connect(self.settings.checkpoint_url)
-            await self._listener.add_listener(action_log.NOTIFY_CHANNEL, lambda *_: self.wake())
+            conn = await asyncpg.connect(
+                self.settings.checkpoint_url, server_settings={"application_name": LISTEN_APP}
+            )
+            await conn.add_listener(action_log.NOTIFY_CHANNEL, lambda *_: self.wake())
+            conn.add_termination_listener(self._on_lost)
         except Exception:
-            logger.exception("LISTEN failed; falling back to polling the action log")
+            logger.exception("LISTEN failed; retrying, and polling the action log meanwhile")
             self._listener = None
+            return False
+        self._listener = conn
+        # Whatever was committed while no one listened is in the log: read it now.
+        self.wake()
+        return True
+
+    def _on_lost(self, *_: Any) -> None:
+        if self._closing:
+            return
+        logger.warning("the LISTEN connection dropped; reconnecting")
+        self._listener = None
+        if self._reconnect is None or self._reconnect.done():
+            self._reconnect = asyncio.get_running_loop().create_task(self._relisten())
+
+    async def _relisten(self) -> None:
+        attempt = 0
+        while not self._closing and not await self._listen():
+            await asyncio.sleep(RECONNECT_SECONDS[min(attempt, len(RECONNECT_SECONDS) - 1)])
+            attempt += 1
 
     def wake(self) -> None:
         self._wake.set()
 
     async def close(self) -> None:
+        self._closing = True
+        if self._reconnect is not None:
+            self._reconnect.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reconnect
         if self.wake in self.db.commit_listeners:
             self.db.commit_listeners.remove(self.wake)
         if self._pump:
@@ -79,13 +115,14 @@ class EventBus:
     async def _run(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=POLL_SECONDS)
+                await asyncio.wait_for(self._wake.wait(), timeout=self.poll_seconds or None)
             self._wake.clear()
             try:
                 await self._drain()
             except Exception:
                 logger.exception("reading the action log failed")
-                await asyncio.sleep(POLL_SECONDS)
+                await asyncio.sleep(self.poll_seconds or 1.0)
+                self.wake()
 
     async def _drain(self) -> None:
         while True:

@@ -41,6 +41,7 @@ from app.domain import BranchStatus, NodeId, NodeState, aware, now
 from app.errors import Conflict, DomainError, InvalidInput, NotFound, TurnInProgress
 from app.events import actions
 from app.events import log as action_log
+from app.events.bus import EventBus
 from app.events.coalescer import DeltaCoalescer
 from app.schemas import MAX_MESSAGE_CHARS
 from app.services import heads, pruning
@@ -77,6 +78,9 @@ class RunningTurn:
     reply_parts: list[str] = field(default_factory=list)
     state: str = "running"
     started_at: datetime = field(default_factory=now)
+    started_seq: int = 0
+    reply: str = ""
+    pump: asyncio.Task[None] | None = None
 
     @property
     def node_id(self) -> str:
@@ -93,10 +97,13 @@ class RunningTurn:
 class TurnManager:
     """Runs this process's turns and keeps their leases alive."""
 
-    def __init__(self, settings: Settings, db: Database, runtime: AgentRuntime) -> None:
+    def __init__(
+        self, settings: Settings, db: Database, runtime: AgentRuntime, bus: EventBus
+    ) -> None:
         self.settings = settings
         self.db = db
         self.runtime = runtime
+        self.bus = bus
         self.process_id = make_process_id()
         self.running: dict[str, RunningTurn] = {}
         self._shutting_down = False
@@ -120,6 +127,9 @@ class TurnManager:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        for turn in list(self.running.values()):
+            if turn.pump is not None:
+                turn.pump.cancel()
 
     async def _sweep_forever(self) -> None:
         while True:
@@ -257,7 +267,8 @@ class TurnManager:
                     text=content,
                     started_at=now().isoformat(),
                 )
-                await action_log.append_chat(s, root_id, started)
+                (entry,) = await action_log.append_chat(s, root_id, started)
+                turn.started_seq = entry.seq
                 if not self.settings.history_retains_branches:
                     pruned = await pruning.linear_prune_in(
                         s, head, active=NodeId(conv.thread_id, conv.turn_index)
@@ -267,16 +278,7 @@ class TurnManager:
         if pruned.turn_ids:
             await pruning.after_prune(self.runtime, pruned)
         self.running[turn.root_thread_id] = turn
-        turn.queue.put_nowait(
-            TurnEvent(
-                "turn_started",
-                {
-                    "turn_index": turn.turn_index,
-                    "node_id": turn.node_id,
-                    "parent_node_id": turn.parent_turn_id,
-                },
-            )
-        )
+        turn.pump = asyncio.create_task(self._pump(turn), name=f"stream {turn.node_id}")
         turn.task = asyncio.create_task(self._drive(turn), name=f"turn {turn.node_id}")
         return turn
 
@@ -314,7 +316,21 @@ class TurnManager:
                 text = str(event.data.get("text", ""))
                 turn.reply_parts.append(text)
                 await deltas.add(text)
-            turn.queue.put_nowait(TurnEvent(event.kind, dict(event.data)))
+                # Streamed text goes to the sender token by token; the log (and every
+                # follower) gets the same deltas coalesced.
+                self._emit(turn, actions.delta(turn.node_id, deltas.part_id, text))
+            elif event.kind == "tool_call":
+                await deltas.flush()  # the log keeps text and tool calls in order
+                call = actions.tool_call(
+                    turn.node_id,
+                    call_id=str(event.data.get("id") or uuid.uuid4().hex),
+                    name=str(event.data.get("name", "")),
+                    args=dict(event.data.get("args") or {}),
+                )
+                async with self.db.transaction() as s:
+                    await action_log.append_chat(s, turn.root_thread_id, call)
+            # Workspace changes are logged by the edits themselves (haico/workspaceChanged)
+            # and reach the sender through `_pump`, like every other logged action.
 
         final: TurnEvent
         reply = ""
@@ -350,14 +366,47 @@ class TurnManager:
             await asyncio.shield(deltas.flush())
         except Exception:
             log.exception("could not log the last text of turn %s", turn.node_id)
+        turn.reply = reply  # before the end is committed: the stream's last event carries it
         try:
             await asyncio.shield(self._finish(turn, reply, final))
         except Exception:
             log.exception("could not record the end of turn %s", turn.node_id)
-        finally:
-            self.running.pop(turn.root_thread_id, None)
+            # Nothing was logged to end the stream: end it here.
+            if turn.pump is not None:
+                turn.pump.cancel()
             turn.queue.put_nowait(final)
             turn.queue.put_nowait(None)
+        finally:
+            self.running.pop(turn.root_thread_id, None)
+
+    def _emit(self, turn: RunningTurn, action: actions.Action) -> None:
+        mapped = actions.turn_sse_event(action, reply=turn.reply)
+        if mapped is not None:
+            turn.queue.put_nowait(TurnEvent(*mapped))
+
+    async def _pump(self, turn: RunningTurn) -> None:
+        """The sender's stream: this turn's logged actions, in log order, as SSE events,
+        ending with the action that ends the turn."""
+        stream = self.bus.stream(
+            root_thread_ids={turn.root_thread_id}, after=max(0, turn.started_seq - 1)
+        )
+        try:
+            async for entry in stream:
+                action = entry.action
+                kind = action.get("type")
+                ours = action.get("turnId") == turn.node_id
+                if kind == "chat/delta" or (
+                    kind == "chat/responsePart" and action["part"].get("kind") != "toolCall"
+                ):
+                    continue  # text reached the sender token by token
+                edit = kind == "haico/workspaceChanged" and action.get("threadId") == turn.thread_id
+                if ours or edit:
+                    self._emit(turn, action)
+                if ours and actions.ends_turn(action):
+                    turn.queue.put_nowait(None)
+                    return
+        finally:
+            await stream.aclose()
 
     async def _finish(self, turn: RunningTurn, reply: str, final: TurnEvent) -> None:
         """Close the turn: node state and reply, the head moves onto it, the lease goes."""

@@ -1,0 +1,84 @@
+"""Races with many rounds on PostgreSQL: exactly one winner, every round.
+
+Two checkouts asserting the same expected head, two sends on one family, and
+retention racing a checkout. The invariant is checked after every round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from app.domain import now
+from app.services.pruning import prune_family_in
+from tests.helpers import db_of
+from tests.history_helpers import checkout, graph, history, thread_with_turns, turn_ok
+from tests.sse_client import send_turn
+
+pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+
+ROUNDS = int(os.environ.get("HAICO_RACE_ROUNDS", "1000"))
+
+
+async def test_checkouts_with_one_expected_head(client: httpx.AsyncClient) -> None:
+    tid = await thread_with_turns(client, 3)
+    nodes: list[str | None] = [f"{tid}:1", f"{tid}:2", f"{tid}:3", None]
+    for i in range(ROUNDS):
+        head = (await history(client, tid))["head_turn_id"]
+        a, b = nodes[i % 4], nodes[(i + 1 + i // 4) % 4]
+        if a == b:
+            b = nodes[(nodes.index(b) + 1) % 4]
+        ra, rb = await asyncio.gather(
+            checkout(client, tid, a, expected_head_turn_id=head, force=True),
+            checkout(client, tid, b, expected_head_turn_id=head, force=True),
+        )
+        won = [t for t, r in ((a, ra), (b, rb)) if r.status_code == 200]
+        assert len(won) == 1, (i, ra.text, rb.text)
+        for r in (ra, rb):
+            assert r.status_code in (200, 409) and (
+                r.status_code == 200 or r.json()["code"] == "conflict"
+            ), r.text
+        assert (await history(client, tid))["head_turn_id"] == won[0], i
+
+
+async def test_sends_on_one_family(client: httpx.AsyncClient) -> None:
+    tid = (await client.post("/api/conversations", json={})).json()["thread_id"]
+    for i in range(ROUNDS):
+        (sa, ea, _), (sb, eb, _) = await asyncio.gather(
+            send_turn(client, tid, f"todo: a{i}"), send_turn(client, tid, f"todo: b{i}")
+        )
+        winners = [e for s, e in ((sa, ea), (sb, eb)) if s == 200]
+        assert len(winners) == 1, (i, sa, sb)
+        node = winners[0][0][1]["node_id"]
+        assert node == f"{tid}:{i + 1}" and winners[0][-1][0] == "turn_completed"
+        h = await history(client, tid)
+        assert h["head_turn_id"] == node and h["active_turn"] is None
+
+
+async def test_retention_never_leaves_the_head_on_a_pruned_node(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    tid = await thread_with_turns(client, 2)
+    db = db_of(app)
+    for i in range(max(20, ROUNDS // 20)):
+        r = await client.post(f"/api/conversations/{tid}/branch", json={"from_turn": 1})
+        branch = r.json()["thread_id"]
+        await turn_ok(client, branch, f"todo: off path {i}")
+        await checkout(client, tid, f"{tid}:2", force=True)  # the branch is off the path
+
+        async def retain() -> None:
+            async with db.transaction() as s:
+                await prune_family_in(s, tid, max_age=None, max_branches=0, now=now())
+
+        co, _ = await asyncio.gather(
+            checkout(client, tid, f"{branch}:2", force=True), retain()
+        )
+        # retention first: the node is gone (404); or it held the lock: 409 conflict
+        assert co.status_code in (200, 404, 409), co.text
+        h = await history(client, tid)
+        nodes = {n["id"] for n in (await graph(client, h["working_thread_id"]))["nodes"]}
+        assert h["head_turn_id"] in nodes, (i, co.status_code, h)
