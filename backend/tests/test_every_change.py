@@ -88,7 +88,9 @@ async def test_rest_edits_reach_followers_as_workspace_changed(
         jsonschema.validate(change, SCHEMA)
 
 
-async def test_agent_tool_edits_log_the_same_action(app: FastAPI, client: httpx.AsyncClient) -> None:
+async def test_agent_tool_edits_log_the_same_action(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
     tid = (await client.post("/api/conversations", json={})).json()["thread_id"]
     events = await turn_ok(
         client, tid, "objective: cycling; prefer: data first; todo: survey; artifact Notes: n"
@@ -102,7 +104,9 @@ async def test_agent_tool_edits_log_the_same_action(app: FastAPI, client: httpx.
     assert sent == [c["surfaces"] for c in logged]
     calls = [d["name"] for name, d in events if name == "tool_call"]
     parts = await _logged(app, tid, "chat/responsePart")
-    tool_parts = [p["part"]["toolCall"]["toolName"] for p in parts if p["part"]["kind"] == "toolCall"]
+    tool_parts = [
+        p["part"]["toolCall"]["toolName"] for p in parts if p["part"]["kind"] == "toolCall"
+    ]
     assert calls == tool_parts and len(calls) == 4
 
 
@@ -146,7 +150,9 @@ async def test_fork_reads_below_its_fork_point_come_from_the_source(
     assert (await workspace(client, b.json()["thread_id"]))["objective"] == "step 1"
     # history and graph agree on the fork's head
     await turn_ok(client, fid, "todo: on the fork")
-    assert (await history(client, fid))["head_turn_id"] == (await graph(client, fid))["head_turn_id"]
+    assert (await history(client, fid))["head_turn_id"] == (await graph(client, fid))[
+        "head_turn_id"
+    ]
     # the source gone, the past cannot be answered: 409, never the live rows
     assert (await client.delete(f"/api/conversations/{tid}")).status_code == 204
     gone = await client.get(f"/api/conversations/{fid}/workspace", params={"as_of_turn": 1})

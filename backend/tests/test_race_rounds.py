@@ -74,9 +74,7 @@ async def test_retention_never_leaves_the_head_on_a_pruned_node(
             async with db.transaction() as s:
                 await prune_family_in(s, tid, max_age=None, max_branches=0, now=now())
 
-        co, _ = await asyncio.gather(
-            checkout(client, tid, f"{branch}:2", force=True), retain()
-        )
+        co, _ = await asyncio.gather(checkout(client, tid, f"{branch}:2", force=True), retain())
         # retention first: the node is gone (404); or it held the lock: 409 conflict
         assert co.status_code in (200, 404, 409), co.text
         h = await history(client, tid)
