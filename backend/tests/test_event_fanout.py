@@ -38,10 +38,10 @@ class Follower:
                 if line.startswith("data:"):
                     self.arrivals.append((time.monotonic(), json.loads(line[5:])["action"]))
 
-    async def wait_for(self, pred: Any, timeout: float) -> float:
+    async def wait_for(self, pred: Any, within: float) -> float:
         """Seconds until an action matching `pred` has arrived."""
         start = time.monotonic()
-        while time.monotonic() - start < timeout:
+        while time.monotonic() - start < within:
             for at, action in self.arrivals:
                 if pred(action):
                     return max(0.0, at - start)
