@@ -16,6 +16,7 @@ from app.agent.runtime import AgentRuntime
 from app.api import branching, conversations, health, history, turns, workspace
 from app.api import errors as api_errors
 from app.api import graph as graph_api
+from app.api import methods as api_methods
 from app.api.limits import BodyLimitMiddleware
 from app.config import Settings, get_settings
 from app.db.engine import Database
@@ -75,6 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_import_bytes=settings.max_import_bytes,
     )
     api_errors.install(app)
+    api_methods.install(app)
     app.include_router(health.router)
     app.include_router(conversations.router)
     app.include_router(workspace.router)

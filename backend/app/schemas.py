@@ -2,13 +2,47 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
 
 MAX_TEXT = 100_000
 MAX_DOC = 900_000
+# The largest id or turn number a request may name (the columns are 32-bit or larger).
+MAX_INT = 2**31 - 1
+
+
+def _assume_utc(value: Any) -> Any:
+    # SQLite hands back naive datetimes; every stored time is UTC.
+    if isinstance(value, datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+Timestamp = Annotated[AwareDatetime, BeforeValidator(_assume_utc)]
+"""An RFC 3339 time with its UTC offset, on every database."""
+
+# No NUL characters in request text: PostgreSQL text cannot store them.
+NO_NUL = r"^[^\x00]*$"
+
+# Request bodies: strict types (no "1" for 1, no `false` for 0, no 1.0 for `true`);
+# unknown fields refused.
+STRICT = ConfigDict(extra="forbid", strict=True)
+
+
+class ErrorOut(BaseModel):
+    """Every error answer: a snake_case `code` and a human `message`."""
+
+    code: str
+    message: str
+    data: dict[str, Any] | None = None
+
+
+class ValidationErrorOut(ErrorOut):
+    """A request that does not match its schema; `detail` is FastAPI's error list."""
+
+    detail: list[dict[str, Any]] | None = None
 
 
 class ForkedFrom(BaseModel):
@@ -23,8 +57,8 @@ class ConversationOut(BaseModel):
     objective: str | None
     turn_index: int
     message_count: int
-    created_at: datetime
-    updated_at: datetime
+    created_at: Timestamp
+    updated_at: Timestamp
     parent_thread_id: str | None = None
     branch_point_turn: int | None = None
     reason: str | None = None
@@ -32,14 +66,14 @@ class ConversationOut(BaseModel):
 
 
 class ConversationCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    title: str | None = Field(default=None, max_length=500)
-    objective: str | None = Field(default=None, max_length=MAX_TEXT)
+    model_config = STRICT
+    title: str | None = Field(default=None, max_length=500, pattern=NO_NUL)
+    objective: str | None = Field(default=None, max_length=MAX_TEXT, pattern=NO_NUL)
 
 
 class ConversationPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    title: str | None = Field(default=None, max_length=500)
+    model_config = STRICT
+    title: str | None = Field(default=None, max_length=500, pattern=NO_NUL)
 
 
 class DocumentOut(BaseModel):
@@ -84,45 +118,45 @@ class WorkspaceOut(BaseModel):
 
 
 class ObjectiveIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    text: str | None = Field(max_length=MAX_TEXT)
+    model_config = STRICT
+    text: str | None = Field(max_length=MAX_TEXT, pattern=NO_NUL)
 
 
 class DocumentIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    title: str | None = Field(default=None, max_length=500)
-    content: str = Field(max_length=MAX_DOC)
+    model_config = STRICT
+    title: str | None = Field(default=None, max_length=500, pattern=NO_NUL)
+    content: str = Field(max_length=MAX_DOC, pattern=NO_NUL)
 
 
 class PreferenceIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    model_config = STRICT
+    text: str = Field(min_length=1, max_length=MAX_TEXT, pattern=NO_NUL)
     locked: bool = False
 
 
 class PreferencePatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT)
+    model_config = STRICT
+    text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT, pattern=NO_NUL)
     locked: bool | None = None
-    position: int | None = Field(default=None, ge=0)
+    position: int | None = Field(default=None, ge=0, le=MAX_INT)
 
 
 MAX_DEPTH = 8
 
 
 class TodoIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    model_config = STRICT
+    text: str = Field(min_length=1, max_length=MAX_TEXT, pattern=NO_NUL)
     done: bool = False
     depth: int = Field(default=0, ge=0, le=MAX_DEPTH)
 
 
 class TodoPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT)
+    model_config = STRICT
+    text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT, pattern=NO_NUL)
     done: bool | None = None
     depth: int | None = Field(default=None, ge=0, le=MAX_DEPTH)
-    position: int | None = Field(default=None, ge=0)
+    position: int | None = Field(default=None, ge=0, le=MAX_INT)
 
 
 class HealthOut(BaseModel):
@@ -132,22 +166,22 @@ class HealthOut(BaseModel):
 
 
 class OverrideDocument(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    title: str | None = Field(default=None, max_length=500)
-    content: str = Field(max_length=MAX_DOC)
+    model_config = STRICT
+    title: str | None = Field(default=None, max_length=500, pattern=NO_NUL)
+    content: str = Field(max_length=MAX_DOC, pattern=NO_NUL)
 
 
 class OverridePreference(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    uid: str | None = Field(default=None, max_length=32)
-    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    model_config = STRICT
+    uid: str | None = Field(default=None, max_length=32, pattern=NO_NUL)
+    text: str = Field(min_length=1, max_length=MAX_TEXT, pattern=NO_NUL)
     locked: bool = False
 
 
 class OverrideTodo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    uid: str | None = Field(default=None, max_length=32)
-    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    model_config = STRICT
+    uid: str | None = Field(default=None, max_length=32, pattern=NO_NUL)
+    text: str = Field(min_length=1, max_length=MAX_TEXT, pattern=NO_NUL)
     done: bool = False
     depth: int = Field(default=0, ge=0, le=MAX_DEPTH)
 
@@ -155,23 +189,23 @@ class OverrideTodo(BaseModel):
 class BranchWorkspaceOverride(BaseModel):
     """The edited preview sent with a branch; omitted fields fall back to the restored state."""
 
-    model_config = ConfigDict(extra="forbid")
-    objective: str | None = Field(default=None, max_length=MAX_TEXT)
+    model_config = STRICT
+    objective: str | None = Field(default=None, max_length=MAX_TEXT, pattern=NO_NUL)
     document: OverrideDocument | None = None
     preferences: list[OverridePreference] | None = Field(default=None, max_length=1000)
     todos: list[OverrideTodo] | None = Field(default=None, max_length=1000)
 
 
 class BranchIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    from_turn: int = Field(ge=0)
-    reason: str | None = Field(default=None, max_length=2000)
+    model_config = STRICT
+    from_turn: int = Field(ge=0, le=MAX_INT)
+    reason: str | None = Field(default=None, max_length=2000, pattern=NO_NUL)
     workspace: BranchWorkspaceOverride | None = None
 
 
 class ForkIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    from_turn: int = Field(ge=0)
+    model_config = STRICT
+    from_turn: int = Field(ge=0, le=MAX_INT)
 
 
 class GraphThread(BaseModel):
@@ -196,7 +230,7 @@ class GraphNode(BaseModel):
     thread_id: str
     turn_index: int
     user_message: str
-    captured_at: datetime
+    captured_at: Timestamp
     artifact_count: int
     is_on_active_path: bool
     state: GraphNodeState
@@ -238,9 +272,9 @@ class HistoryOut(BaseModel):
 class CheckoutIn(BaseModel):
     """`expected_head_turn_id`: absent = no assertion, null = the baseline."""
 
-    model_config = ConfigDict(extra="forbid")
-    turn_id: str | None = Field(max_length=80)
-    expected_head_turn_id: str | None = Field(default=None, max_length=80)
+    model_config = STRICT
+    turn_id: str | None = Field(max_length=80, pattern=NO_NUL)
+    expected_head_turn_id: str | None = Field(default=None, max_length=80, pattern=NO_NUL)
     force: bool = False
 
 
@@ -248,8 +282,8 @@ MAX_MESSAGE_CHARS = 100_000
 
 
 class TurnIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    content: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    model_config = STRICT
+    content: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, pattern=NO_NUL)
 
 
 class MessageOut(BaseModel):

@@ -188,7 +188,7 @@ async def test_janitor_trims_the_action_log_window(app: FastAPI, client: httpx.A
         db_of(app), app.state.runtime, max_age_seconds=600, settings=app.state.settings
     )
     assert report.log_entries_dropped >= int(before or 0) - 1 > 0
-    # a reconnect from before the window gets a snapshot first
+    # a reconnect from before the window gets a resync action first
     async with (
         live_server(app) as base,
         httpx.AsyncClient(base_url=base, timeout=10) as c,
@@ -199,9 +199,10 @@ async def test_janitor_trims_the_action_log_window(app: FastAPI, client: httpx.A
             first += chunk
             if "\n\n" in first:
                 break
-    assert first.startswith("event: snapshot")
+    assert first.startswith("event: action")
     data = json.loads(first.split("data: ", 1)[1].split("\n", 1)[0])
-    assert data["history"]["head_turn_id"] == f"{root}:1"
+    assert data["action"]["type"] == "haico/resync"
+    assert data["action"]["history"]["head_turn_id"] == f"{root}:1"
 
 
 async def test_cli_janitor_reports(server_env: dict[str, str]) -> None:

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from app.api.deps import CurrentUser, DbDep, RuntimeDep
+from app.api.deps import CurrentUser, DbDep, RuntimeDep, ThreadId
+from app.api.errors import responses
 from app.schemas import BranchIn, ConversationOut, ForkIn
 from app.services import branching
 
 router = APIRouter(prefix="/api/conversations/{thread_id}", tags=["branching"])
 
 
-@router.post("/branch", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/branch",
+    status_code=status.HTTP_201_CREATED,
+    responses=responses(400, 403, 404, 409, 413, 502),
+)
 async def create_branch(
-    thread_id: str, body: BranchIn, db: DbDep, runtime: RuntimeDep, user: CurrentUser
+    thread_id: ThreadId, body: BranchIn, db: DbDep, runtime: RuntimeDep, user: CurrentUser
 ) -> ConversationOut:
     return await branching.create_branch(
         db,
@@ -26,9 +31,11 @@ async def create_branch(
     )
 
 
-@router.post("/fork", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/fork", status_code=status.HTTP_201_CREATED, responses=responses(403, 404, 409, 413, 502)
+)
 async def create_fork(
-    thread_id: str, body: ForkIn, db: DbDep, runtime: RuntimeDep, user: CurrentUser
+    thread_id: ThreadId, body: ForkIn, db: DbDep, runtime: RuntimeDep, user: CurrentUser
 ) -> ConversationOut:
     return await branching.create_fork(
         db, runtime, user_id=user.id, thread_id=thread_id, from_turn=body.from_turn

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response, status
 
-from app.api.deps import CurrentUser, DbDep
+from app.api.deps import CurrentUser, DbDep, ThreadId
+from app.api.errors import responses
 from app.schemas import ConversationCreate, ConversationOut, ConversationPatch
 from app.services import conversations as service
 from app.services import history
@@ -12,33 +13,35 @@ from app.services import history
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
 
-@router.post("", status_code=status.HTTP_201_CREATED)
+@router.post("", status_code=status.HTTP_201_CREATED, responses=responses(413))
 async def create_conversation(
     body: ConversationCreate, db: DbDep, user: CurrentUser
 ) -> ConversationOut:
     return await service.create(db, user_id=user.id, title=body.title, objective=body.objective)
 
 
-@router.get("")
+@router.get("", responses=responses(validates=False))
 async def list_conversations(db: DbDep, user: CurrentUser) -> list[ConversationOut]:
     return await service.list_for_user(db, user_id=user.id)
 
 
-@router.get("/{thread_id}")
-async def get_conversation(thread_id: str, db: DbDep, user: CurrentUser) -> ConversationOut:
+@router.get("/{thread_id}", responses=responses(403, 404))
+async def get_conversation(thread_id: ThreadId, db: DbDep, user: CurrentUser) -> ConversationOut:
     return await service.get(db, user_id=user.id, thread_id=thread_id)
 
 
-@router.patch("/{thread_id}")
+@router.patch("/{thread_id}", responses=responses(403, 404, 413))
 async def rename_conversation(
-    thread_id: str, body: ConversationPatch, db: DbDep, user: CurrentUser
+    thread_id: ThreadId, body: ConversationPatch, db: DbDep, user: CurrentUser
 ) -> ConversationOut:
     if body.title is None:
         return await service.get(db, user_id=user.id, thread_id=thread_id)
     return await service.rename(db, user_id=user.id, thread_id=thread_id, title=body.title)
 
 
-@router.delete("/{thread_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_conversation(thread_id: str, db: DbDep, user: CurrentUser) -> Response:
+@router.delete(
+    "/{thread_id}", status_code=status.HTTP_204_NO_CONTENT, responses=responses(403, 404, 409)
+)
+async def delete_conversation(thread_id: ThreadId, db: DbDep, user: CurrentUser) -> Response:
     await history.soft_delete(db, user_id=user.id, thread_id=thread_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 
 from app.agent.runtime import AgentRuntime
 from app.config import Settings
 from app.db.engine import Database
 from app.events.bus import EventBus
+from app.schemas import NO_NUL
 from app.services import users
 from app.services.turns import TurnManager
 from app.services.users import Principal
@@ -72,3 +73,10 @@ def get_turns(request: Request) -> TurnManager:
 RuntimeDep = Annotated[AgentRuntime, Depends(get_runtime)]
 BusDep = Annotated[EventBus, Depends(get_bus)]
 TurnsDep = Annotated[TurnManager, Depends(get_turns)]
+
+
+# Path parameters every router shares (and the largest id a query may name). No NUL in a thread id and no number
+# beyond what the columns hold: the database would fail instead of answering 404.
+MAX_ID = 2**63 - 1
+ThreadId = Annotated[str, Path(max_length=200, pattern=NO_NUL)]
+ItemId = Annotated[int, Path(ge=0, le=MAX_ID)]

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.deps import CurrentUser, DbDep, SettingsDep
+from app.api.deps import CurrentUser, DbDep, SettingsDep, ThreadId
+from app.api.errors import responses
 from app.schemas import GraphOut
 from app.services import graph as service
 
 router = APIRouter(prefix="/api/conversations", tags=["graph"])
 
 
-@router.get("/{thread_id}/graph")
+@router.get("/{thread_id}/graph", responses=responses(403, 404))
 async def get_graph(
-    thread_id: str, db: DbDep, settings: SettingsDep, user: CurrentUser
+    thread_id: ThreadId, db: DbDep, settings: SettingsDep, user: CurrentUser
 ) -> GraphOut:
     return await service.build_graph(
         db, user_id=user.id, thread_id=thread_id, node_cap=settings.graph_node_cap

@@ -11,7 +11,11 @@ from app.schemas import HealthOut
 router = APIRouter(prefix="/api", tags=["health"])
 
 
-@router.get("/health", response_model=HealthOut)
+@router.get(
+    "/health",
+    response_model=HealthOut,
+    responses={503: {"model": HealthOut, "description": "The database is unreachable"}},
+)
 async def health(db: DbDep) -> JSONResponse:
     ok = await db.ping()
     body = HealthOut(

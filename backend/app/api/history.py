@@ -7,11 +7,11 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Query
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Depends, Header, Query
+from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from app.api.deps import BusDep, CurrentUser, DbDep, SettingsDep
-from app.api.sse import SSE_HEADERS, frame
+from app.api.deps import MAX_ID, BusDep, CurrentUser, DbDep, SettingsDep, ThreadId
+from app.api.errors import responses
 from app.db.models import ActionLogEntry
 from app.events import log as action_log
 from app.schemas import CheckoutIn, HistoryOut
@@ -19,21 +19,23 @@ from app.services import event_stream, history
 
 router = APIRouter(prefix="/api/conversations/{thread_id}", tags=["history"])
 
-KEEPALIVE_SECONDS = 15.0
+# Seconds of silence before a keep-alive comment, below FastAPI's own 15 s ping and
+# the idle timeouts of common proxies. Tests shrink it.
+KEEPALIVE_SECONDS = 10.0
 
 
-@router.get("/history")
+@router.get("/history", responses=responses(403, 404, stream=True))
 async def get_history(
-    thread_id: str, db: DbDep, settings: SettingsDep, user: CurrentUser
+    thread_id: ThreadId, db: DbDep, settings: SettingsDep, user: CurrentUser
 ) -> HistoryOut:
     return await history.get_history(
         db, user_id=user.id, thread_id=thread_id, retains=settings.history_retains_branches
     )
 
 
-@router.post("/checkout")
+@router.post("/checkout", responses=responses(403, 404, 409, 413))
 async def checkout(
-    thread_id: str, body: CheckoutIn, db: DbDep, settings: SettingsDep, user: CurrentUser
+    thread_id: ThreadId, body: CheckoutIn, db: DbDep, settings: SettingsDep, user: CurrentUser
 ) -> HistoryOut:
     expected = (
         body.expected_head_turn_id
@@ -51,46 +53,53 @@ async def checkout(
     )
 
 
-@router.get("/events")
-async def events(
-    thread_id: str,
+async def stream_start(
+    thread_id: ThreadId,
     db: DbDep,
-    bus: BusDep,
     settings: SettingsDep,
     user: CurrentUser,
-    after: Annotated[int, Query(ge=0)] = 0,
-) -> StreamingResponse:
-    """Every action of the thread's family after `after`, in serverSeq order (SSE)."""
-    start = await event_stream.open_stream(
+    after: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+    last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0, le=MAX_ID)] = None,
+) -> event_stream.StreamStart:
+    """Where the follower starts; resolved before streaming, so errors keep their status."""
+    return await event_stream.open_stream(
         db,
         user_id=user.id,
         thread_id=thread_id,
-        after=after,
+        # A reconnecting EventSource says where it stopped; that wins over the URL.
+        after=last_event_id if last_event_id is not None else after,
         retains=settings.history_retains_branches,
     )
 
-    async def stream() -> AsyncIterator[bytes]:
-        if start.snapshot is not None:
-            payload = {"history": start.snapshot.model_dump(), "serverSeq": start.after}
-            yield frame("snapshot", payload)
-        entries = bus.stream(root_thread_ids={start.root_thread_id}, after=start.after)
-        pending: asyncio.Task[ActionLogEntry] | None = None
-        try:
-            while True:
-                if pending is None:
-                    pending = asyncio.ensure_future(entries.__anext__())
-                done, _ = await asyncio.wait({pending}, timeout=KEEPALIVE_SECONDS)
-                if not done:
-                    yield b": keepalive\n\n"
-                    continue
-                entry = pending.result()
-                pending = None
-                yield frame("action", action_log.envelope(entry), event_id=str(entry.seq))
-        finally:
-            if pending is not None:
-                pending.cancel()
-                with contextlib.suppress(BaseException):
-                    await pending
-            await entries.aclose()
 
-    return StreamingResponse(stream(), media_type="text/event-stream", headers=SSE_HEADERS)
+@router.get(
+    "/events", response_class=EventSourceResponse, responses=responses(403, 404, stream=True)
+)
+async def events(
+    start: Annotated[event_stream.StreamStart, Depends(stream_start)], bus: BusDep
+) -> AsyncIterator[ServerSentEvent]:
+    """Every action of the thread's family after `after` (or the `Last-Event-ID`
+    header), in serverSeq order; `event: action`, `id: <serverSeq>`."""
+    if start.resync is not None:
+        yield ServerSentEvent(event="action", data=start.resync, id=str(start.after))
+    entries = bus.stream(root_thread_ids={start.root_thread_id}, after=start.after)
+    pending: asyncio.Task[ActionLogEntry] | None = None
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(entries.__anext__())
+            done, _ = await asyncio.wait({pending}, timeout=KEEPALIVE_SECONDS)
+            if not done:
+                yield ServerSentEvent(comment="keepalive")
+                continue
+            entry = pending.result()
+            pending = None
+            yield ServerSentEvent(
+                event="action", data=action_log.envelope(entry), id=str(entry.seq)
+            )
+    finally:
+        if pending is not None:
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await pending
+        await entries.aclose()

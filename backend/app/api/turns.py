@@ -5,43 +5,50 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Depends, Query
+from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from app.api.deps import CurrentUser, TurnsDep
-from app.api.sse import SSE_HEADERS, frame
+from app.api.deps import CurrentUser, ThreadId, TurnsDep
+from app.api.errors import responses
 from app.schemas import MessageOut, TurnIn
 from app.services.turns import RunningTurn
 
 router = APIRouter(prefix="/api/conversations/{thread_id}", tags=["turns"])
 
 
-async def _stream(turn: RunningTurn) -> AsyncIterator[bytes]:
-    async for event in turn.events():
-        yield frame(event.name, event.data)
-
-
-@router.post("/turns")
-async def post_turn(
-    thread_id: str,
+async def started_turn(
+    thread_id: ThreadId,
     body: TurnIn,
     user: CurrentUser,
     turns: TurnsDep,
     force: Annotated[bool, Query()] = False,
-) -> StreamingResponse:
-    turn = await turns.start_turn(
+) -> RunningTurn:
+    """Open the turn before streaming, so 404/409 and friends keep their status."""
+    return await turns.start_turn(
         user_id=user.id, thread_id=thread_id, content=body.content, force=force
     )
-    return StreamingResponse(_stream(turn), media_type="text/event-stream", headers=SSE_HEADERS)
 
 
-@router.post("/turns/cancel")
-async def cancel_turn(thread_id: str, user: CurrentUser, turns: TurnsDep) -> dict[str, Any]:
+@router.post(
+    "/turns",
+    response_class=EventSourceResponse,
+    responses=responses(403, 404, 409, 413, 502, stream=True),
+)
+async def post_turn(
+    turn: Annotated[RunningTurn, Depends(started_turn)],
+) -> AsyncIterator[ServerSentEvent]:
+    """turn_started, then token / tool_call / workspace_changed, then turn_completed or error."""
+    async for event in turn.events():
+        yield ServerSentEvent(event=event.name, data=event.data)
+
+
+@router.post("/turns/cancel", responses=responses(403, 404, 409))
+async def cancel_turn(thread_id: ThreadId, user: CurrentUser, turns: TurnsDep) -> dict[str, Any]:
     return await turns.cancel(user_id=user.id, thread_id=thread_id)
 
 
-@router.get("/messages")
-async def get_messages(thread_id: str, user: CurrentUser, turns: TurnsDep) -> list[MessageOut]:
+@router.get("/messages", responses=responses(403, 404))
+async def get_messages(thread_id: ThreadId, user: CurrentUser, turns: TurnsDep) -> list[MessageOut]:
     return [
         MessageOut(role=m.role, content=m.content, turn_index=m.turn_index, **m.extra)
         for m in await turns.messages(user_id=user.id, thread_id=thread_id)

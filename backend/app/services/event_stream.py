@@ -1,27 +1,36 @@
 """Following a family's actions: where a stream starts, and what it replays first.
 
-A follower asks for every action after `serverSeq` `after`. When the log still holds
-that gap it is replayed from the log; when the gap is older than the log's window,
-the stream starts with the current history state instead of a silent partial replay.
+A follower asks for every action after `serverSeq` `after` (the `Last-Event-ID` of a
+reconnecting `EventSource`, or `?after=`). When the log still holds that gap it is
+replayed from the log. When the gap is older than the log's window (entries after
+`after` were pruned), a partial replay would silently lose changes, so the stream
+starts instead with one `haico/resync` action carrying the family's history and the
+working thread's workspace, stamped with the newest `serverSeq`, and goes on live
+from there. `after = 0` means "from the start of what the log holds".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from app.db.engine import Database
+from app.db.repositories import threads as repo
 from app.events import log as action_log
-from app.schemas import HistoryOut
 from app.services.conversations import get_owned
 from app.services.history import read_history_in
+from app.services.snapshots import live_state
+
+RESYNC = "haico/resync"
 
 
 @dataclass
 class StreamStart:
     root_thread_id: str
     after: int
-    # Set when the gap is gone from the log: the state to resync from, and its seq.
-    snapshot: HistoryOut | None = None
+    # Set when the gap is gone from the log: the envelope to send first (its
+    # serverSeq is `after`, the newest seq when the stream opened).
+    resync: dict[str, Any] | None = None
 
 
 async def open_stream(
@@ -31,7 +40,19 @@ async def open_stream(
         conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
         oldest, newest = await action_log.bounds(s)
         root = conv.root_thread_id
-        if after > 0 and oldest > after + 1:
-            history = await read_history_in(s, root, retains=retains)
-            return StreamStart(root, newest, snapshot=history)
-    return StreamStart(root, after)
+        if not (after > 0 and oldest > after + 1):
+            return StreamStart(root, after)
+        history = await read_history_in(s, root, retains=retains)
+        working = await repo.get_thread(s, history.working_thread_id) or conv
+        workspace = (await live_state(s, working)).to_out()
+        action = {
+            "type": RESYNC,
+            "history": history.model_dump(mode="json"),
+            "workspace": workspace.model_dump(mode="json"),
+        }
+        envelope = {
+            "channel": action_log.chat_channel(root),
+            "action": action,
+            "serverSeq": newest,
+        }
+        return StreamStart(root, newest, resync=envelope)

@@ -1,0 +1,162 @@
+"""The REST contract as a client generator sees it: schemathesis over `/openapi.json`.
+
+Every operation except the two event streams is fuzzed against a real server (the app
+served by uvicorn in a thread, with its own lifespan) on each database: positive and
+negative examples, with random path parameters and with the ids of a seeded
+conversation, so the calls reach past the ownership check. The run must find no server
+error, no response that breaks its declared schema or content type, and no status the
+operation does not declare; negative examples must be rejected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import schemathesis
+import uvicorn
+from hypothesis import HealthCheck, Phase, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.core.failures import FailureGroup
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    negative_data_rejection,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from app.config import Settings
+from app.main import create_app
+from tests.history_helpers import free_port
+
+EXAMPLES = 25  # per operation, per generation mode, per kind of path parameters
+STREAMS = {"/api/conversations/{thread_id}/turns", "/api/conversations/{thread_id}/events"}
+POSITIVE_CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
+NEGATIVE_CHECKS = [*POSITIVE_CHECKS, negative_data_rejection]
+
+
+@contextlib.contextmanager
+def threaded_server(settings: Settings) -> Iterator[str]:
+    """The app on a real socket, with its lifespan, in a thread with its own loop."""
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive(), "server thread exited"
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+def seed(base: str) -> dict[str, Any]:
+    """A conversation with a preference, a todo and one turn; its ids as path params."""
+    with httpx.Client(base_url=base, timeout=30) as c:
+        tid = c.post("/api/conversations", json={"title": "seed"}).json()["thread_id"]
+        pref = c.post(f"/api/conversations/{tid}/preferences", json={"text": "p"}).json()
+        todo = c.post(f"/api/conversations/{tid}/todos", json={"text": "t"}).json()
+        with c.stream(
+            "POST", f"/api/conversations/{tid}/turns", json={"content": "artifact A: body"}
+        ) as r:
+            r.read()
+        ws = c.get(f"/api/conversations/{tid}/workspace").json()
+    artifact = ws["artifacts"][0]["id"] if ws["artifacts"] else 1
+    return {
+        "thread_id": tid,
+        "pref_id": pref["id"],
+        "todo_id": todo["id"],
+        "artifact_id": artifact,
+    }
+
+
+@dataclass
+class Tally:
+    calls: dict[str, int] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+    unsatisfiable: list[str] = field(default_factory=list)
+
+
+def fuzz(base: str, tally: Tally) -> None:
+    schema = schemathesis.openapi.from_url(f"{base}/openapi.json")
+    rejection = schema.config.checks.negative_data_rejection
+    # An over-long body is rejected before it is parsed, with 413.
+    rejection.expected_statuses = [*rejection.expected_statuses, "413"]
+    operations = [
+        result.ok() for result in schema.get_all_operations() if result.ok().path not in STREAMS
+    ]
+    assert len(operations) >= 17, [op.label for op in operations]
+    for op in operations:
+        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+            for real_ids in (False, True):
+                ids = seed(base) if real_ids else None
+                params = {k: v for k, v in ids.items() if f"{{{k}}}" in op.path} if ids else None
+                strategy = op.as_strategy(generation_mode=mode, path_parameters=params or None)
+                checks = NEGATIVE_CHECKS if mode is GenerationMode.NEGATIVE else POSITIVE_CHECKS
+                run_one(op.label, strategy, checks, base, tally)
+
+
+def run_one(
+    label: str, strategy: st.SearchStrategy[Any], checks: list[Any], base: str, tally: Tally
+) -> None:
+    @hypothesis_settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.explicit, Phase.generate),
+    )
+    @given(case=strategy)
+    def run(case: Any) -> None:
+        tally.calls[label] = tally.calls.get(label, 0) + 1
+        response = case.call(base_url=base, timeout=30)
+        try:
+            case.validate_response(response, checks=checks)
+        except (FailureGroup, AssertionError) as exc:  # collected, reported at the end
+            body = response.text[:300]
+            tally.failures.append(
+                f"{label} [{case.method} {response.request.url}] "
+                f"{response.status_code} {body!r}: {str(exc)[:600]}"
+            )
+
+    try:
+        run()
+    except Unsatisfiable:
+        # Nothing to break: an operation without parameters has no negative examples.
+        tally.unsatisfiable.append(label)
+
+
+def test_schemathesis_finds_no_contract_violation(settings: Settings) -> None:
+    tally = Tally()
+    with threaded_server(settings) as base:
+        fuzz(base, tally)
+    total = sum(tally.calls.values())
+    print(f"\n[schemathesis] {len(tally.calls)} operations, {total} calls")
+    for label, n in sorted(tally.calls.items()):
+        print(f"  {n:4d}  {label}")
+    assert not tally.failures, "\n".join(tally.failures[:40])
+    # An operation without parameters has one possible request; the rest get EXAMPLES.
+    few = {label: n for label, n in tally.calls.items() if n < EXAMPLES}
+    assert set(few) <= set(tally.unsatisfiable), few
