@@ -30,9 +30,7 @@ async def _streamed_some(c: httpx.AsyncClient, tid: str, node: str) -> None:
                 async with asyncio.timeout(0.5):
                     async for line in r.aiter_lines():
                         seen += line + "\n"
-        deltas = [
-            a for a in _actions(seen) if a["type"] == "chat/delta" and a["turnId"] == node
-        ]
+        deltas = [a for a in _actions(seen) if a["type"] == "chat/delta" and a["turnId"] == node]
         if deltas:
             return
         await asyncio.sleep(0.2)
