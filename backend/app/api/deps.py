@@ -75,8 +75,9 @@ BusDep = Annotated[EventBus, Depends(get_bus)]
 TurnsDep = Annotated[TurnManager, Depends(get_turns)]
 
 
-# Path parameters every router shares (and the largest id a query may name). No NUL in a thread id and no number
-# beyond what the columns hold: the database would fail instead of answering 404.
+# Path parameters every router shares (and the largest id a query may name). No NUL in
+# a thread id and no number beyond what the columns hold: the database would fail
+# instead of answering 404.
 MAX_ID = 2**63 - 1
 ThreadId = Annotated[str, Path(max_length=200, pattern=NO_NUL)]
 ItemId = Annotated[int, Path(ge=0, le=MAX_ID)]
