@@ -1,27 +1,46 @@
 # HAICO: one image serving the API, the AHP host and the built studio on port 8000.
+# Build: `docker build -t haico .` (or `docker compose build`). Three stages:
+#   studio  - Node builds the static studio (npm ci from package-lock.json)
+#   python  - a venv installed from backend/requirements.lock with --require-hashes,
+#             then the package itself with --no-deps (the README's install commands)
+#   final   - the slim Python image with the venv, the app and the studio; no
+#             compiler, no Node, runs as the unprivileged user `haico`.
+
 FROM node:20-bookworm-slim AS studio
-WORKDIR /src/frontend
+WORKDIR /srv/haico/frontend
 ENV NEXT_TELEMETRY_DISABLED=1
 COPY frontend/package.json frontend/package-lock.json frontend/.npmrc ./
-RUN npm ci
+RUN npm ci --no-audit --no-fund --loglevel=error
 COPY frontend/ ./
 RUN npm run build
 
+FROM python:3.11-slim-bookworm AS python
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+RUN python -m venv /opt/venv
+COPY backend/requirements.lock /tmp/requirements.lock
+RUN /opt/venv/bin/pip install --require-hashes -r /tmp/requirements.lock
+WORKDIR /srv/haico/backend
+COPY backend/pyproject.toml backend/alembic.ini ./
+COPY backend/app app
+COPY backend/alembic alembic
+# Editable, so that the app finds alembic/ and ../frontend/out beside it, as in a clone.
+RUN /opt/venv/bin/pip install --no-deps -e . \
+    && /opt/venv/bin/python -m compileall -q app alembic
+
 FROM python:3.11-slim-bookworm
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HAICO_DATA_DIR=/data
-WORKDIR /srv/haico
-COPY backend/pyproject.toml backend/
-COPY backend/app backend/app
-RUN pip install --no-cache-dir -e ./backend
-COPY backend/alembic.ini backend/
-COPY backend/alembic backend/alembic
-COPY --from=studio /src/frontend/out frontend/out
-COPY docker-entrypoint.sh /usr/local/bin/docker-entrypoint.sh
-RUN chmod +x /usr/local/bin/docker-entrypoint.sh && mkdir -p /data && useradd -r -u 10001 haico \
-    && chown haico /data
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PATH=/opt/venv/bin:$PATH \
+    HAICO_DATA_DIR=/data HAICO_HOST=0.0.0.0 PORT=8000
+RUN useradd --system --uid 10001 --no-create-home --home-dir /srv/haico haico \
+    && mkdir -p /data && chown haico /data
+COPY --from=python /opt/venv /opt/venv
+COPY --from=python /srv/haico/backend /srv/haico/backend
+COPY --from=studio /srv/haico/frontend/out /srv/haico/frontend/out
+COPY entrypoint.sh /usr/local/bin/entrypoint.sh
+WORKDIR /srv/haico/backend
 USER haico
 EXPOSE 8000
-HEALTHCHECK --interval=10s --timeout=3s --retries=5 \
-  CMD python -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/api/health').status==200 else 1)"
-ENTRYPOINT ["docker-entrypoint.sh"]
+VOLUME ["/data"]
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=5 \
+  CMD ["python", "-c", "import os,sys,urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:%s/api/health' % os.environ.get('PORT', '8000'), timeout=2).status == 200 else 1)"]
+ENTRYPOINT ["entrypoint.sh"]
 CMD ["serve"]

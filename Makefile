@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint typecheck pytest bench clean studio dev-frontend openapi \
+.PHONY: run test install lock lint typecheck pytest bench clean studio dev-frontend openapi \
 	frontend-test frontend-typecheck frontend-unit frontend-bench frontend-openapi-check \
 	frontend-e2e chromium
 
@@ -17,13 +17,30 @@ STUDIO_SOURCES := $(shell find $(FRONTEND)/src $(FRONTEND)/public -type f 2>/dev
 	$(FRONTEND)/package.json $(FRONTEND)/package-lock.json $(FRONTEND)/next.config.ts $(FRONTEND)/tsconfig.json
 export NEXT_TELEMETRY_DISABLED := 1
 
-$(STAMP): backend/pyproject.toml
+## Dependencies come from the lock (exact versions, every file's hash checked), then the
+## package itself without resolving anything. `make lock` re-resolves the lock.
+$(STAMP): backend/pyproject.toml backend/requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e 'backend[dev]'
+	$(BIN)/pip install --quiet --require-hashes -r backend/requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e backend
 	touch $(STAMP)
 
 install: $(STAMP)
+
+## Re-resolve backend/requirements.lock from backend/pyproject.toml (runtime + dev) on
+## PyPI: `make lock` keeps every pin it can (after adding a dependency),
+## `make lock UPGRADE=pkg` moves only pkg, `make lock UPGRADE=all` moves everything.
+## pip-tools runs from a throwaway venv; commit the lock with the change that needed it.
+LOCK_VENV := /tmp/haico-pip-tools
+lock:
+	test -x $(LOCK_VENV)/bin/pip-compile || { $(PYTHON) -m venv $(LOCK_VENV) && \
+	  $(LOCK_VENV)/bin/pip install --quiet pip-tools; }
+	cd backend && PIP_CONFIG_FILE=/dev/null PIP_FIND_LINKS= PIP_EXTRA_INDEX_URL= $(abspath $(LOCK_VENV))/bin/pip-compile --quiet \
+	  --generate-hashes --extra dev --strip-extras --allow-unsafe \
+	  --index-url https://pypi.org/simple --no-emit-index-url --no-emit-find-links \
+	  $(if $(filter all,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE))) \
+	  --output-file requirements.lock pyproject.toml
 
 $(NPM_STAMP): $(FRONTEND)/package.json $(FRONTEND)/package-lock.json
 	@command -v npm >/dev/null || { echo "The studio needs Node.js 20+ and npm to build (https://nodejs.org)." >&2; exit 1; }

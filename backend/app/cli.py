@@ -7,6 +7,9 @@ import argparse
 import asyncio
 import logging
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,15 +32,64 @@ def alembic_config(settings: Settings) -> object:
     return cfg
 
 
-def migrate(settings: Settings) -> None:
-    """Bring the SQL schema to head, then let the checkpointer create its tables."""
+# The PostgreSQL advisory lock key that serialises `haico migrate` across processes and
+# replicas (an arbitrary constant: "HAICO" in ASCII).
+MIGRATION_LOCK_KEY = 0x484149434F
+
+
+@contextmanager
+def migration_lock(settings: Settings) -> Iterator[None]:
+    """Hold a session-level PostgreSQL advisory lock for the duration (nothing on SQLite,
+    whose one file has one writer anyway). Replicas started at once migrate one after
+    another; the later ones find the schema at head and do nothing."""
+    if not settings.is_postgres:
+        yield
+        return
+    import psycopg
+
+    with psycopg.connect(settings.checkpoint_url, autocommit=True) as conn:
+        # Polled, never a blocking pg_advisory_lock: a statement waiting on the lock is
+        # an open transaction, and the holder's CREATE INDEX CONCURRENTLY (in the
+        # checkpointer's setup) would wait for it to end: a deadlock nobody detects.
+        try_lock = "SELECT pg_try_advisory_lock(%s)"
+        while not _scalar(conn.execute(try_lock, (MIGRATION_LOCK_KEY,)).fetchone()):
+            time.sleep(0.2)
+        try:
+            yield
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+
+
+def _scalar(row: tuple[object, ...] | None) -> object:
+    return row[0] if row else None
+
+
+def migrate(settings: Settings, *, local_user: bool = False) -> None:
+    """Bring the SQL schema to head, then let the checkpointer create its tables, under
+    the migration lock. With `local_user` and auth off, also create the local user
+    there, so that several workers or replicas starting at once do not race to insert
+    it (`haico migrate` and `haico serve` do)."""
     from alembic import command
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    command.upgrade(alembic_config(settings), "head")  # type: ignore[arg-type]
-    from app.agent.checkpointer import setup_checkpointer
+    with migration_lock(settings):
+        command.upgrade(alembic_config(settings), "head")  # type: ignore[arg-type]
+        from app.agent.checkpointer import setup_checkpointer
 
-    asyncio.run(setup_checkpointer(settings))
+        asyncio.run(setup_checkpointer(settings))
+        if local_user and settings.auth == "none":
+            asyncio.run(_ensure_local_user(settings))
+
+
+async def _ensure_local_user(settings: Settings) -> None:
+    from app.db.engine import Database
+    from app.services import users
+
+    db = Database(settings.sql_url)
+    try:
+        await users.ensure_local(db, name=settings.local_user_name)
+    finally:
+        await db.dispose()
 
 
 def _format_time(value: datetime) -> str:
@@ -233,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     settings = get_settings()
     if args.command == "migrate":
-        migrate(settings)
+        migrate(settings, local_user=True)
         print("schema is up to date")
         return 0
     if args.command == "janitor":
@@ -248,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         from app.main import create_app
 
         if not args.no_migrate:
-            migrate(settings)
+            migrate(settings, local_user=True)
         uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
         return 0
     return 2

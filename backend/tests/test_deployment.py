@@ -1,0 +1,291 @@
+"""The deployment files: what can be proved without a container engine.
+
+The compose files, the Dockerfile and the lock are parsed and checked; `entrypoint.sh`
+runs on this host, twice at once, against a fresh PostgreSQL database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+import yaml
+from packaging.requirements import Requirement
+
+from tests.conftest import PG_ADMIN_URL, _admin
+from tests.server import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+BACKEND = ROOT / "backend"
+ENTRYPOINT = ROOT / "entrypoint.sh"
+
+
+class _ComposeLoader(yaml.SafeLoader):
+    """YAML with compose's `!reset` / `!override` merge tags."""
+
+
+def _tagged(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node)
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node)
+    return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+
+_ComposeLoader.add_constructor("!reset", _tagged)
+_ComposeLoader.add_constructor("!override", _tagged)
+
+
+def _compose(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.load((ROOT / name).read_text(), Loader=_ComposeLoader)
+    return data
+
+
+def _env_example() -> set[str]:
+    names = set()
+    for line in (ROOT / ".env.example").read_text().splitlines():
+        m = re.match(r"^#?\s*([A-Z][A-Z0-9_]*)=", line)
+        if m:
+            names.add(m.group(1))
+    return names
+
+
+def test_compose_services_healthchecks_and_dependencies() -> None:
+    compose = _compose("docker-compose.yml")
+    services = compose["services"]
+    assert set(services) == {"db", "app"}
+    db, app = services["db"], services["app"]
+    assert db["image"].startswith("postgres:")
+    assert any(v.endswith(":/var/lib/postgresql/data") for v in db["volumes"])
+    assert "pg_isready" in " ".join(db["healthcheck"]["test"])
+    assert app["depends_on"] == {"db": {"condition": "service_healthy"}}
+    assert "/api/health" in " ".join(app["healthcheck"]["test"])
+    assert app["build"] == "."
+    # Settings through .env, which may be absent (every value has a default).
+    assert app["env_file"] == [{"path": ".env", "required": False}]
+    assert app["environment"]["HAICO_DATABASE_URL"].startswith("postgresql://")
+    assert "@db:5432/" in app["environment"]["HAICO_DATABASE_URL"]
+    assert set(compose["volumes"]) >= {"pgdata"}
+
+
+def test_compose_requires_no_variable_and_documents_every_one() -> None:
+    """No `${X:?}` (a secret is required only where it is used, and HAICO generates
+    its own when one replica runs); every variable the compose files read is in
+    .env.example."""
+    documented = _env_example()
+    for name in ("docker-compose.yml", "docker-compose.replicas.yml"):
+        text = (ROOT / name).read_text()
+        assert ":?" not in text, f"{name} requires a variable"
+        used = set(re.findall(r"\$\{([A-Z0-9_]+)", text))
+        assert used <= documented, f"{name} reads {used - documented}, not in .env.example"
+    assert "HAICO_SECRET_KEY" in documented
+
+
+def test_replicas_behind_a_proxy() -> None:
+    base = _compose("docker-compose.yml")["services"]
+    over = _compose("docker-compose.replicas.yml")["services"]
+    assert over["app"]["ports"] == []  # the proxy owns the port
+    assert str(over["app"]["deploy"]["replicas"]).startswith("${HAICO_REPLICAS")
+    proxy = over["proxy"]
+    assert proxy["image"].split(":")[0] in {"caddy", "nginx"}
+    assert proxy["depends_on"] == {"app": {"condition": "service_healthy"}}
+    assert proxy["ports"] == base["app"]["ports"]
+    mount = next(v for v in proxy["volumes"] if v.endswith(":/etc/caddy/Caddyfile:ro"))
+    caddyfile = (ROOT / mount.split(":")[0]).read_text()
+    assert "flush_interval -1" in caddyfile  # SSE unbuffered
+    assert re.search(r"dynamic a \{\s*name app\s*port 8000", caddyfile)
+
+
+def _stages(dockerfile: str) -> list[list[str]]:
+    """The Dockerfile's instructions (continuations joined), split into stages."""
+    text = re.sub(r"\\\n\s*", " ", dockerfile)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    stages: list[list[str]] = []
+    for line in lines:
+        if line.upper().startswith("FROM "):
+            stages.append([])
+        stages[-1].append(line)
+    return stages
+
+
+def test_dockerfile_is_multi_stage_locked_and_unprivileged() -> None:
+    stages = _stages((ROOT / "Dockerfile").read_text())
+    assert len(stages) == 3
+    studio, python, final = stages
+    assert studio[0].startswith("FROM node:") and "npm ci" in " ".join(studio)
+    joined = " ".join(python)
+    assert "--require-hashes -r /tmp/requirements.lock" in joined
+    assert "--no-deps -e ." in joined
+    final_text = "\n".join(final)
+    assert final[0].startswith("FROM python:") and "slim" in final[0]
+    for build_tool in ("apt-get", "npm", "gcc", "pip install"):
+        assert build_tool not in final_text
+    user = next(ln for ln in final if ln.startswith("USER "))
+    assert user.split()[1] not in {"root", "0"}
+    health = next(ln for ln in final if ln.startswith("HEALTHCHECK "))
+    assert "/api/health" in health
+    assert 'ENTRYPOINT ["entrypoint.sh"]' in final
+    assert "COPY entrypoint.sh /usr/local/bin/entrypoint.sh" in final
+
+
+def test_lock_pins_every_dependency_with_hashes() -> None:
+    """backend/requirements.lock covers pyproject.toml (runtime and dev) at versions its
+    ranges allow, every pin with hashes. Fails after a dependency is added or
+    narrowed without `make lock`."""
+    import tomllib
+
+    project = tomllib.loads((BACKEND / "pyproject.toml").read_text())["project"]
+    wanted = [Requirement(r) for r in project["dependencies"]]
+    wanted += [Requirement(r) for r in project["optional-dependencies"]["dev"]]
+    lock = (BACKEND / "requirements.lock").read_text()
+    pins: dict[str, str] = {}
+    for block in re.split(r"\n(?=[A-Za-z0-9])", lock):
+        m = re.match(r"([A-Za-z0-9_.\-]+)==([^\s;\\]+)", block)
+        if m:
+            assert "--hash=sha256:" in block, f"{m.group(1)} is pinned without a hash"
+            pins[re.sub(r"[-_.]+", "-", m.group(1)).lower()] = m.group(2)
+    for req in wanted:
+        name = re.sub(r"[-_.]+", "-", req.name).lower()
+        assert name in pins, f"{req.name} is not in requirements.lock: run `make lock`"
+        assert req.specifier.contains(pins[name], prereleases=True), (
+            f"{req.name}=={pins[name]} does not satisfy {req.specifier}: run `make lock`"
+        )
+
+
+# --- entrypoint.sh on this host ---------------------------------------------------
+
+
+@pytest.fixture
+async def fresh_pg(pg_url: str) -> AsyncIterator[str]:
+    """An empty database (no schema at all), dropped afterwards. Asking for `pg_url`
+    first gives the suite's skip/fail behaviour when PostgreSQL is missing."""
+    name = f"test_entry_{uuid.uuid4().hex[:12]}"
+    await _admin(f'CREATE DATABASE "{name}"')
+    try:
+        yield PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+    finally:
+        await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _entry_env(tmp: Path, db_url: str, port: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAICO_")}
+    env.update(
+        HAICO_CMD=f"{sys.executable} -m app.cli",
+        HAICO_PYTHON=sys.executable,
+        HAICO_DATABASE_URL=db_url,
+        HAICO_DATA_DIR=str(tmp / f"data-{port}"),
+        HAICO_HOST="127.0.0.1",
+        PORT=str(port),
+        HAICO_DB_WAIT_SECONDS="0.2",
+    )
+    return env
+
+
+def _read(path: Path) -> str:
+    return path.read_text()
+
+
+async def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 90
+    async with httpx.AsyncClient(base_url=url, timeout=2) as c:
+        while True:
+            assert proc.poll() is None, f"entrypoint exited:\n{_read(log)}"
+            try:
+                if (await c.get("/api/health")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, f"no health:\n{_read(log)}"
+            await asyncio.sleep(0.2)
+
+
+async def test_entrypoint_twice_at_once_on_a_fresh_database(fresh_pg: str, tmp_path: Path) -> None:
+    """Two copies of entrypoint.sh started together on an empty database: both wait,
+    migrate one after the other under the advisory lock, create the local user once,
+    and serve the same data."""
+    ports = [free_port(), free_port()]
+    procs: list[subprocess.Popen[bytes]] = []
+    logs = [tmp_path / f"entry-{p}.log" for p in ports]
+    try:
+        for port, log in zip(ports, logs, strict=True):
+            with log.open("wb") as out:
+                procs.append(
+                    subprocess.Popen(
+                        ["sh", str(ENTRYPOINT), "serve"],
+                        cwd=BACKEND,
+                        env=_entry_env(tmp_path, fresh_pg, port),
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+        for port, proc, log in zip(ports, procs, logs, strict=True):
+            await _wait_healthy(f"http://127.0.0.1:{port}", proc, log)
+        for log in logs:
+            text = _read(log)
+            assert "the database answers" in text
+            assert "schema is up to date" in text
+        a, b = (httpx.AsyncClient(base_url=f"http://127.0.0.1:{p}", timeout=30) for p in ports)
+        async with a, b:
+            tid = (await a.post("/api/conversations", json={"title": "both"})).json()["thread_id"]
+            seen = (await b.get(f"/api/conversations/{tid}")).json()
+            assert seen["title"] == "both"
+        conn = await asyncpg.connect(fresh_pg)
+        try:
+            assert await conn.fetchval("SELECT count(*) FROM alembic_version") == 1
+            assert await conn.fetchval("SELECT count(*) FROM users WHERE name = 'local'") == 1
+            assert await conn.fetchval("SELECT count(*) FROM checkpoint_migrations") > 0
+        finally:
+            await conn.close()
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+
+
+def test_entrypoint_gives_up_on_a_missing_database(tmp_path: Path) -> None:
+    """Bounded retries and a clear message, then a non-zero exit (nothing served)."""
+    port = free_port()
+    env = _entry_env(tmp_path, f"postgresql://postgres@127.0.0.1:{free_port()}/none", port)
+    env["HAICO_DB_WAIT_ATTEMPTS"] = "3"
+    out = subprocess.run(
+        ["sh", str(ENTRYPOINT), "serve"],
+        cwd=BACKEND,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 69, out.stderr
+    assert out.stderr.count("waiting for the database") == 2
+    assert "did not answer after 3 attempts" in out.stderr
+    assert "HAICO_DATABASE_URL" in out.stderr
+
+
+def test_entrypoint_passes_other_commands_to_the_cli(tmp_path: Path) -> None:
+    env = _entry_env(tmp_path, "", free_port())
+    del env["HAICO_DATABASE_URL"]  # the embedded SQLite default
+    out = subprocess.run(
+        ["sh", str(ENTRYPOINT), "migrate"],
+        cwd=BACKEND,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "schema is up to date" in out.stdout
