@@ -8,6 +8,7 @@
 #   HAICO_CMD            how to run the CLI            (default: haico)
 #   HAICO_PYTHON         the Python that has the app   (default: python)
 #   HAICO_HOST / PORT    where to listen               (default: 0.0.0.0 / 8000)
+#   HAICO_WORKERS        server processes on that port (default: 1; >1 needs PostgreSQL)
 #   HAICO_DB_WAIT_ATTEMPTS, HAICO_DB_WAIT_SECONDS
 #                        how often / how far apart to try the database (default: 30, 2)
 set -eu
@@ -61,7 +62,8 @@ if [ "${1:-serve}" = "serve" ]; then
   # shellcheck disable=SC2086
   $HAICO_CMD migrate
   # shellcheck disable=SC2086
-  exec $HAICO_CMD serve --no-migrate --host "${HAICO_HOST:-0.0.0.0}" --port "${PORT:-8000}" "$@"
+  exec $HAICO_CMD serve --no-migrate --host "${HAICO_HOST:-0.0.0.0}" --port "${PORT:-8000}" \
+    --workers "${HAICO_WORKERS:-1}" "$@"
 fi
 # shellcheck disable=SC2086
 exec $HAICO_CMD "$@"

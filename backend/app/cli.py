@@ -1,5 +1,5 @@
-"""`haico serve | migrate | janitor | users (create NAME | list | token NAME --rotate |
-delete NAME)`."""
+"""`haico serve [--workers N] | migrate | janitor | users (create NAME | list |
+token NAME --rotate | delete NAME)`."""
 
 from __future__ import annotations
 
@@ -230,6 +230,14 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument(
         "--no-migrate", action="store_true", help="do not bring the schema up to date first"
     )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="server processes sharing the port (N > 1 needs PostgreSQL: events cross "
+        "processes through LISTEN/NOTIFY)",
+    )
     sub.add_parser("migrate", help="bring the database schema up to date")
     sub.add_parser(
         "janitor", help="reclaim half-built branches, orphaned drafts and old log entries once"
@@ -299,9 +307,30 @@ def main(argv: list[str] | None = None) -> int:
 
         from app.main import create_app
 
+        if args.workers < 1:
+            parser.error("--workers must be at least 1")
+        if args.workers > 1 and not settings.is_postgres:
+            print(
+                "error: --workers > 1 needs PostgreSQL (set HAICO_DATABASE_URL); "
+                "the embedded SQLite store serves from one process",
+                file=sys.stderr,
+            )
+            return 2
         if not args.no_migrate:
             migrate(settings, local_user=True)
-        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+        if args.workers > 1:
+            # Each worker process builds its own app from the environment (the same
+            # settings as here): uvicorn needs an import string to start them.
+            uvicorn.run(
+                "app.main:create_app",
+                factory=True,
+                host=args.host,
+                port=args.port,
+                workers=args.workers,
+                log_level="info",
+            )
+        else:
+            uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
         return 0
     return 2
 
