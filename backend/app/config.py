@@ -46,6 +46,17 @@ class Settings(BaseSettings):
     # How often the event pump polls the action log; 0 turns polling off, so only
     # LISTEN/NOTIFY (PostgreSQL) or a commit in this process wakes it.
     event_poll_seconds: float = Field(default=1.0, ge=0)
+    # The AHP host (`/ahp`): the largest text frame accepted (a bigger one closes the
+    # connection with 1009), subscriptions per connection, requests per second per
+    # connection (a short burst of twice that is allowed; per process), messages queued
+    # for one connection before it counts as a slow consumer and is closed, turns in a
+    # chat snapshot and in one `fetchTurns` page.
+    ahp_max_frame_bytes: int = Field(default=1024 * 1024, ge=1024)
+    ahp_max_subscriptions: int = Field(default=256, ge=1)
+    ahp_requests_per_second: float = Field(default=50.0, gt=0)
+    ahp_queue_size: int = Field(default=2000, ge=16)
+    ahp_snapshot_turns: int = Field(default=50, ge=1)
+    ahp_page_size: int = Field(default=50, ge=1)
 
     @property
     def is_postgres(self) -> bool:
@@ -75,6 +86,22 @@ class Settings(BaseSettings):
         if self.is_postgres:
             return "postgresql://" + self.sql_url.split("://", 1)[1]
         return str((self.data_dir / "checkpoints.db").resolve())
+
+    def signing_key(self) -> bytes:
+        """`HAICO_SECRET_KEY`, or a key generated once into the data directory."""
+        if self.secret_key:
+            return self.secret_key.encode()
+        path = self.data_dir / "secret_key"
+        if not path.exists():
+            import secrets
+
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                with path.open("x") as f:  # the first process to get here writes it
+                    f.write(secrets.token_hex(32))
+            except FileExistsError:
+                pass
+        return path.read_text().strip().encode()
 
 
 def get_settings() -> Settings:

@@ -58,6 +58,12 @@ class CheckoutWouldDiscardChanges(DomainError):
     code = "checkout_would_discard_changes"
 
 
+class AlreadyExists(DomainError):
+    """A client-chosen id (an AHP session or chat URI) is already in use."""
+
+    code = "already_exists"
+
+
 class SeedingFailed(DomainError):
     code = "seeding_failed"
 
@@ -78,6 +84,7 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     Conflict.code: (409, -32011),
     TurnInProgress.code: (409, -32004),
     CheckoutWouldDiscardChanges.code: (409, -32012),
+    AlreadyExists.code: (409, -32003),
     SeedingFailed.code: (502, -32603),
     PayloadTooLarge.code: (413, -32602),
 }

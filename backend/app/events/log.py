@@ -136,3 +136,16 @@ async def append_catalogue(
         channel=session_channel(root_thread_id),
         actions=[actions.thread_changed(thread_id, change, **extra)],
     )
+
+
+async def hold_appends(session: AsyncSession) -> None:
+    """Keep appends out until this transaction ends, so what it reads and the log's
+    newest `serverSeq` describe one moment (a snapshot and its `fromSeq`).
+
+    Appenders take the advisory lock exclusively; readers share it. SQLite read
+    transactions already hold the database lock from BEGIN.
+    """
+    if dialect_of(session).is_postgres:
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock_shared(:k)"), {"k": APPEND_LOCK_KEY}
+        )

@@ -32,7 +32,13 @@ from app.db.models import Conversation, ConversationBranch
 from app.db.repositories import threads as repo
 from app.db.repositories import workspace as workspace_repo
 from app.domain import BranchStatus, new_thread_id, now
-from app.errors import InvalidBranchPoint, InvalidInput, InvalidTurn, SeedingFailed
+from app.errors import (
+    AlreadyExists,
+    InvalidBranchPoint,
+    InvalidInput,
+    InvalidTurn,
+    SeedingFailed,
+)
 from app.events import log as action_log
 from app.schemas import BranchWorkspaceOverride, ConversationOut, DocumentOut
 from app.services.conversations import get_owned, to_view
@@ -246,11 +252,22 @@ async def create_branch(
 
 
 async def create_fork(
-    db: Database, runtime: AgentRuntime, *, user_id: int, thread_id: str, from_turn: int
+    db: Database,
+    runtime: AgentRuntime,
+    *,
+    user_id: int,
+    thread_id: str,
+    from_turn: int,
+    fork_thread_id: str | None = None,
 ) -> ConversationOut:
-    """Start a new family from node `from_turn` of `thread_id`, recording where it came from."""
-    new_id = new_thread_id()
+    """Start a new family from node `from_turn` of `thread_id`, recording where it came from.
+
+    `fork_thread_id` lets a client choose the new root's id (AHP `createChat`).
+    """
+    new_id = fork_thread_id or new_thread_id()
     async with db.transaction() as s:
+        if fork_thread_id is not None and await repo.get_thread(s, fork_thread_id) is not None:
+            raise AlreadyExists(f"conversation {fork_thread_id} already exists")
         conv, _, restore = await _validate(
             s, user_id=user_id, thread_id=thread_id, from_turn=from_turn, is_fork=True
         )

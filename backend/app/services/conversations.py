@@ -8,7 +8,7 @@ from app.db.engine import Database
 from app.db.models import Conversation, ConversationBranch
 from app.db.repositories import threads as repo
 from app.domain import BranchStatus, new_thread_id, now
-from app.errors import Forbidden, NotFound
+from app.errors import AlreadyExists, Forbidden, NotFound
 from app.events import log as action_log
 from app.schemas import ConversationOut, ForkedFrom
 
@@ -52,10 +52,18 @@ async def get_owned(
 
 
 async def create(
-    db: Database, *, user_id: int, title: str | None = None, objective: str | None = None
+    db: Database,
+    *,
+    user_id: int,
+    title: str | None = None,
+    objective: str | None = None,
+    thread_id: str | None = None,
 ) -> ConversationOut:
-    thread_id = new_thread_id()
+    """A new root thread; `thread_id` lets a client choose it (AHP `createSession`)."""
+    thread_id = thread_id or new_thread_id()
     async with db.transaction() as s:
+        if await repo.get_thread(s, thread_id) is not None:
+            raise AlreadyExists(f"conversation {thread_id} already exists")
         conv = Conversation(
             thread_id=thread_id,
             user_id=user_id,

@@ -1,0 +1,1 @@
+"""The AHP host: the same services as the REST face, behind JSON-RPC over WebSocket."""
