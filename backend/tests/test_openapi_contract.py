@@ -2,8 +2,8 @@
 
 Every operation except the two event streams is fuzzed against a real server (the app
 served by uvicorn in a thread, with its own lifespan) on each database: positive and
-negative examples, with random path parameters and with the ids of a seeded
-conversation, so the calls reach past the ownership check. The run must find no server
+negative examples, with the ids of a seeded conversation (so the calls reach past the
+ownership check and bodies reach storage) and, on SQLite, with random path parameters. The run must find no server
 error, no response that breaks its declared schema or content type, and no status the
 operation does not declare; negative examples must be rejected.
 """
@@ -98,7 +98,7 @@ class Tally:
     unsatisfiable: list[str] = field(default_factory=list)
 
 
-def fuzz(base: str, tally: Tally) -> None:
+def fuzz(base: str, tally: Tally, *, random_ids: bool) -> None:
     schema = schemathesis.openapi.from_url(f"{base}/openapi.json")
     rejection = schema.config.checks.negative_data_rejection
     # An over-long body is rejected before it is parsed, with 413.
@@ -108,10 +108,11 @@ def fuzz(base: str, tally: Tally) -> None:
     ]
     assert len(operations) >= 17, [op.label for op in operations]
     for op in operations:
+        # One seeded conversation per operation (a DELETE may remove it).
+        ids = seed(base) if "{thread_id}" in op.path else {}
+        real = {k: v for k, v in ids.items() if f"{{{k}}}" in op.path}
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
-            for real_ids in (False, True):
-                ids = seed(base) if real_ids else None
-                params = {k: v for k, v in ids.items() if f"{{{k}}}" in op.path} if ids else None
+            for params in ([{}] if random_ids or not real else []) + ([real] if real else []):
                 strategy = op.as_strategy(generation_mode=mode, path_parameters=params or None)
                 checks = NEGATIVE_CHECKS if mode is GenerationMode.NEGATIVE else POSITIVE_CHECKS
                 run_one(op.label, strategy, checks, base, tally)
@@ -148,10 +149,12 @@ def run_one(
         tally.unsatisfiable.append(label)
 
 
-def test_schemathesis_finds_no_contract_violation(settings: Settings) -> None:
+def test_schemathesis_finds_no_contract_violation(settings: Settings, backend: str) -> None:
     tally = Tally()
     with threaded_server(settings) as base:
-        fuzz(base, tally)
+        # Random path parameters only ever reach the 404 path, which SQLite covers; on
+        # PostgreSQL (slower per call) the run uses the seeded ids, where bodies reach storage.
+        fuzz(base, tally, random_ids=backend == "sqlite")
     total = sum(tally.calls.values())
     print(f"\n[schemathesis] {len(tally.calls)} operations, {total} calls")
     for label, n in sorted(tally.calls.items()):
