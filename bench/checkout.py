@@ -9,7 +9,11 @@ them) runs 20 turns. The benchmark then checks out, alternately, an interior nod
 (turn 20: switches back and drops the draft), ROUND_TRIPS times after a short warm-up,
 and reports p50/p95 for each direction and overall.
 
-Target: p50 <= 15 ms, for each direction.
+Target: the p50 to the interior node <= 8 ms (raised from 15 ms); the tip is
+reported. Baseline, same run: LangGraph's own way to go back to a past state of the
+same thread, `graph.aget_state` at the interior turn's checkpoint (its time-travel
+read; it restores no workspace, so it is a floor for the transcript side, not an
+equivalent operation).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import asyncio
 import sys
 import time
 from typing import Any
+
+from langchain_core.runnables import RunnableConfig
 
 from app.services import workspace
 from app.services.history import checkout
@@ -38,7 +44,7 @@ ROUND_TRIPS = 50
 WARMUP = 3
 DOCUMENT_CHARS = 100_000
 ITEMS = 100
-MAX_P50_MS = 15.0
+MAX_P50_MS = 8.0
 
 
 def summary(name: str, times: list[float]) -> dict[str, Any]:
@@ -85,6 +91,19 @@ async def run() -> int:
                     raise RuntimeError(f"checkout to {target} left the head at {out.head_turn_id}")
                 if n >= WARMUP:
                     bucket.append(ms)
+        graph = h.runtime.graph_for(thread_id)
+        history = [
+            state
+            async for state in graph.aget_state_history({"configurable": {"thread_id": thread_id}})
+        ]
+        # Newest first, one checkpoint per turn: the interior turn's is TURNS - INTERIOR in.
+        past: RunnableConfig = history[TURNS - INTERIOR].config
+        raw: list[float] = []
+        for n in range(WARMUP + ROUND_TRIPS):
+            start = time.perf_counter()
+            await graph.aget_state(past)
+            if n >= WARMUP:
+                raw.append((time.perf_counter() - start) * 1000)
         ws = await workspace.get_workspace(h.db, user_id=h.user_id, thread_id=thread_id)
         assert ws.document is not None and len(ws.document.content) == DOCUMENT_CHARS
         assert len(ws.preferences) == ITEMS and len(ws.todos) == ITEMS
@@ -107,12 +126,34 @@ async def run() -> int:
             ("max ms", "max_ms"),
         ],
     )
-    checks = {
-        "p50_to_interior_le_15ms": rows[0]["p50_ms"] <= MAX_P50_MS,
-        "p50_to_tip_le_15ms": rows[1]["p50_ms"] <= MAX_P50_MS,
-    }
-    rounded = [{k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
-    return report("checkout", checks, round_trips=ROUND_TRIPS, results=rounded)
+    baseline = summary("LangGraph aget_state at the interior checkpoint", raw)
+    print_table(
+        [baseline],
+        [("baseline", "checkout"), ("n", "n"), ("p50 ms", "p50_ms"), ("p95 ms", "p95_ms")],
+    )
+    checks = {"p50_to_interior_le_8ms": rows[0]["p50_ms"] <= MAX_P50_MS}
+    figures = [
+        {
+            "figure": "checkout to an interior node (100 KB document, 100 preferences, "
+            "100 todos), p50",
+            "target": f"<= {MAX_P50_MS:.0f} ms",
+            "measured": f"{rows[0]['p50_ms']:.1f} ms (p95 {rows[0]['p95_ms']:.1f} ms)",
+            "baseline": f"{baseline['p50_ms']:.1f} ms, LangGraph aget_state at that checkpoint",
+            "ok": rows[0]["p50_ms"] <= MAX_P50_MS,
+        },
+        {
+            "figure": "checkout back to the tip, p50",
+            "target": "reported",
+            "measured": f"{rows[1]['p50_ms']:.1f} ms (p95 {rows[1]['p95_ms']:.1f} ms)",
+            "baseline": "-",
+            "ok": None,
+        },
+    ]
+    rounded = [
+        {k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}
+        for r in [*rows, baseline]
+    ]
+    return report("checkout", checks, round_trips=ROUND_TRIPS, results=rounded, figures=figures)
 
 
 def main() -> None:

@@ -1,0 +1,107 @@
+"""Read benchmark: `GET …/messages` of a 200-turn thread, on PostgreSQL and SQLite.
+
+Run from the repository root: `.venv/bin/python -m bench.reads`.
+
+One conversation of 200 turns (offline model, ~200-character user messages) on each
+database. Measured: what the endpoint runs, `TurnManager.messages` (ownership check,
+then the transcript from the turn records), REPEAT times after a warm-up; the HTTP
+layer and JSON encoding are not included. Baseline, same run: LangGraph's own history
+read, `graph.aget_state_history(config)` over the same thread and checkpointer, listed
+to the end BASELINE_REPEAT times.
+
+Target: the p50 of `messages` <= 20 ms on both databases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from bench.common import (
+    Harness,
+    median,
+    percentile,
+    print_table,
+    random_text,
+    report,
+    temp_settings,
+)
+
+TURNS = 200
+REPEAT = 30
+WARMUP = 3
+BASELINE_REPEAT = 2
+MAX_P50_MS = 20.0
+
+
+async def measure(backend: str) -> dict[str, Any]:
+    async with temp_settings(backend) as settings, Harness.open(settings) as h:
+        tid = await h.new_conversation("reads")
+        for i in range(1, TURNS + 1):
+            await h.send(tid, random_text(200, f"turn {i}:"))
+        ours: list[float] = []
+        count = 0
+        for n in range(WARMUP + REPEAT):
+            start = time.perf_counter()
+            messages = await h.turns.messages(user_id=h.user_id, thread_id=tid)
+            ms = (time.perf_counter() - start) * 1000
+            count = len(messages)
+            if n >= WARMUP:
+                ours.append(ms)
+        graph = h.runtime.graph_for(tid)
+        config: RunnableConfig = {"configurable": {"thread_id": tid}}
+        raw: list[float] = []
+        states = 0
+        for _ in range(BASELINE_REPEAT):
+            start = time.perf_counter()
+            states = sum([1 async for _ in graph.aget_state_history(config)])
+            raw.append((time.perf_counter() - start) * 1000)
+    return {
+        "backend": backend,
+        "messages": count,
+        "p50_ms": median(ours),
+        "p95_ms": percentile(ours, 95),
+        "baseline_ms": median(raw),
+        "baseline_states": states,
+    }
+
+
+async def run() -> int:
+    rows = [await measure("postgres"), await measure("sqlite")]
+    print(f"\nGET …/messages of a {TURNS}-turn thread ({REPEAT} reads after {WARMUP} warm-up)")
+    print_table(
+        rows,
+        [
+            ("database", "backend"),
+            ("messages", "messages"),
+            ("p50 ms", "p50_ms"),
+            ("p95 ms", "p95_ms"),
+            ("aget_state_history ms", "baseline_ms"),
+            ("states", "baseline_states"),
+        ],
+    )
+    checks = {f"messages_p50_le_20ms_{r['backend']}": r["p50_ms"] <= MAX_P50_MS for r in rows}
+    figures = [
+        {
+            "figure": f"GET …/messages, {TURNS}-turn thread, {r['backend']} (service call, p50)",
+            "target": f"<= {MAX_P50_MS:.0f} ms",
+            "measured": f"{r['p50_ms']:.1f} ms (p95 {r['p95_ms']:.1f} ms)",
+            "baseline": f"{r['baseline_ms']:.0f} ms, LangGraph aget_state_history "
+            f"({r['baseline_states']} states)",
+            "ok": r["p50_ms"] <= MAX_P50_MS,
+        }
+        for r in rows
+    ]
+    return report("reads", checks, rows=rows, figures=figures)
+
+
+def main() -> None:
+    sys.exit(asyncio.run(run()))
+
+
+if __name__ == "__main__":
+    main()
