@@ -3,7 +3,8 @@
 Every operation except the two event streams is fuzzed against a real server (the app
 served by uvicorn in a thread, with its own lifespan) on each database: positive and
 negative examples, with the ids of a seeded conversation (so the calls reach past the
-ownership check and bodies reach storage) and, on SQLite, with random path parameters. The run must find no server
+ownership check and bodies reach storage) and, on SQLite, with random path
+parameters. The run must find no server
 error, no response that breaks its declared schema or content type, and no status the
 operation does not declare; negative examples must be rejected.
 """

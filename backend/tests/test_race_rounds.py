@@ -29,9 +29,12 @@ async def test_checkouts_with_one_expected_head(client: httpx.AsyncClient) -> No
     nodes: list[str | None] = [f"{tid}:1", f"{tid}:2", f"{tid}:3", None]
     for i in range(ROUNDS):
         head = (await history(client, tid))["head_turn_id"]
-        a, b = nodes[i % 4], nodes[(i + 1 + i // 4) % 4]
+        # two different targets, neither the head itself (checking out the head keeps
+        # the expected head true, so a second checkout may then win too)
+        others = [n for n in nodes if n != head]
+        a, b = others[i % len(others)], others[(i + 1 + i // 3) % len(others)]
         if a == b:
-            b = nodes[(nodes.index(b) + 1) % 4]
+            b = others[(others.index(b) + 1) % len(others)]
         ra, rb = await asyncio.gather(
             checkout(client, tid, a, expected_head_turn_id=head, force=True),
             checkout(client, tid, b, expected_head_turn_id=head, force=True),

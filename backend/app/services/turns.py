@@ -278,6 +278,9 @@ class TurnManager:
         if pruned.turn_ids:
             await pruning.after_prune(self.runtime, pruned)
         self.running[turn.root_thread_id] = turn
+        # turn_started goes to the sender at once, so it always comes first; the rest of
+        # the turn's actions reach it through the log (`_pump`).
+        self._emit(turn, started)
         turn.pump = asyncio.create_task(self._pump(turn), name=f"stream {turn.node_id}")
         turn.task = asyncio.create_task(self._drive(turn), name=f"turn {turn.node_id}")
         return turn
@@ -395,10 +398,10 @@ class TurnManager:
                 action = entry.action
                 kind = action.get("type")
                 ours = action.get("turnId") == turn.node_id
-                if kind == "chat/delta" or (
+                if kind in ("chat/delta", "chat/turnStarted") or (
                     kind == "chat/responsePart" and action["part"].get("kind") != "toolCall"
                 ):
-                    continue  # text reached the sender token by token
+                    continue  # already sent directly (text token by token)
                 edit = kind == "haico/workspaceChanged" and action.get("threadId") == turn.thread_id
                 if ours or edit:
                     self._emit(turn, action)
