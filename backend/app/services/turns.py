@@ -37,7 +37,7 @@ from app.db.engine import Database
 from app.db.models import ActiveTurn
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
-from app.domain import BranchStatus, NodeId, NodeState, aware, now
+from app.domain import BranchStatus, NodeId, now
 from app.errors import Conflict, DomainError, InvalidInput, NotFound, TurnInProgress
 from app.events import actions
 from app.events import log as action_log
@@ -48,6 +48,7 @@ from app.services import heads, pruning
 from app.services.branching import draft_transcript, promote_draft
 from app.services.conversations import get_owned
 from app.services.snapshots import capture_snapshot
+from app.services.turn_sweep import sweep_stale
 
 log = logging.getLogger("haico.turns")
 
@@ -139,79 +140,15 @@ class TurnManager:
             except Exception:
                 log.exception("stale-turn sweep failed")
 
-    def _is_dead_local(self, process_id: str) -> bool:
-        """A lease of this host whose process is gone (or an earlier life of our pid)."""
-        host, _, rest = process_id.partition(":")
-        pid_text, _, _ = rest.partition(":")
-        if host != socket.gethostname() or not pid_text.isdigit():
-            return False
-        if process_id == self.process_id:
-            return False
-        pid = int(pid_text)
-        if pid == os.getpid():
-            return True
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-        return False
-
     async def sweep_stale(self, *, startup: bool = False) -> list[str]:
         """Mark turns whose serving process is gone as failed; return their node ids."""
-        cutoff = now() - timedelta(seconds=self.settings.turn_stale_seconds)
-        swept: list[str] = []
-        lost: list[tuple[str, int, str, str]] = []
-        async with self.db.transaction() as s:
-            for row in await repo.all_active_turns(s):
-                heartbeat = aware(row.heartbeat_at)
-                if row.process_id == self.process_id:
-                    # Ours: alive while its task runs; a turn whose closing transaction
-                    # failed is left behind and goes stale like anyone else's.
-                    if row.root_thread_id in self.running or heartbeat >= cutoff:
-                        continue
-                elif heartbeat >= cutoff and not self._is_dead_local(row.process_id):
-                    continue
-                await snap_repo.set_node_state(
-                    s,
-                    row.thread_id,
-                    row.turn_index,
-                    state=NodeState.ERROR,
-                    completed_at=now(),
-                    only_if=NodeState.RUNNING,
-                )
-                await s.delete(row)
-                stale_id = NodeId.format(row.thread_id, row.turn_index)
-                await heads.advance_head(
-                    s, root_thread_id=row.root_thread_id, thread_id=row.thread_id, turn_id=stale_id
-                )
-                ended = actions.turn_ended(
-                    stale_id,
-                    state=NodeState.ERROR,
-                    duration_ms=0,
-                    code="server_lost",
-                    message="the serving process stopped",
-                )
-                await action_log.append_chat(s, row.root_thread_id, ended)
-                swept.append(stale_id)
-                partial = await action_log.turn_text(s, row.root_thread_id, stale_id)
-                lost.append((row.thread_id, row.turn_index, row.user_message, partial))
-        for thread_id, turn_index, message, partial in lost:
-            # The transcript side, after commit: the user message and the reply streamed
-            # so far become the failed turn's record (best effort, logged).
-            try:
-                await self.runtime.record_lost_turn(
-                    thread_id=thread_id,
-                    turn_index=turn_index,
-                    user_message=message,
-                    partial_reply=partial,
-                )
-            except Exception:
-                log.exception("could not record the lost turn %s:%s", thread_id, turn_index)
-        if swept:
-            log.warning("marked %d abandoned turn(s) as failed: %s", len(swept), swept)
-        return swept
+        return await sweep_stale(
+            self.db,
+            self.runtime,
+            stale_after=timedelta(seconds=self.settings.turn_stale_seconds),
+            process_id=self.process_id,
+            running=set(self.running),
+        )
 
     # ---- turns ----
 
