@@ -11,7 +11,7 @@ import {
   type NodeTypes,
 } from "@xyflow/react";
 import { useEffect, useMemo, useRef } from "react";
-import type { FlowGraph } from "@/lib/graph";
+import { carryMeasured, type FlowGraph } from "@/lib/graph";
 import { CommitCard, StubCard, type CardDetail, type TrajectoryNode } from "./commit-card";
 
 // Module constants: React Flow re-mounts every node when these change identity.
@@ -83,9 +83,10 @@ export function TrajectoryPanel(props: TrajectoryProps) {
       }),
     [flow],
   );
-  // Cards can be dragged; a new answer from the server lays them out again.
+  // Cards can be dragged; a new answer from the server lays them out again, keeping
+  // each card's measured size so that it stays visible (see carryMeasured).
   const [rfNodes, setRfNodes, onNodesChange] = useNodesState<TrajectoryNode>(nodes);
-  useEffect(() => setRfNodes(nodes), [nodes, setRfNodes]);
+  useEffect(() => setRfNodes((previous) => carryMeasured(previous, nodes)), [nodes, setRfNodes]);
   const signature = useMemo(() => (flow?.cards ?? []).map((c) => c.id).join(","), [flow]);
   const focus = useMemo(() => {
     const cards = flow?.cards ?? [];
