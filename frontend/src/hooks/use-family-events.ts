@@ -10,7 +10,6 @@ import {
   mergeEffects,
   noEffects,
   reduceAction,
-  reduceSnapshot,
   type ActionEnvelope,
   type Effects,
   type LiveTurn,
@@ -81,9 +80,6 @@ export function useFamilyEvents(anchor: string | null, displayedThread: string |
             if (event.event === "action") {
               const env = parseData<ActionEnvelope>(event);
               if (env !== null && typeof env.serverSeq === "number" && env.action) apply(reduceAction(state, env));
-            } else if (event.event === "snapshot") {
-              const snap = parseData<{ serverSeq?: number }>(event);
-              apply(reduceSnapshot(state, snap?.serverSeq ?? state.lastSeq));
             }
           }
         } catch {

@@ -6,7 +6,6 @@ import {
   mergeEffects,
   noEffects,
   reduceAction,
-  reduceSnapshot,
   type ActionEnvelope,
   type StreamState,
 } from "./events";
@@ -75,11 +74,11 @@ describe("event reducer", () => {
     expect(hasEffects(r.effects)).toBe(false);
   });
 
-  it("resumes from a snapshot's sequence number", () => {
-    const r = reduceSnapshot({ lastSeq: 3, live: { turnId: "a", question: "", text: "" } }, 40);
+  it("refetches everything on a resync and drops the streamed text", () => {
+    const r = reduceAction({ lastSeq: 3, live: { turnId: "a", question: "", text: "x" } }, env(40, { type: "haico/resync" }));
     expect(r.state).toEqual({ lastSeq: 40, live: null });
-    expect(r.effects.history).toBe(true);
-    expect(reduceSnapshot({ lastSeq: 50, live: null }, 40).state.lastSeq).toBe(50);
+    expect(r.effects.history && r.effects.graph && r.effects.messages).toBe(true);
+    expect(reduceAction({ lastSeq: 50, live: null }, env(40, { type: "haico/resync" })).state.lastSeq).toBe(50);
   });
 
   it("merges effects and backs off reconnects", () => {

@@ -60,8 +60,13 @@ function str(value: unknown): string {
   return typeof value === "string" ? value : "";
 }
 
-/** Apply one action; an action at or below `lastSeq` (a replay overlap) changes nothing. */
+/** Apply one action; an action at or below `lastSeq` (a replay overlap) changes nothing,
+ * except `haico/resync`: the server sends it first when `after` is older than its log
+ * window, so everything shown may be stale and any streamed text is dropped. */
 export function reduceAction(state: StreamState, env: ActionEnvelope): { state: StreamState; effects: Effects } {
+  if (env.action.type === "haico/resync") {
+    return { state: { lastSeq: Math.max(state.lastSeq, env.serverSeq), live: null }, effects: all() };
+  }
   if (env.serverSeq <= state.lastSeq) return { state, effects: noEffects() };
   const next: StreamState = { ...state, lastSeq: env.serverSeq };
   const effects = noEffects();
@@ -103,12 +108,6 @@ export function reduceAction(state: StreamState, env: ActionEnvelope): { state: 
       return { state: next, effects: all() };
   }
   return { state: next, effects };
-}
-
-/** A `snapshot` event (the reconnect was older than the log window): resume from its
- * sequence number and refetch everything. */
-export function reduceSnapshot(state: StreamState, serverSeq: number): { state: StreamState; effects: Effects } {
-  return { state: { lastSeq: Math.max(state.lastSeq, serverSeq), live: null }, effects: all() };
 }
 
 /** The delay before reconnect attempt `attempt` (0-based): 0.5 s doubling, at most 10 s. */
