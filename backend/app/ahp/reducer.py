@@ -10,9 +10,8 @@ error `part` (appended to the turn's parts), a 0.7.0 one an `error` (kept as
 Covered: turn lifecycle (`turnStarted`, `delta`, `responsePart`, `reasoning`, `usage`,
 `turnComplete`, `turnCancelled`, `error`), the DAG actions (`turnsLoaded` as a
 record, `historyCheckedOut`, `turnsPruned`), `activityChanged`, `draftChanged`,
-pending and queued messages, working directories. Tool-call lifecycle actions other
-than a tool-call response part are not modelled (the HAICO host logs finished tool
-calls as parts); unknown action types leave the state unchanged.
+pending and queued messages, working directories, and the tool-call and input-request
+state machines (`app.ahp.tool_calls`); unknown action types leave the state unchanged.
 
     state = snapshot["state"]
     for envelope in received:
@@ -26,10 +25,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from app.ahp import tool_calls
+
 State = dict[str, Any]
 Action = dict[str, Any]
-
-IDLE, ERROR, IN_PROGRESS = 1, 2, 8
 
 
 def utc_now() -> str:
@@ -61,22 +60,13 @@ def _end_turn(state: State, action: Action, how: str, now: str) -> None:
     active = state.get("activeTurn")
     if not active or active.get("id") != action.get("turnId"):
         return
-    parts = list(active.get("responseParts") or [])
-    for i, part in enumerate(parts):
-        call = part.get("toolCall") if part.get("kind") == "toolCall" else None
-        if call and call.get("status") not in ("completed", "cancelled"):
-            keep = ("toolCallId", "toolName", "displayName", "intention", "contributor")
-            cancelled = {k: call[k] for k in keep if k in call}
-            cancelled.update(
-                {
-                    "_meta": call.get("_meta"),
-                    "invocationMessage": call.get("invocationMessage", ""),
-                    "toolInput": call.get("toolInput"),
-                    "status": "cancelled",
-                    "reason": "skipped",
-                }
-            )
-            parts[i] = {"kind": "toolCall", "toolCall": cancelled}
+    parts = [
+        {"kind": "toolCall", "toolCall": tool_calls.cancelled_at_turn_end(part["toolCall"])}
+        if part.get("kind") == "toolCall"
+        and part["toolCall"].get("status") not in ("completed", "cancelled")
+        else part
+        for part in active.get("responseParts") or []
+    ]
     turn: dict[str, Any] = {
         "id": active["id"],
         "startedAt": active.get("startedAt"),
@@ -100,7 +90,7 @@ def _end_turn(state: State, action: Action, how: str, now: str) -> None:
         state.setdefault("turns", {})[turn["id"]] = turn
         state["headTurnId"] = turn["id"]
     state.pop("activeTurn", None)
-    state["status"] = ERROR if how == "error" else IDLE
+    state["status"] = tool_calls.summary_status(state, failed=how == "error")
     state["modifiedAt"] = now
 
 
@@ -161,7 +151,7 @@ def reduce_chat(state: State, action: Action, *, now: Callable[[], str] = utc_no
             else:
                 state.pop("queuedMessages", None)
         state.pop("isRead", None)
-        state["status"] = IN_PROGRESS
+        state["status"] = tool_calls.summary_status(state) & ~tool_calls.IS_READ
         state["modifiedAt"] = now()
     elif kind == "chat/delta":
         parts = _turn_parts(state, turn_id)
@@ -179,6 +169,8 @@ def reduce_chat(state: State, action: Action, *, now: Callable[[], str] = utc_no
         parts = _turn_parts(state, turn_id)
         if parts is not None:
             parts.append(copy.deepcopy(action["part"]))
+    elif tool_calls.handles(kind):
+        tool_calls.apply(state, action, now)
     elif kind == "chat/usage":
         active = state.get("activeTurn")
         if active and active.get("id") == turn_id:

@@ -1,9 +1,9 @@
 """The upstream 0.7.0 `chat` reducer fixtures against `app.ahp.reducer`, converted to
 the RFC as `../shared/ahp/README.md` says: `turns` (initial and expected) become a
-record keyed by id; the `chat/truncated` and `chat/turnsLoaded` fixtures are skipped
-(the RFC replaces them). Fixtures that drive the tool-call confirmation state machine
-or input requests are skipped as well: the HAICO host never emits those actions and
-the reducer does not model them (its docstring says so)."""
+record keyed by id. The fixtures about `chat/truncated` and the array-shaped
+`chat/turnsLoaded` are not collected at all: the RFC replaces those actions (by
+`chat/historyCheckedOut`, `chat/turnsPruned` and a record-keyed `chat/turnsLoaded`,
+covered in `test_reducer_dag.py`). Every other chat fixture runs, none is skipped."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ from tests.ahp.wire import SHARED
 
 FIXTURES = sorted((SHARED / "0.7.0" / "test-cases" / "reducers").glob("*.json"))
 REPLACED = {"chat/truncated", "chat/turnsLoaded"}
-NOT_MODELLED_PREFIXES = ("chat/toolCall", "chat/input")
+# How many 0.7.0 chat fixtures use a replaced action: if the vendored set changes,
+# this fails instead of silently running fewer (or more) fixtures.
+REPLACED_FIXTURES = 11
 
 
 def _strip(value: Any) -> Any:
@@ -37,18 +39,16 @@ def _record(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _chat_fixtures() -> list[Any]:
-    params = []
+    params, replaced = [], 0
     for path in FIXTURES:
         case = json.loads(path.read_text())
         if case["reducer"] != "chat":
             continue
-        kinds = {a["type"] for a in case["actions"]}
-        marks = []
-        if kinds & REPLACED:
-            marks.append(pytest.mark.skip(reason="replaced by the RFC"))
-        elif any(k.startswith(NOT_MODELLED_PREFIXES) for k in kinds):
-            marks.append(pytest.mark.skip(reason="tool-call/input state machine not modelled"))
-        params.append(pytest.param(path, id=path.stem[:60], marks=marks))
+        if {a["type"] for a in case["actions"]} & REPLACED:
+            replaced += 1  # the RFC replaces these actions: not a case for this reducer
+            continue
+        params.append(pytest.param(path, id=path.stem[:60]))
+    assert replaced == REPLACED_FIXTURES, f"{replaced} fixtures use replaced actions"
     return params
 
 
