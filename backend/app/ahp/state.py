@@ -1,0 +1,42 @@
+"""What one AHP connection knows, shared by the modules that act on it: the services
+it calls, the version agreed, its subscriptions and where its delivery stands."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from starlette.websockets import WebSocket
+
+from app.ahp.adapter import Adapter
+from app.ahp.outbox import Outbox, RateLimit
+from app.ahp.protocol import Json
+from app.config import Settings
+from app.db.engine import Database
+from app.events.bus import EventBus
+from app.services.turns import TurnManager
+from app.services.users import Principal
+
+
+class ConnectionState:
+    def __init__(self, ws: WebSocket, state: Any, principal: Principal) -> None:
+        self.ws = ws
+        self.settings: Settings = state.settings
+        self.db: Database = state.db
+        self.bus: EventBus = state.bus
+        self.turns: TurnManager = state.turns
+        self.runtime = state.runtime
+        self.user = principal
+        self.key = self.settings.signing_key()
+        self.adapter: Adapter | None = None
+        self.client_id = ""
+        self.subs: dict[str, int] = {}  # channel -> serverSeq its state stands at
+        self.my_roots: set[str] = set()  # families this client was shown
+        self.seen_seq = 0  # the last entry the pump handled
+        self.origins: dict[int, Json] = {}  # serverSeq -> origin of a client's action
+        self.lock = asyncio.Lock()
+        self.out = Outbox(ws, self.settings.ahp_queue_size)
+        self.rate = RateLimit(self.settings.ahp_requests_per_second)
+        self.progress = asyncio.Event()  # set whenever the pump handled an entry
+        self.pump: asyncio.Task[None] | None = None
+        self.tasks: set[asyncio.Task[Any]] = set()
