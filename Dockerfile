@@ -1,8 +1,9 @@
 # HAICO: one image serving the API, the AHP host and the built studio on port 8000.
 # Build: `docker build -t haico .` (or `docker compose build`). Three stages:
 #   studio  - Node builds the static studio (npm ci from package-lock.json)
-#   python  - a venv installed from backend/requirements.lock with --require-hashes,
-#             then the package itself with --no-deps (the README's install commands)
+#   python  - a venv installed from backend/requirements-runtime.lock (the runtime
+#             dependencies only, every file's hash checked), then the package itself
+#             with --no-deps (`make install` does the same with the full lock)
 #   final   - the slim Python image with the venv, the app and the studio; no
 #             compiler, no Node, runs as the unprivileged user `haico`.
 
@@ -17,8 +18,8 @@ RUN npm run build
 FROM python:3.11-slim-bookworm AS python
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 RUN python -m venv /opt/venv
-COPY backend/requirements.lock /tmp/requirements.lock
-RUN /opt/venv/bin/pip install --require-hashes -r /tmp/requirements.lock
+COPY backend/requirements-runtime.lock /tmp/requirements-runtime.lock
+RUN /opt/venv/bin/pip install --require-hashes -r /tmp/requirements-runtime.lock
 WORKDIR /srv/haico/backend
 COPY backend/pyproject.toml backend/alembic.ini ./
 COPY backend/app app

@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test install lock lint typecheck pytest bench clean studio dev-frontend openapi \
 	frontend-test frontend-typecheck frontend-unit frontend-bench frontend-openapi-check \
-	frontend-e2e chromium
+	frontend-e2e chromium rest-docs quickstart-shots
 
 FRONTEND := frontend
 NPM_STAMP := $(FRONTEND)/node_modules/.installed
@@ -28,19 +28,25 @@ $(STAMP): backend/pyproject.toml backend/requirements.lock
 
 install: $(STAMP)
 
-## Re-resolve backend/requirements.lock from backend/pyproject.toml (runtime + dev) on
-## PyPI: `make lock` keeps every pin it can (after adding a dependency),
-## `make lock UPGRADE=pkg` moves only pkg, `make lock UPGRADE=all` moves everything.
-## pip-tools runs from a throwaway venv; commit the lock with the change that needed it.
+## Re-resolve the two locks from backend/pyproject.toml on PyPI:
+##   backend/requirements.lock          runtime + dev (make install, CI)
+##   backend/requirements-runtime.lock  runtime only (the Dockerfile), constrained to the
+##                                      pins of the first, so both agree on every version
+## `make lock` keeps every pin it can (after adding a dependency), `make lock UPGRADE=pkg`
+## moves only pkg, `make lock UPGRADE=all` moves everything. pip-tools runs from a
+## throwaway venv; commit both locks with the change that needed them.
 LOCK_VENV := /tmp/haico-pip-tools
+PIP_COMPILE := PIP_CONFIG_FILE=/dev/null PIP_FIND_LINKS= PIP_EXTRA_INDEX_URL= \
+	$(abspath $(LOCK_VENV))/bin/pip-compile --quiet --generate-hashes --strip-extras \
+	--allow-unsafe --index-url https://pypi.org/simple --no-emit-index-url --no-emit-find-links
 lock:
 	test -x $(LOCK_VENV)/bin/pip-compile || { $(PYTHON) -m venv $(LOCK_VENV) && \
 	  $(LOCK_VENV)/bin/pip install --quiet pip-tools; }
-	cd backend && PIP_CONFIG_FILE=/dev/null PIP_FIND_LINKS= PIP_EXTRA_INDEX_URL= $(abspath $(LOCK_VENV))/bin/pip-compile --quiet \
-	  --generate-hashes --extra dev --strip-extras --allow-unsafe \
-	  --index-url https://pypi.org/simple --no-emit-index-url --no-emit-find-links \
+	cd backend && $(PIP_COMPILE) --extra dev \
 	  $(if $(filter all,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE))) \
 	  --output-file requirements.lock pyproject.toml
+	cd backend && $(PIP_COMPILE) --constraint requirements.lock \
+	  --output-file requirements-runtime.lock pyproject.toml
 
 $(NPM_STAMP): $(FRONTEND)/package.json $(FRONTEND)/package-lock.json
 	@command -v npm >/dev/null || { echo "The studio needs Node.js 20+ and npm to build (https://nodejs.org)." >&2; exit 1; }
@@ -59,8 +65,8 @@ run: install studio
 	cd backend && ../$(BIN)/haico serve --host $${HAICO_HOST:-127.0.0.1} --port $${HAICO_PORT:-8000}
 
 lint: install
-	cd backend && ../$(BIN)/ruff check app tests alembic ../bench
-	cd backend && ../$(BIN)/ruff format --check app tests alembic ../bench
+	cd backend && ../$(BIN)/ruff check app tests alembic ../bench ../scripts
+	cd backend && ../$(BIN)/ruff format --check app tests alembic ../bench ../scripts
 	cd backend && ../$(BIN)/lint-imports --no-cache
 
 typecheck: install
@@ -78,6 +84,11 @@ dev-frontend: $(NPM_STAMP)
 ## Regenerate the typed API client from the backend's OpenAPI document.
 openapi: install $(NPM_STAMP)
 	cd $(FRONTEND) && bash scripts/openapi.sh
+
+## Regenerate docs/rest.md (the REST reference) from the backend's OpenAPI document;
+## backend/tests/test_rest_docs.py fails while it is stale.
+rest-docs: install
+	$(BIN)/python scripts/rest_docs.py
 
 frontend-openapi-check: install $(NPM_STAMP)
 	cd $(FRONTEND) && bash scripts/openapi.sh --check

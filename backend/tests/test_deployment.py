@@ -125,7 +125,8 @@ def test_dockerfile_is_multi_stage_locked_and_unprivileged() -> None:
     studio, python, final = stages
     assert studio[0].startswith("FROM node:") and "npm ci" in " ".join(studio)
     joined = " ".join(python)
-    assert "--require-hashes -r /tmp/requirements.lock" in joined
+    assert "COPY backend/requirements-runtime.lock /tmp/requirements-runtime.lock" in joined
+    assert "--require-hashes -r /tmp/requirements-runtime.lock" in joined
     assert "--no-deps -e ." in joined
     final_text = "\n".join(final)
     assert final[0].startswith("FROM python:") and "slim" in final[0]
@@ -139,28 +140,64 @@ def test_dockerfile_is_multi_stage_locked_and_unprivileged() -> None:
     assert "COPY entrypoint.sh /usr/local/bin/entrypoint.sh" in final
 
 
+def _pins(lock: Path) -> dict[str, str]:
+    """Every `name==version` of a pip-compile lock (names normalised); each must carry
+    hashes, or pip's --require-hashes refuses the whole file."""
+    pins: dict[str, str] = {}
+    for block in re.split(r"\n(?=[A-Za-z0-9])", lock.read_text()):
+        m = re.match(r"([A-Za-z0-9_.\-]+)==([^\s;\\]+)", block)
+        if m:
+            assert "--hash=sha256:" in block, (
+                f"{m.group(1)} is pinned without a hash in {lock.name}"
+            )
+            pins[_normal(m.group(1))] = m.group(2)
+    return pins
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _project() -> dict[str, Any]:
+    import tomllib
+
+    project: dict[str, Any] = tomllib.loads((BACKEND / "pyproject.toml").read_text())["project"]
+    return project
+
+
+def _assert_covers(pins: dict[str, str], wanted: list[Requirement], lock: str) -> None:
+    for req in wanted:
+        name = _normal(req.name)
+        assert name in pins, f"{req.name} is not in {lock}: run `make lock`"
+        assert req.specifier.contains(pins[name], prereleases=True), (
+            f"{req.name}=={pins[name]} in {lock} does not satisfy {req.specifier}: run `make lock`"
+        )
+
+
 def test_lock_pins_every_dependency_with_hashes() -> None:
     """backend/requirements.lock covers pyproject.toml (runtime and dev) at versions its
     ranges allow, every pin with hashes. Fails after a dependency is added or
     narrowed without `make lock`."""
-    import tomllib
-
-    project = tomllib.loads((BACKEND / "pyproject.toml").read_text())["project"]
+    project = _project()
     wanted = [Requirement(r) for r in project["dependencies"]]
     wanted += [Requirement(r) for r in project["optional-dependencies"]["dev"]]
-    lock = (BACKEND / "requirements.lock").read_text()
-    pins: dict[str, str] = {}
-    for block in re.split(r"\n(?=[A-Za-z0-9])", lock):
-        m = re.match(r"([A-Za-z0-9_.\-]+)==([^\s;\\]+)", block)
-        if m:
-            assert "--hash=sha256:" in block, f"{m.group(1)} is pinned without a hash"
-            pins[re.sub(r"[-_.]+", "-", m.group(1)).lower()] = m.group(2)
-    for req in wanted:
-        name = re.sub(r"[-_.]+", "-", req.name).lower()
-        assert name in pins, f"{req.name} is not in requirements.lock: run `make lock`"
-        assert req.specifier.contains(pins[name], prereleases=True), (
-            f"{req.name}=={pins[name]} does not satisfy {req.specifier}: run `make lock`"
-        )
+    _assert_covers(_pins(BACKEND / "requirements.lock"), wanted, "requirements.lock")
+
+
+def test_runtime_lock_is_the_full_lock_without_dev_tools() -> None:
+    """backend/requirements-runtime.lock (what the image installs) covers the runtime
+    dependencies with hashes, at exactly the versions of requirements.lock (what the
+    tests ran against), and leaves out every dev-only dependency."""
+    project = _project()
+    runtime = _pins(BACKEND / "requirements-runtime.lock")
+    full = _pins(BACKEND / "requirements.lock")
+    _assert_covers(
+        runtime, [Requirement(r) for r in project["dependencies"]], "requirements-runtime.lock"
+    )
+    differ = {n: (v, full.get(n)) for n, v in runtime.items() if full.get(n) != v}
+    assert not differ, f"runtime lock and full lock disagree {differ}: run `make lock`"
+    for tool in ("pytest", "pytest-asyncio", "ruff", "mypy", "import-linter", "schemathesis"):
+        assert tool not in runtime, f"{tool} (dev only) is in requirements-runtime.lock"
 
 
 # --- entrypoint.sh on this host ---------------------------------------------------
