@@ -114,6 +114,11 @@ chromium:
 frontend-e2e: install studio chromium
 	cd $(FRONTEND) && node --test --test-concurrency=1 tests/e2e/
 
+## The screenshots of docs/quickstart.md (docs/quickstart/*.png), taken by the same
+## harness as the walkthrough; not part of `make test`. Look at them before committing.
+quickstart-shots: install studio chromium
+	cd $(FRONTEND) && node tests/e2e/quickstart-shots.mjs
+
 frontend-test: frontend-openapi-check frontend-typecheck frontend-unit frontend-bench studio frontend-e2e
 
 ## Everything CI runs: lint, types, the tests on SQLite and PostgreSQL, and the studio's
