@@ -72,6 +72,13 @@ class PayloadTooLarge(DomainError):
     code = "payload_too_large"
 
 
+class StoreUnavailable(DomainError):
+    """The database (app tables or checkpointer) could not be reached."""
+
+    code = "store_unavailable"
+    MESSAGE = "The database is unreachable; the request did not complete. Try again shortly."
+
+
 # code -> (HTTP status, AHP JSON-RPC error code)
 ERROR_TABLE: dict[str, tuple[int, int]] = {
     NotFound.code: (404, -32008),
@@ -87,6 +94,7 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     AlreadyExists.code: (409, -32003),
     SeedingFailed.code: (502, -32603),
     PayloadTooLarge.code: (413, -32602),
+    StoreUnavailable.code: (503, -32603),
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import socket
 import subprocess
@@ -29,11 +30,14 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self) -> None:
+        # HAICO_TEST_SERVER_LOG=<file> keeps the process's output for debugging.
+        log_path = os.environ.get("HAICO_TEST_SERVER_LOG")
+        out = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: ASYNC230, SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "app.cli", "serve", "--port", str(self.port)],
             env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
         )
         deadline = time.monotonic() + 60
         async with httpx.AsyncClient(base_url=self.url, timeout=2) as c:

@@ -129,6 +129,10 @@ class CheckpointStore:
             await self._sqlite.close()
 
 
+# How long a checkpoint read or write waits for a pooled connection.
+CONNECTION_WAIT_S = 5.0
+
+
 async def open_checkpointers(
     settings: Settings, *, shards: int = POSTGRES_SHARDS
 ) -> CheckpointStore:
@@ -140,6 +144,8 @@ async def open_checkpointers(
             max_size=shards + 2,
             kwargs=_PG_KWARGS,
             check=AsyncConnectionPool.check_connection,
+            # Waiting longer for a connection only delays the 503 when it is unreachable.
+            timeout=CONNECTION_WAIT_S,
             open=False,
             name="haico-checkpointer",
         )

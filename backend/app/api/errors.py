@@ -10,7 +10,8 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from app.errors import DomainError, http_status
+from app.db.outage import DRIVER_ERRORS, is_store_outage
+from app.errors import DomainError, StoreUnavailable, http_status
 from app.schemas import ErrorOut, ValidationErrorOut
 
 log = logging.getLogger("haico.api")
@@ -25,7 +26,10 @@ _WHAT = {
     413: "Request body too large",
     422: "The request does not match its schema (`invalid_input`)",
     502: "Seeding the new thread failed; nothing was kept",
+    503: "The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds",
 }
+# How long a client is asked to wait when the database is unreachable.
+OUTAGE_RETRY_AFTER_S = 5
 
 
 def responses(
@@ -55,6 +59,8 @@ def error_body(code: str, message: str) -> dict[str, str]:
 
 async def _domain(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, DomainError)
+    if isinstance(exc, StoreUnavailable):
+        return store_unavailable()
     body: dict[str, object] = dict(error_body(exc.code, exc.message))
     if exc.data:
         body["data"] = exc.data
@@ -76,7 +82,26 @@ async def _validation(_: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({**body, "detail": jsonable_encoder(exc.errors())}, status_code=422)
 
 
+def store_unavailable() -> JSONResponse:
+    body = error_body(StoreUnavailable.code, StoreUnavailable.MESSAGE)
+    headers = {"Retry-After": str(OUTAGE_RETRY_AFTER_S)}
+    return JSONResponse(body, status_code=503, headers=headers)
+
+
+async def _driver_error(request: Request, exc: Exception) -> JSONResponse:
+    """A driver error: 503 when it says the database is unreachable, else a 500.
+    Registered per type (not only as the catch-all) so that the 503 is an ordinary
+    answer and the client's keep-alive connection stays usable."""
+    if is_store_outage(exc):
+        log.warning("database unreachable: %s: %s", type(exc).__name__, exc)
+        return store_unavailable()
+    return await _unexpected(request, exc)
+
+
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    if is_store_outage(exc):
+        log.warning("database unreachable: %s: %s", type(exc).__name__, exc)
+        return store_unavailable()
     log.exception("unexpected error", exc_info=exc)
     return JSONResponse(error_body("internal_error", "internal server error"), status_code=500)
 
@@ -84,4 +109,6 @@ async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
 def install(app: FastAPI) -> None:
     app.add_exception_handler(DomainError, _domain)
     app.add_exception_handler(RequestValidationError, _validation)
+    for error_type in DRIVER_ERRORS:
+        app.add_exception_handler(error_type, _driver_error)
     app.add_exception_handler(Exception, _unexpected)

@@ -51,11 +51,13 @@ async def sweep_stale(
     stale_after: timedelta,
     process_id: str,
     running: set[str],
+    abandoned: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Mark turns whose serving process is gone as failed; return their node ids.
 
     `process_id` and `running` (family roots) are this process's: its own live turns
-    are skipped, its own abandoned ones go stale like anyone else's.
+    are skipped, its own abandoned ones go stale like anyone else's. `abandoned` (node
+    ids) are its own turns whose end it could not record: they are swept at once.
     """
     cutoff = now() - stale_after
     swept: list[str] = []
@@ -64,7 +66,8 @@ async def sweep_stale(
         for row in await repo.all_active_turns(s):
             heartbeat = aware(row.heartbeat_at)
             if row.process_id == process_id:
-                if row.root_thread_id in running or heartbeat >= cutoff:
+                node = NodeId.format(row.thread_id, row.turn_index)
+                if row.root_thread_id in running or (heartbeat >= cutoff and node not in abandoned):
                     continue
             elif heartbeat >= cutoff and not is_dead_local(row.process_id, own=process_id):
                 continue

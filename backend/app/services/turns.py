@@ -35,10 +35,18 @@ from app.agent.runtime import AgentEvent, AgentRuntime, TranscriptMessage
 from app.config import Settings
 from app.db.engine import Database
 from app.db.models import ActiveTurn
+from app.db.outage import is_store_outage
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
 from app.domain import BranchStatus, NodeId, now
-from app.errors import Conflict, DomainError, InvalidInput, NotFound, TurnInProgress
+from app.errors import (
+    Conflict,
+    DomainError,
+    InvalidInput,
+    NotFound,
+    StoreUnavailable,
+    TurnInProgress,
+)
 from app.events import actions
 from app.events import log as action_log
 from app.events.bus import EventBus
@@ -107,6 +115,9 @@ class TurnManager:
         self.bus = bus
         self.process_id = make_process_id()
         self.running: dict[str, RunningTurn] = {}
+        # Own turns whose end could not be recorded (the database was unreachable):
+        # the next sweep that reaches the database closes them as failed nodes.
+        self.abandoned: set[str] = set()
         self._shutting_down = False
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -142,13 +153,16 @@ class TurnManager:
 
     async def sweep_stale(self, *, startup: bool = False) -> list[str]:
         """Mark turns whose serving process is gone as failed; return their node ids."""
-        return await sweep_stale(
+        swept = await sweep_stale(
             self.db,
             self.runtime,
             stale_after=timedelta(seconds=self.settings.turn_stale_seconds),
             process_id=self.process_id,
             running=set(self.running),
+            abandoned=frozenset(self.abandoned),
         )
+        self.abandoned.difference_update(swept)
+        return swept
 
     # ---- turns ----
 
@@ -296,10 +310,15 @@ class TurnManager:
             reply = "".join(turn.reply_parts)
             final = TurnEvent("error", {"code": exc.code, "message": exc.message})
         except Exception as exc:
-            log.exception("turn %s failed", turn.node_id)
             turn.state = "error"
             reply = "".join(turn.reply_parts)
-            final = TurnEvent("error", {"code": "agent_error", "message": _short(exc)})
+            if is_store_outage(exc):
+                log.warning("turn %s failed: the database is unreachable", turn.node_id)
+                code, message = StoreUnavailable.code, StoreUnavailable.MESSAGE
+            else:
+                log.exception("turn %s failed", turn.node_id)
+                code, message = "agent_error", _short(exc)
+            final = TurnEvent("error", {"code": code, "message": message})
         finally:
             heartbeat.cancel()
         try:
@@ -311,6 +330,7 @@ class TurnManager:
             await asyncio.shield(self._finish(turn, reply, final))
         except Exception:
             log.exception("could not record the end of turn %s", turn.node_id)
+            self.abandoned.add(turn.node_id)
             # Nothing was logged to end the stream: end it here.
             if turn.pump is not None:
                 turn.pump.cancel()
