@@ -200,6 +200,21 @@ def test_runtime_lock_is_the_full_lock_without_dev_tools() -> None:
         assert tool not in runtime, f"{tool} (dev only) is in requirements-runtime.lock"
 
 
+def test_every_setting_is_documented_once() -> None:
+    """docs/operations.md has the one table of settings: every field of `Settings` is a
+    row there, and every `HAICO_*` row of that table is a real setting."""
+    from app.config import Settings
+
+    text = (ROOT / "docs" / "operations.md").read_text()
+    section = text.split("## Configuration", 1)[1].split("\n### ", 1)[0]
+    rows = set(re.findall(r"^\| `(HAICO_[A-Z0-9_]+)` \|", section, re.M))
+    settings = {f"HAICO_{name.upper()}" for name in Settings.model_fields}
+    assert settings - rows == set(), f"settings missing from docs/operations.md: {settings - rows}"
+    assert rows - settings == set(), (
+        f"docs/operations.md documents unknown settings: {rows - settings}"
+    )
+
+
 # --- entrypoint.sh on this host ---------------------------------------------------
 
 
