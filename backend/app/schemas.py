@@ -54,6 +54,7 @@ class ConversationOut(BaseModel):
     thread_id: str
     root_thread_id: str
     title: str
+    name: str | None
     objective: str | None
     turn_index: int
     message_count: int
@@ -71,9 +72,15 @@ class ConversationCreate(BaseModel):
     objective: str | None = Field(default=None, max_length=MAX_TEXT, pattern=NO_NUL)
 
 
+MAX_NAME = 80
+
+
 class ConversationPatch(BaseModel):
+    """A rename: `title` and/or the short branch `name` (`name: null` clears it)."""
+
     model_config = STRICT
     title: str | None = Field(default=None, max_length=500, pattern=NO_NUL)
+    name: str | None = Field(default=None, max_length=MAX_NAME, pattern=NO_NUL)
 
 
 class DocumentOut(BaseModel):
@@ -109,12 +116,25 @@ class ArtifactOut(ArtifactSummary):
     content: str
 
 
+RejectedSurface = Literal["preference", "todo"]
+
+
+class RejectedOut(BaseModel):
+    """A deleted preference or todo, kept as a rejected decision."""
+
+    uid: str
+    surface: RejectedSurface
+    text: str
+    rejected_after_turn: int
+
+
 class WorkspaceOut(BaseModel):
     objective: str | None
     document: DocumentOut | None
     preferences: list[PreferenceOut]
     todos: list[TodoOut]
     artifacts: list[ArtifactSummary]
+    rejected: list[RejectedOut]
 
 
 class ObjectiveIn(BaseModel):
@@ -213,6 +233,7 @@ class GraphThread(BaseModel):
 
     thread_id: str
     title: str
+    name: str | None
     parent_thread_id: str | None
     branch_point_turn: int | None
     reason: str | None
@@ -291,3 +312,93 @@ class MessageOut(BaseModel):
     role: str
     content: str
     turn_index: int
+
+
+# ---- research: compare ----
+
+
+class CompareNode(BaseModel):
+    """One end of a comparison (or their common ancestor)."""
+
+    node_id: str
+    thread_id: str
+    root_thread_id: str
+    turn_index: int
+
+
+class ObjectiveDiff(BaseModel):
+    before: str | None
+    after: str | None
+    changed: bool
+
+
+class DocumentDiff(BaseModel):
+    """The document from `a` to `b`: titles, and the body as a unified diff."""
+
+    title_before: str | None
+    title_after: str | None
+    changed: bool
+    diff: str
+    added_lines: int
+    removed_lines: int
+
+
+PreferenceField = Literal["text", "locked"]
+TodoField = Literal["text", "done", "depth"]
+
+
+class PreferenceChange(BaseModel):
+    uid: str
+    before: PreferenceOut
+    after: PreferenceOut
+    fields: list[PreferenceField]
+
+
+class TodoChange(BaseModel):
+    uid: str
+    before: TodoOut
+    after: TodoOut
+    fields: list[TodoField]
+
+
+class PreferencesDiff(BaseModel):
+    """Matched by `uid`: only in `b` is added, only in `a` removed."""
+
+    added: list[PreferenceOut]
+    removed: list[PreferenceOut]
+    changed: list[PreferenceChange]
+
+
+class TodosDiff(BaseModel):
+    added: list[TodoOut]
+    removed: list[TodoOut]
+    changed: list[TodoChange]
+
+
+class ArtifactsDiff(BaseModel):
+    """Artifacts present at `b` and not at `a` (added), and the reverse (removed)."""
+
+    added: list[ArtifactSummary]
+    removed: list[ArtifactSummary]
+
+
+class RejectedSides(BaseModel):
+    a: list[RejectedOut]
+    b: list[RejectedOut]
+
+
+class Comparison(BaseModel):
+    """Two nodes' workspaces side by side, from `a` (before) to `b` (after).
+
+    `common_ancestor` is the newest node on both paths (across a fork too), or null.
+    """
+
+    a: CompareNode
+    b: CompareNode
+    common_ancestor: CompareNode | None
+    objective: ObjectiveDiff
+    document: DocumentDiff
+    preferences: PreferencesDiff
+    todos: TodosDiff
+    artifacts: ArtifactsDiff
+    rejected: RejectedSides

@@ -131,6 +131,7 @@ async def test_branch_at_zero_and_override(client: httpx.AsyncClient, tid: str) 
         "preferences": [],
         "todos": [],
         "artifacts": [],
+        "rejected": [],
     }
     assert (await client.get(f"/api/conversations/{zero['thread_id']}/messages")).json() == []
 

@@ -137,6 +137,7 @@ async def test_new_conversation_has_no_nodes(client: httpx.AsyncClient) -> None:
             {
                 "thread_id": tid,
                 "title": "Fresh",
+                "name": None,
                 "parent_thread_id": None,
                 "branch_point_turn": None,
                 "reason": None,

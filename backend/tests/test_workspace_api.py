@@ -20,6 +20,7 @@ async def test_empty_workspace(client: httpx.AsyncClient, tid: str) -> None:
         "preferences": [],
         "todos": [],
         "artifacts": [],
+        "rejected": [],
     }
 
 

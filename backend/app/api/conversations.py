@@ -34,9 +34,17 @@ async def get_conversation(thread_id: ThreadId, db: DbDep, user: CurrentUser) ->
 async def rename_conversation(
     thread_id: ThreadId, body: ConversationPatch, db: DbDep, user: CurrentUser
 ) -> ConversationOut:
-    if body.title is None:
+    set_name = "name" in body.model_fields_set
+    if body.title is None and not set_name:
         return await service.get(db, user_id=user.id, thread_id=thread_id)
-    return await service.rename(db, user_id=user.id, thread_id=thread_id, title=body.title)
+    return await service.rename(
+        db,
+        user_id=user.id,
+        thread_id=thread_id,
+        title=body.title,
+        name=body.name,
+        set_name=set_name,
+    )
 
 
 @router.delete(

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from app.db.base import Base, BigId, JsonType
 
 THREAD_ID_LEN = 35  # "th_" + 32 hex
+NAME_LEN = 80  # a branch name
 
 
 class User(Base):
@@ -52,6 +53,8 @@ class Conversation(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     root_thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN), index=True)
     title: Mapped[str] = mapped_column(String(500), default="")
+    # A short branch name the user gives a thread (the graph and history menu show it).
+    name: Mapped[str | None] = mapped_column(String(NAME_LEN), nullable=True)
     objective: Mapped[str | None] = mapped_column(Text, nullable=True)
     turn_index: Mapped[int] = mapped_column(Integer, default=0)
     message_count: Mapped[int] = mapped_column(Integer, default=0)
@@ -107,6 +110,25 @@ class Todo(Base):
     position: Mapped[int] = mapped_column(Integer)
 
 
+class RejectedItem(Base):
+    """A preference or todo the user or the agent deleted: kept as a rejected decision.
+
+    `rejected_after_turn` is the thread's turn clock when it was deleted, so as-of
+    reads show only what had been rejected by then. Copies of a workspace carry them.
+    """
+
+    __tablename__ = "rejected_items"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    thread_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.thread_id", ondelete="CASCADE"), index=True
+    )
+    uid: Mapped[str] = mapped_column(String(32))
+    surface: Mapped[str] = mapped_column(String(20))
+    text: Mapped[str] = mapped_column(Text)
+    rejected_after_turn: Mapped[int] = mapped_column(Integer)
+
+
 class Artifact(Base):
     __tablename__ = "artifacts"
 
@@ -144,7 +166,7 @@ class WorkspaceSnapshot(Base):
         ForeignKey("conversations.thread_id", ondelete="CASCADE")
     )
     turn_index: Mapped[int] = mapped_column(Integer)
-    format: Mapped[int] = mapped_column(Integer, default=2)
+    format: Mapped[int] = mapped_column(Integer, default=3)
     objective: Mapped[str | None] = mapped_column(Text, nullable=True)
     document_title: Mapped[str | None] = mapped_column(String(500), nullable=True)
     document_hash: Mapped[str | None] = mapped_column(
@@ -152,6 +174,8 @@ class WorkspaceSnapshot(Base):
     )
     preferences: Mapped[list[dict[str, Any]]] = mapped_column(JsonType, default=list)
     todos: Mapped[list[dict[str, Any]]] = mapped_column(JsonType, default=list)
+    # Format 3 on: the rejected decisions as of this snapshot (null in older rows).
+    rejected: Mapped[list[dict[str, Any]] | None] = mapped_column(JsonType, nullable=True)
     user_message: Mapped[str] = mapped_column(Text, default="")
     state: Mapped[str] = mapped_column(String(20), default="running")
     reply: Mapped[str] = mapped_column(Text, default="")

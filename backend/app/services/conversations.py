@@ -23,6 +23,7 @@ def to_view(conv: Conversation, branch: ConversationBranch | None) -> Conversati
         thread_id=conv.thread_id,
         root_thread_id=conv.root_thread_id,
         title=conv.title,
+        name=conv.name,
         objective=conv.objective,
         turn_index=conv.turn_index,
         message_count=conv.message_count,
@@ -91,13 +92,28 @@ async def get(db: Database, *, user_id: int, thread_id: str) -> ConversationOut:
         return to_view(*await get_owned(s, thread_id=thread_id, user_id=user_id))
 
 
-async def rename(db: Database, *, user_id: int, thread_id: str, title: str) -> ConversationOut:
+async def rename(
+    db: Database,
+    *,
+    user_id: int,
+    thread_id: str,
+    title: str | None = None,
+    name: str | None = None,
+    set_name: bool = False,
+) -> ConversationOut:
+    """Change the title and/or (with `set_name`) the branch name; a blank name clears it.
+
+    Followers of the family see it as `haico/threadChanged` `renamed`.
+    """
     async with db.transaction() as s:
         conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
-        conv.title = title.strip() or conv.title
+        if title is not None:
+            conv.title = title.strip() or conv.title
+        if set_name:
+            conv.name = (name or "").strip() or None
         conv.updated_at = now()
         await s.flush()
         await action_log.append_catalogue(
-            s, conv.root_thread_id, conv.thread_id, "renamed", title=conv.title
+            s, conv.root_thread_id, conv.thread_id, "renamed", title=conv.title, name=conv.name
         )
         return to_view(conv, branch)

@@ -100,6 +100,7 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
         GraphThread(
             thread_id=t.thread_id,
             title=t.title,
+            name=t.name,
             parent_thread_id=t.parent_thread_id,
             branch_point_turn=t.branch_point_turn,
             reason=t.reason,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -23,10 +24,19 @@ from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as repo
 from app.domain import NodeState
 from app.errors import InvalidInput, InvalidTurn, SnapshotMissing
-from app.schemas import ArtifactSummary, DocumentOut, PreferenceOut, TodoOut, WorkspaceOut
+from app.schemas import (
+    ArtifactSummary,
+    DocumentOut,
+    PreferenceOut,
+    RejectedOut,
+    RejectedSurface,
+    TodoOut,
+    WorkspaceOut,
+)
 from app.services.family import Lineage
 
-SNAPSHOT_FORMAT = 2
+# 2: items carry their uid. 3: the rejected decisions (`rejected`) are recorded.
+SNAPSHOT_FORMAT = 3
 MAX_USER_MESSAGE_PREVIEW = 500
 
 
@@ -52,6 +62,42 @@ class TodoState:
 
 
 @dataclass
+class RejectedState:
+    """A deleted preference or todo, kept as a decision (see `workspace._delete_item_in`)."""
+
+    uid: str
+    surface: RejectedSurface
+    text: str
+    rejected_after_turn: int
+
+    def to_out(self) -> RejectedOut:
+        return RejectedOut(
+            uid=self.uid,
+            surface=self.surface,
+            text=self.text,
+            rejected_after_turn=self.rejected_after_turn,
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "uid": self.uid,
+            "surface": self.surface,
+            "text": self.text,
+            "rejected_after_turn": self.rejected_after_turn,
+        }
+
+
+def _rejected_from(entry: dict[str, Any]) -> RejectedState:
+    """A rejected item from a snapshot's JSON entry or a row's columns."""
+    return RejectedState(
+        uid=str(entry.get("uid") or ""),
+        surface="todo" if entry.get("surface") == "todo" else "preference",
+        text=str(entry.get("text") or ""),
+        rejected_after_turn=int(entry.get("rejected_after_turn") or 0),
+    )
+
+
+@dataclass
 class WorkspaceState:
     """A workspace at one point: live rows or a snapshot, with its artifacts."""
 
@@ -61,6 +107,7 @@ class WorkspaceState:
     todos: list[TodoState] = field(default_factory=list)
     artifacts: list[ArtifactSummary] = field(default_factory=list)
     source_thread_id: str = ""
+    rejected: list[RejectedState] = field(default_factory=list)
 
     def to_out(self) -> WorkspaceOut:
         return WorkspaceOut(
@@ -75,6 +122,7 @@ class WorkspaceState:
                 for i, t in enumerate(self.todos)
             ],
             artifacts=self.artifacts,
+            rejected=[r.to_out() for r in self.rejected],
         )
 
     def differences(self, other: WorkspaceState) -> list[str]:
@@ -111,6 +159,7 @@ async def live_state(s: AsyncSession, conv: Conversation) -> WorkspaceState:
     prefs = await repo.list_preferences(s, conv.thread_id)
     todos = await repo.list_todos(s, conv.thread_id)
     arts = await repo.list_artifacts(s, conv.thread_id)
+    rejected = await repo.list_rejected(s, conv.thread_id)
     return WorkspaceState(
         objective=conv.objective,
         document=(
@@ -120,6 +169,15 @@ async def live_state(s: AsyncSession, conv: Conversation) -> WorkspaceState:
         todos=[TodoState(t.uid, t.text, t.done, t.depth, t.id) for t in todos],
         artifacts=[artifact_summary(a) for a in arts],
         source_thread_id=conv.thread_id,
+        rejected=[
+            RejectedState(
+                r.uid,
+                "todo" if r.surface == "todo" else "preference",
+                r.text,
+                r.rejected_after_turn,
+            )
+            for r in rejected
+        ],
     )
 
 
@@ -161,6 +219,8 @@ async def snapshot_state(
         todos=todos,
         artifacts=[artifact_summary(a) for a in arts],
         source_thread_id=snap.thread_id,
+        # Format 3 on; an older snapshot recorded no rejections.
+        rejected=[_rejected_from(r) for r in snap.rejected or []],
     )
 
 
@@ -216,8 +276,11 @@ async def restore_source(s: AsyncSession, conv: Conversation, turn: int) -> Rest
 
 
 async def resolve_restore_state(s: AsyncSession, conv: Conversation, turn: int) -> WorkspaceState:
-    """The workspace as it stood after `turn` on `conv`'s lineage (see the module doc)."""
-    return await state_of(s, await restore_source(s, conv, turn))
+    """The workspace as it stood after `turn` on `conv`'s lineage (see the module doc),
+    with only the decisions rejected by then."""
+    state = await state_of(s, await restore_source(s, conv, turn))
+    state.rejected = [r for r in state.rejected if r.rejected_after_turn <= turn]
+    return state
 
 
 async def state_of(s: AsyncSession, source: RestoreSource) -> WorkspaceState:
@@ -233,12 +296,13 @@ async def copy_as_of_in(s: AsyncSession, source: RestoreSource, target: Conversa
 
     Rows go from table to table (or out of the snapshot's JSON) without passing
     through Python, so the cost does not grow with the document or the number of
-    items. Snapshots older than the current format take the Python path for their
+    items. Snapshots from before items had uids take the Python path for their
     defaults.
     """
     target.objective = source.objective
     snap = source.snapshot
-    if snap is not None and snap.format < SNAPSHOT_FORMAT:
+    # Format 2 rows lack only `rejected`, which the fast path reads as none.
+    if snap is not None and snap.format < 2:
         state = await snapshot_state(s, snap, artifacts_up_to=source.turn)
         await s.flush()
         await replace_workspace_in(s, target, state, fresh=True)
@@ -264,6 +328,10 @@ async def copy_as_of_in(s: AsyncSession, source: RestoreSource, target: Conversa
         )
         await s.flush()
     await snap_repo.copy_items_into(s, snap, target.thread_id)
+    await snap_repo.load_items(s, snap)
+    await _insert_rejected(
+        s, target.thread_id, [_rejected_from(r) for r in snap.rejected or []], up_to=source.turn
+    )
     await repo.copy_artifacts(s, target.thread_id, source=snap.thread_id, up_to=source.turn)
 
 
@@ -291,6 +359,7 @@ async def capture_snapshot(
         todos=[
             {"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth} for t in state.todos
         ],
+        rejected=[r.to_json() for r in state.rejected],
         user_message=user_message[:MAX_USER_MESSAGE_PREVIEW],
         state=NodeState.RUNNING,
     )
@@ -341,5 +410,19 @@ async def replace_workspace_in(
                 "position": i,
             }
             for i, t in enumerate(state.todos)
+        ],
+    )
+    await _insert_rejected(s, tid, state.rejected)
+
+
+async def _insert_rejected(
+    s: AsyncSession, thread_id: str, items: list[RejectedState], *, up_to: int | None = None
+) -> None:
+    await repo.insert_rejected(
+        s,
+        [
+            {"thread_id": thread_id, **r.to_json()}
+            for r in items
+            if up_to is None or r.rejected_after_turn <= up_to
         ],
     )

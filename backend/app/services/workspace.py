@@ -13,7 +13,7 @@ from typing import Any, cast
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.engine import Database
-from app.db.models import Artifact, Conversation, Preference, Todo
+from app.db.models import Artifact, Conversation, Preference, RejectedItem, Todo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as repo
 from app.domain import now
@@ -179,8 +179,19 @@ async def _update_item_in(
 async def _delete_item_in(
     session: AsyncSession, conv: Conversation, model: type[Preference] | type[Todo], item_id: int
 ) -> None:
+    """Delete a live item and keep it as a rejected decision (the decision map), stamped
+    with the thread's turn clock: as-of reads from that turn on list it."""
     item = await _owned_item(session, model, conv, item_id)
     gone = {"id": item.id, "uid": item.uid}
+    session.add(
+        RejectedItem(
+            thread_id=conv.thread_id,
+            uid=item.uid,
+            surface="preference" if model is Preference else "todo",
+            text=item.text,
+            rejected_after_turn=conv.turn_index,
+        )
+    )
     await session.delete(item)
     await session.flush()
     _renumber(await _list_items(session, model, conv.thread_id))

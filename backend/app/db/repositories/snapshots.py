@@ -51,13 +51,17 @@ async def get_snapshot(
         WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index == turn_index
     )
     if light:
-        stmt = stmt.options(defer(WorkspaceSnapshot.preferences), defer(WorkspaceSnapshot.todos))
+        stmt = stmt.options(
+            defer(WorkspaceSnapshot.preferences),
+            defer(WorkspaceSnapshot.todos),
+            defer(WorkspaceSnapshot.rejected),
+        )
     return (await s.execute(stmt)).scalar_one_or_none()
 
 
 async def load_items(s: AsyncSession, snap: WorkspaceSnapshot) -> None:
     """Load a light snapshot's item lists (async sessions cannot load them on access)."""
-    unloaded = inspect(snap).unloaded & {"preferences", "todos"}
+    unloaded = inspect(snap).unloaded & {"preferences", "todos", "rejected"}
     if unloaded:
         await s.refresh(snap, attribute_names=sorted(unloaded))
 

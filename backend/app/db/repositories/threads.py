@@ -22,6 +22,7 @@ from app.db.models import (
     ConversationBranch,
     Document,
     Preference,
+    RejectedItem,
     Todo,
     WorkspaceSnapshot,
 )
@@ -51,6 +52,7 @@ class ThreadRow:
     status: BranchStatus | None
     forked_from_thread_id: str | None
     forked_from_turn: int | None
+    name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ async def family_threads(s: AsyncSession, root_thread_id: str) -> list[ThreadRow
         select(
             _conv.c.thread_id,
             _conv.c.title,
+            _conv.c.name,
             _conv.c.turn_index,
             _conv.c.deleted_at,
             _conv.c.created_at,
@@ -121,6 +124,7 @@ async def family_threads(s: AsyncSession, root_thread_id: str) -> list[ThreadRow
             status=BranchStatus(r.status) if r.status is not None else None,
             forked_from_thread_id=r.forked_from_thread_id,
             forked_from_turn=r.forked_from_turn,
+            name=r.name,
         )
         for r in (await s.execute(stmt)).all()
     ]
@@ -298,7 +302,7 @@ async def count_turn_finished(s: AsyncSession, thread_id: str) -> None:
 
 async def delete_thread_rows(s: AsyncSession, thread_id: str) -> None:
     """Remove every SQL row that belongs to one thread (compensation and pruning)."""
-    for model in (Artifact, Preference, Todo, Document, WorkspaceSnapshot):
+    for model in (Artifact, Preference, Todo, RejectedItem, Document, WorkspaceSnapshot):
         await s.execute(delete(model).where(model.thread_id == thread_id))
     await s.execute(delete(ConversationBranch).where(ConversationBranch.thread_id == thread_id))
     await s.execute(delete(Conversation).where(Conversation.thread_id == thread_id))

@@ -13,7 +13,7 @@ from sqlalchemy import delete, insert, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import dialect_of
-from app.db.models import Artifact, Document, DocumentBody, Preference, Todo
+from app.db.models import Artifact, Document, DocumentBody, Preference, RejectedItem, Todo
 
 
 async def get_document(s: AsyncSession, thread_id: str) -> Document | None:
@@ -42,6 +42,16 @@ async def list_preferences(s: AsyncSession, thread_id: str) -> Sequence[Preferen
 async def list_todos(s: AsyncSession, thread_id: str) -> Sequence[Todo]:
     stmt = select(Todo).where(Todo.thread_id == thread_id).order_by(Todo.position, Todo.id)
     return (await s.execute(stmt)).scalars().all()
+
+
+async def list_rejected(s: AsyncSession, thread_id: str) -> Sequence[RejectedItem]:
+    stmt = select(RejectedItem).where(RejectedItem.thread_id == thread_id)
+    return (await s.execute(stmt.order_by(RejectedItem.id))).scalars().all()
+
+
+async def insert_rejected(s: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        await s.execute(insert(RejectedItem), rows)
 
 
 async def list_artifacts(
@@ -75,7 +85,8 @@ async def store_body(s: AsyncSession, content: str) -> str:
 
 
 async def copy_live_rows(s: AsyncSession, *, source: str, target: str) -> None:
-    """Copy one thread's document, preferences and todos into an empty thread, in SQL."""
+    """Copy one thread's document, preferences, todos and rejected decisions into an
+    empty thread, in SQL."""
     await s.execute(
         insert(Document).from_select(
             ["thread_id", "title", "content", "body_hash"],
@@ -102,6 +113,20 @@ async def copy_live_rows(s: AsyncSession, *, source: str, target: str) -> None:
             select(
                 Todo.uid, literal(target), Todo.text, Todo.done, Todo.depth, Todo.position
             ).where(Todo.thread_id == source),
+        )
+    )
+    await s.execute(
+        insert(RejectedItem).from_select(
+            ["thread_id", "uid", "surface", "text", "rejected_after_turn"],
+            select(
+                literal(target),
+                RejectedItem.uid,
+                RejectedItem.surface,
+                RejectedItem.text,
+                RejectedItem.rejected_after_turn,
+            )
+            .where(RejectedItem.thread_id == source)
+            .order_by(RejectedItem.id),
         )
     )
 
@@ -141,8 +166,9 @@ async def copy_artifacts(
 
 
 async def clear_items(s: AsyncSession, thread_id: str) -> None:
-    await s.execute(delete(Preference).where(Preference.thread_id == thread_id))
-    await s.execute(delete(Todo).where(Todo.thread_id == thread_id))
+    """Drop a thread's preferences, todos and rejected decisions (to rewrite them)."""
+    for model in (Preference, Todo, RejectedItem):
+        await s.execute(delete(model).where(model.thread_id == thread_id))
 
 
 async def insert_preferences(s: AsyncSession, rows: list[dict[str, Any]]) -> None:

@@ -93,6 +93,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{thread_id}/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare Nodes
+         * @description The workspace at node `b` against node `a` (any two nodes the caller owns).
+         */
+        get: operations["compare_nodes_api_conversations__thread_id__compare_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{thread_id}/document": {
         parameters: {
             query?: never;
@@ -392,6 +412,16 @@ export interface components {
             /** Turn Index */
             turn_index: number;
         };
+        /**
+         * ArtifactsDiff
+         * @description Artifacts present at `b` and not at `a` (added), and the reverse (removed).
+         */
+        ArtifactsDiff: {
+            /** Added */
+            added: components["schemas"]["ArtifactSummary"][];
+            /** Removed */
+            removed: components["schemas"]["ArtifactSummary"][];
+        };
         /** BranchIn */
         BranchIn: {
             /** From Turn */
@@ -428,6 +458,37 @@ export interface components {
             /** Turn Id */
             turn_id: string | null;
         };
+        /**
+         * CompareNode
+         * @description One end of a comparison (or their common ancestor).
+         */
+        CompareNode: {
+            /** Node Id */
+            node_id: string;
+            /** Root Thread Id */
+            root_thread_id: string;
+            /** Thread Id */
+            thread_id: string;
+            /** Turn Index */
+            turn_index: number;
+        };
+        /**
+         * Comparison
+         * @description Two nodes' workspaces side by side, from `a` (before) to `b` (after).
+         *
+         *     `common_ancestor` is the newest node on both paths (across a fork too), or null.
+         */
+        Comparison: {
+            a: components["schemas"]["CompareNode"];
+            artifacts: components["schemas"]["ArtifactsDiff"];
+            b: components["schemas"]["CompareNode"];
+            common_ancestor: components["schemas"]["CompareNode"] | null;
+            document: components["schemas"]["DocumentDiff"];
+            objective: components["schemas"]["ObjectiveDiff"];
+            preferences: components["schemas"]["PreferencesDiff"];
+            rejected: components["schemas"]["RejectedSides"];
+            todos: components["schemas"]["TodosDiff"];
+        };
         /** ConversationCreate */
         ConversationCreate: {
             /** Objective */
@@ -447,6 +508,8 @@ export interface components {
             forked_from?: components["schemas"]["ForkedFrom"] | null;
             /** Message Count */
             message_count: number;
+            /** Name */
+            name: string | null;
             /** Objective */
             objective: string | null;
             /** Parent Thread Id */
@@ -467,10 +530,33 @@ export interface components {
              */
             updated_at: string;
         };
-        /** ConversationPatch */
+        /**
+         * ConversationPatch
+         * @description A rename: `title` and/or the short branch `name` (`name: null` clears it).
+         */
         ConversationPatch: {
+            /** Name */
+            name?: string | null;
             /** Title */
             title?: string | null;
+        };
+        /**
+         * DocumentDiff
+         * @description The document from `a` to `b`: titles, and the body as a unified diff.
+         */
+        DocumentDiff: {
+            /** Added Lines */
+            added_lines: number;
+            /** Changed */
+            changed: boolean;
+            /** Diff */
+            diff: string;
+            /** Removed Lines */
+            removed_lines: number;
+            /** Title After */
+            title_after: string | null;
+            /** Title Before */
+            title_before: string | null;
         };
         /** DocumentIn */
         DocumentIn: {
@@ -583,6 +669,8 @@ export interface components {
             branch_point_turn: number | null;
             /** Deleted */
             deleted: boolean;
+            /** Name */
+            name: string | null;
             /** Parent Thread Id */
             parent_thread_id: string | null;
             /** Reason */
@@ -640,6 +728,15 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** ObjectiveDiff */
+        ObjectiveDiff: {
+            /** After */
+            after: string | null;
+            /** Before */
+            before: string | null;
+            /** Changed */
+            changed: boolean;
+        };
         /** ObjectiveIn */
         ObjectiveIn: {
             /** Text */
@@ -681,6 +778,15 @@ export interface components {
             /** Uid */
             uid?: string | null;
         };
+        /** PreferenceChange */
+        PreferenceChange: {
+            after: components["schemas"]["PreferenceOut"];
+            before: components["schemas"]["PreferenceOut"];
+            /** Fields */
+            fields: ("text" | "locked")[];
+            /** Uid */
+            uid: string;
+        };
         /** PreferenceIn */
         PreferenceIn: {
             /**
@@ -712,6 +818,51 @@ export interface components {
             position?: number | null;
             /** Text */
             text?: string | null;
+        };
+        /**
+         * PreferencesDiff
+         * @description Matched by `uid`: only in `b` is added, only in `a` removed.
+         */
+        PreferencesDiff: {
+            /** Added */
+            added: components["schemas"]["PreferenceOut"][];
+            /** Changed */
+            changed: components["schemas"]["PreferenceChange"][];
+            /** Removed */
+            removed: components["schemas"]["PreferenceOut"][];
+        };
+        /**
+         * RejectedOut
+         * @description A deleted preference or todo, kept as a rejected decision.
+         */
+        RejectedOut: {
+            /** Rejected After Turn */
+            rejected_after_turn: number;
+            /**
+             * Surface
+             * @enum {string}
+             */
+            surface: "preference" | "todo";
+            /** Text */
+            text: string;
+            /** Uid */
+            uid: string;
+        };
+        /** RejectedSides */
+        RejectedSides: {
+            /** A */
+            a: components["schemas"]["RejectedOut"][];
+            /** B */
+            b: components["schemas"]["RejectedOut"][];
+        };
+        /** TodoChange */
+        TodoChange: {
+            after: components["schemas"]["TodoOut"];
+            before: components["schemas"]["TodoOut"];
+            /** Fields */
+            fields: ("text" | "done" | "depth")[];
+            /** Uid */
+            uid: string;
         };
         /** TodoIn */
         TodoIn: {
@@ -754,6 +905,15 @@ export interface components {
             /** Text */
             text?: string | null;
         };
+        /** TodosDiff */
+        TodosDiff: {
+            /** Added */
+            added: components["schemas"]["TodoOut"][];
+            /** Changed */
+            changed: components["schemas"]["TodoChange"][];
+            /** Removed */
+            removed: components["schemas"]["TodoOut"][];
+        };
         /** TurnIn */
         TurnIn: {
             /** Content */
@@ -786,6 +946,8 @@ export interface components {
             objective: string | null;
             /** Preferences */
             preferences: components["schemas"]["PreferenceOut"][];
+            /** Rejected */
+            rejected: components["schemas"]["RejectedOut"][];
             /** Todos */
             todos: components["schemas"]["TodoOut"][];
         };
@@ -1291,6 +1453,76 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+        };
+    };
+    compare_nodes_api_conversations__thread_id__compare_get: {
+        parameters: {
+            query: {
+                a: string;
+                b: string;
+            };
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comparison"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,24 @@
+"""REST: research features (compare two nodes)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from app.api.deps import CurrentUser, DbDep, ThreadId
+from app.api.errors import responses
+from app.schemas import NO_NUL, Comparison
+from app.services import compare as compare_service
+
+router = APIRouter(prefix="/api", tags=["research"])
+
+NodeParam = Annotated[str, Query(min_length=1, max_length=80, pattern=NO_NUL)]
+
+
+@router.get("/conversations/{thread_id}/compare", responses=responses(403, 404, 409))
+async def compare_nodes(
+    thread_id: ThreadId, a: NodeParam, b: NodeParam, db: DbDep, user: CurrentUser
+) -> Comparison:
+    """The workspace at node `b` against node `a` (any two nodes the caller owns)."""
+    return await compare_service.compare(db, user_id=user.id, thread_id=thread_id, a=a, b=b)
