@@ -89,6 +89,17 @@ async def read_after(
     return (await session.execute(stmt.order_by(ActionLogEntry.seq).limit(limit))).scalars().all()
 
 
+async def read_before(
+    session: AsyncSession, *, before: int | None, root_thread_id: str, limit: int = 500
+) -> Sequence[ActionLogEntry]:
+    """A family's entries below `before` (None: from the newest), newest first."""
+    stmt = select(ActionLogEntry).where(ActionLogEntry.root_thread_id == root_thread_id)
+    if before is not None:
+        stmt = stmt.where(ActionLogEntry.seq < before)
+    stmt = stmt.order_by(ActionLogEntry.seq.desc()).limit(limit)
+    return (await session.execute(stmt)).scalars().all()
+
+
 async def turn_text(session: AsyncSession, root_thread_id: str, turn_id: str) -> str:
     """The reply text a turn streamed so far, from its logged `chat/delta` actions."""
     stmt = (

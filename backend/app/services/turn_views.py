@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -125,35 +125,63 @@ def _records(family: Family, rows: Iterable[TurnRow]) -> list[TurnRecord]:
     return out
 
 
+# A turn's actions are logged after it started; entries this much older than the
+# oldest turn asked for cannot be its (the margin absorbs clock and commit delays).
+_LOG_MARGIN = timedelta(minutes=5)
+_LOG_PAGE = 500
+
+
 async def _turn_actions(
-    s: AsyncSession, root_thread_id: str, turn_ids: Collection[str]
+    s: AsyncSession, root_thread_id: str, turn_ids: Collection[str], since: datetime | None
 ) -> dict[str, list[dict[str, Any]]]:
-    """The logged chat actions of these turns, in log order."""
+    """The logged chat actions of these turns, in log order.
+
+    The family's log is read backwards from the newest entry and only as far as the
+    turns asked for reach: until each one's `chat/turnStarted` was seen, or the
+    entries predate the oldest of them (`since`, its start). A snapshot thus costs
+    the actions of its window, not the family's whole log.
+    """
     wanted = set(turn_ids)
     out: dict[str, list[dict[str, Any]]] = {}
     if not wanted:
         return out
     channel = action_log.chat_channel(root_thread_id)
-    after = 0
+    cutoff = since - _LOG_MARGIN if since is not None else None
+    started: set[str] = set()
+    newest_first: list[dict[str, Any]] = []
+    before: int | None = None
     while True:
-        page = await action_log.read_after(
-            s, after=after, root_thread_ids={root_thread_id}, limit=2000
+        page = await action_log.read_before(
+            s, before=before, root_thread_id=root_thread_id, limit=_LOG_PAGE
         )
         for entry in page:
-            after = entry.seq
+            before = entry.seq
             turn_id = entry.action.get("turnId")
             if entry.channel == channel and turn_id in wanted:
-                out.setdefault(str(turn_id), []).append(entry.action)
-        if len(page) < 2000:
-            return out
+                newest_first.append(entry.action)
+                if entry.action.get("type") == "chat/turnStarted":
+                    started.add(str(turn_id))
+        if len(page) < _LOG_PAGE or started >= wanted:
+            break
+        if cutoff is not None and aware(page[-1].created_at) < cutoff:
+            break
+    for action in reversed(newest_first):
+        out.setdefault(str(action.get("turnId")), []).append(action)
+    return out
 
 
 async def _page(s: AsyncSession, family: Family, nodes: list[NodeId], *, more: bool) -> TurnsPage:
     rows = await views_repo.turn_rows(s, [(n.thread_id, n.turn) for n in nodes])
     by_id = {NodeId(r.thread_id, r.turn_index): r for r in rows}
     records = _records(family, [by_id[n] for n in nodes if n in by_id])
-    actions = await _turn_actions(s, family.root_thread_id, [r.id for r in records])
+    actions = await _turn_actions(
+        s, family.root_thread_id, [r.id for r in records], _oldest(records)
+    )
     return TurnsPage(records, actions, more)
+
+
+def _oldest(records: list[TurnRecord]) -> datetime | None:
+    return min((r.started_at for r in records), default=None)
 
 
 def _path(family: Family, head_turn_id: str | None) -> list[NodeId]:
@@ -194,9 +222,9 @@ async def chat_material(
                 user_message=active_row.user_message,
                 started_at=aware(active_row.started_at),
             )
-            active_actions = (await _turn_actions(s, root_thread_id, [active_id])).get(
-                active_id, []
-            )
+            active_actions = (
+                await _turn_actions(s, root_thread_id, [active_id], active.started_at)
+            ).get(active_id, [])
         forked_root = None
         forked = None
         if conv.forked_from_thread_id:
@@ -263,7 +291,7 @@ async def children(
         rows = [r for r in rows if r.order > after_order and r.state != "running"]
         page_rows = rows[:limit]
         records = _records(family, page_rows)
-        actions = await _turn_actions(s, root_thread_id, [r.id for r in records])
+        actions = await _turn_actions(s, root_thread_id, [r.id for r in records], _oldest(records))
         more = len(rows) > limit
         return TurnsPage(records, actions, more), (page_rows[-1].order if more else None)
 
