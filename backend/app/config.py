@@ -25,6 +25,11 @@ class Settings(BaseSettings):
     secret_key: str | None = None
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_import_bytes: int = Field(default=100 * 1024 * 1024, ge=1024)
+    # REST requests per second per caller (bearer token, or address without one), with
+    # bursts up to `rate_limit_burst`; per process; 0 (the single-user default) turns
+    # the limit off. The deployment template (.env.example) turns it on.
+    rate_limit_per_second: float = Field(default=0.0, ge=0)
+    rate_limit_burst: int = Field(default=60, ge=1)
     # A turn whose heartbeat is older than this is considered abandoned.
     turn_stale_seconds: float = Field(default=30.0, gt=0)
     heartbeat_seconds: float = Field(default=5.0, gt=0)

@@ -19,6 +19,7 @@ from app.api import errors as api_errors
 from app.api import graph as graph_api
 from app.api import methods as api_methods
 from app.api.limits import BodyLimitMiddleware
+from app.api.rate_limit import RateLimitMiddleware
 from app.config import Settings, get_settings
 from app.db.engine import Database
 from app.events.bus import EventBus
@@ -75,6 +76,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         BodyLimitMiddleware,
         max_bytes=settings.max_body_bytes,
         max_import_bytes=settings.max_import_bytes,
+    )
+    # Added last, so it runs first: a limited caller costs no body read.
+    app.add_middleware(
+        RateLimitMiddleware,
+        per_second=settings.rate_limit_per_second,
+        burst=settings.rate_limit_burst,
     )
     api_errors.install(app)
     api_methods.install(app)
