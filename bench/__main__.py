@@ -27,6 +27,7 @@ BENCHMARKS = (
     "graph_bench",
     "checkout",
     "reads",
+    "search",
     "branching",
     "turns",
     "concurrency",

@@ -402,3 +402,20 @@ class Comparison(BaseModel):
     todos: TodosDiff
     artifacts: ArtifactsDiff
     rejected: RejectedSides
+
+
+# ---- research: search ----
+
+SearchKind = Literal["user", "assistant", "document"]
+
+
+class SearchHit(BaseModel):
+    node_id: str
+    thread_id: str
+    root_thread_id: str
+    kind: SearchKind
+    snippet: str
+
+
+class SearchOut(BaseModel):
+    results: list[SearchHit]

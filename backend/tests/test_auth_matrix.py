@@ -40,7 +40,11 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, int]] = [
     ("GET", "/api/conversations/{tid}/compare?a={tid}:0&b={tid}:0", None, 200),
 ]
 # Endpoints that are not about one thread: checked for 401 only.
-UNSCOPED = [("GET", "/api/conversations"), ("POST", "/api/conversations")]
+UNSCOPED = [
+    ("GET", "/api/conversations"),
+    ("POST", "/api/conversations"),
+    ("GET", "/api/search"),
+]
 PUBLIC = {("GET", "/api/health")}
 # An endless stream: covered by `test_events_stream_auth` over a real socket.
 COVERED_ELSEWHERE: set[tuple[str, str]] = {("GET", "/api/conversations/{tid}/events")}

@@ -1,4 +1,4 @@
-"""REST: research features (compare two nodes)."""
+"""REST: research features (compare two nodes, search)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from fastapi import APIRouter, Query
 
 from app.api.deps import CurrentUser, DbDep, ThreadId
 from app.api.errors import responses
-from app.schemas import NO_NUL, Comparison
+from app.schemas import NO_NUL, Comparison, SearchOut
 from app.services import compare as compare_service
+from app.services import search as search_service
 
 router = APIRouter(prefix="/api", tags=["research"])
 
@@ -22,3 +23,16 @@ async def compare_nodes(
 ) -> Comparison:
     """The workspace at node `b` against node `a` (any two nodes the caller owns)."""
     return await compare_service.compare(db, user_id=user.id, thread_id=thread_id, a=a, b=b)
+
+
+@router.get("/search", responses=responses())
+async def search(
+    q: Annotated[str, Query(min_length=1, max_length=500, pattern=NO_NUL)],
+    db: DbDep,
+    user: CurrentUser,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+) -> SearchOut:
+    """The caller's nodes (every branch; drafts and deleted threads aside) whose user
+    message, reply or document matches `q`: full-text search on PostgreSQL, every word
+    as a substring on SQLite."""
+    return await search_service.search(db, user_id=user.id, query=q, limit=limit)

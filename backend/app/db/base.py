@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, BigInteger, Integer, MetaData
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy import JSON, BigInteger, Integer, MetaData, Text
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
 from sqlalchemy.orm import DeclarativeBase
 
 NAMING_CONVENTION = {
@@ -17,6 +17,8 @@ NAMING_CONVENTION = {
 # SQLite only auto-increments INTEGER PRIMARY KEY, so big ids fall back to Integer there.
 BigId = BigInteger().with_variant(Integer, "sqlite")
 JsonType = JSON().with_variant(JSONB(), "postgresql")
+# A PostgreSQL text-search vector; SQLite has none and keeps the column empty.
+SearchVector = Text().with_variant(TSVECTOR(), "postgresql")
 
 
 class Base(DeclarativeBase):

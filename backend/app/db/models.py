@@ -19,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.db.base import Base, BigId, JsonType
+from app.db.base import Base, BigId, JsonType, SearchVector
 
 THREAD_ID_LEN = 35  # "th_" + 32 hex
 NAME_LEN = 80  # a branch name
@@ -258,3 +258,32 @@ class ActionLogEntry(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
     __table_args__ = (Index("ix_action_log_root_seq", "root_thread_id", "seq"),)
+
+
+class SearchEntry(Base):
+    """The search index (API.md decision 17): one row per searchable text of a node.
+
+    `kind` is `user`, `assistant` or `document`; a document is indexed at the nodes
+    where it changed. `tsv` is the PostgreSQL text-search vector (null on SQLite,
+    which searches `content` directly). Reported apart from the transcript storage.
+    """
+
+    __tablename__ = "search_entries"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    root_thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN))
+    thread_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.thread_id", ondelete="CASCADE")
+    )
+    turn_index: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(12))
+    content: Mapped[str] = mapped_column(Text)
+    digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    tsv: Mapped[str | None] = mapped_column(SearchVector, nullable=True)
+
+    __table_args__ = (
+        Index("ix_search_entries_node", "thread_id", "turn_index"),
+        Index("ix_search_entries_user_id", "user_id"),
+        Index("ix_search_entries_tsv", "tsv", postgresql_using="gin"),
+    )

@@ -52,7 +52,7 @@ from app.events import log as action_log
 from app.events.bus import EventBus
 from app.events.coalescer import DeltaCoalescer
 from app.schemas import MAX_MESSAGE_CHARS
-from app.services import heads, pruning
+from app.services import heads, pruning, search
 from app.services.branching import draft_transcript, promote_draft
 from app.services.conversations import get_owned
 from app.services.snapshots import capture_snapshot
@@ -380,6 +380,7 @@ class TurnManager:
                 completed_at=now(),
                 reply=reply[:MAX_REPLY_CHARS],
             )
+            await search.index_turn_in(s, turn.thread_id, turn.turn_index, turn.content, reply)
             await repo.count_turn_finished(s, turn.thread_id)
             await heads.advance_head(
                 s,

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
 from app.db.dialect import dialect_of
-from app.db.models import Artifact, WorkspaceSnapshot
+from app.db.models import Artifact, SearchEntry, WorkspaceSnapshot
 
 # Copy a snapshot's item lists (JSON) into a thread's live rows, positions by index.
 COPY_ITEMS_SQL = {
@@ -111,8 +111,13 @@ async def set_node_state(
 
 
 async def delete_nodes(s: AsyncSession, thread_id: str, turns: Iterable[int]) -> None:
-    """Drop the turn records and the artifacts of these turns of one thread."""
+    """Drop the turn records, the artifacts and the search entries of these turns."""
     ks = list(turns)
+    await s.execute(
+        delete(SearchEntry).where(
+            SearchEntry.thread_id == thread_id, SearchEntry.turn_index.in_(ks)
+        )
+    )
     await s.execute(
         delete(WorkspaceSnapshot).where(
             WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index.in_(ks)
@@ -121,3 +126,18 @@ async def delete_nodes(s: AsyncSession, thread_id: str, turns: Iterable[int]) ->
     await s.execute(
         delete(Artifact).where(Artifact.thread_id == thread_id, Artifact.turn_index.in_(ks))
     )
+
+
+async def node_records(s: AsyncSession, thread_ids: list[str]) -> list[WorkspaceSnapshot]:
+    """Every turn record of these threads, light (no item lists), by thread and turn."""
+    stmt = (
+        select(WorkspaceSnapshot)
+        .where(WorkspaceSnapshot.thread_id.in_(thread_ids))
+        .options(
+            defer(WorkspaceSnapshot.preferences),
+            defer(WorkspaceSnapshot.todos),
+            defer(WorkspaceSnapshot.rejected),
+        )
+        .order_by(WorkspaceSnapshot.thread_id, WorkspaceSnapshot.turn_index)
+    )
+    return list((await s.execute(stmt)).scalars().all())

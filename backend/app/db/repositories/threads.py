@@ -23,6 +23,7 @@ from app.db.models import (
     Document,
     Preference,
     RejectedItem,
+    SearchEntry,
     Todo,
     WorkspaceSnapshot,
 )
@@ -272,6 +273,16 @@ async def finish_fork(s: AsyncSession, thread_id: str) -> None:
     )
 
 
+async def set_stamps(
+    s: AsyncSession, thread_id: str, *, created_at: datetime, updated_at: datetime
+) -> None:
+    await s.execute(
+        update(Conversation)
+        .where(Conversation.thread_id == thread_id)
+        .values(created_at=created_at, updated_at=updated_at)
+    )
+
+
 async def mark_draft_dirty(s: AsyncSession, thread_id: str) -> None:
     await s.execute(
         update(ConversationBranch)
@@ -302,7 +313,15 @@ async def count_turn_finished(s: AsyncSession, thread_id: str) -> None:
 
 async def delete_thread_rows(s: AsyncSession, thread_id: str) -> None:
     """Remove every SQL row that belongs to one thread (compensation and pruning)."""
-    for model in (Artifact, Preference, Todo, RejectedItem, Document, WorkspaceSnapshot):
+    for model in (
+        Artifact,
+        Preference,
+        Todo,
+        RejectedItem,
+        SearchEntry,
+        Document,
+        WorkspaceSnapshot,
+    ):
         await s.execute(delete(model).where(model.thread_id == thread_id))
     await s.execute(delete(ConversationBranch).where(ConversationBranch.thread_id == thread_id))
     await s.execute(delete(Conversation).where(Conversation.thread_id == thread_id))

@@ -1,0 +1,139 @@
+"""The search index: write a node's texts, find a user's nodes by text.
+
+PostgreSQL matches `websearch_to_tsquery` against the stored `tsv` (GIN index) and
+ranks with `ts_rank`; SQLite, which has no full-text search in every build, requires
+every word of the query as a case-insensitive substring (`instr` on lowered text).
+Every value is a bound parameter. Only visible threads count: not deleted, not a
+fork still being built, not a pending branch or a draft (which own no turns anyway),
+and only turns the thread still owns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import ColumnElement, and_, bindparam, func, insert, literal_column, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.dialect import dialect_of
+from app.db.models import Conversation, ConversationBranch, SearchEntry
+
+# The text-search configuration (the migration uses the same); a constant, never input.
+TS_CONFIG = "english"
+_CONFIG: ColumnElement[str] = literal_column(f"'{TS_CONFIG}'::regconfig")
+# At most this many characters of a text are indexed (a tsvector holds at most 1 MB).
+MAX_INDEXED = 100_000
+
+_entry = SearchEntry.__table__
+_conv = Conversation.__table__
+_branch = ConversationBranch.__table__
+
+
+@dataclass(frozen=True)
+class Hit:
+    thread_id: str
+    root_thread_id: str
+    turn_index: int
+    kind: str
+    content: str
+
+
+async def add_entries(
+    s: AsyncSession,
+    *,
+    user_id: int,
+    root_thread_id: str,
+    thread_id: str,
+    turn_index: int,
+    texts: Iterable[tuple[str, str, str | None]],
+) -> None:
+    """Index `(kind, content, digest)` texts of node `thread_id:turn_index` (blank
+    texts are skipped)."""
+    rows = [
+        {
+            "user_id": user_id,
+            "root_thread_id": root_thread_id,
+            "thread_id": thread_id,
+            "turn_index": turn_index,
+            "kind": kind,
+            "content": content[:MAX_INDEXED],
+            "digest": digest,
+        }
+        for kind, content, digest in texts
+        if content.strip()
+    ]
+    if not rows:
+        return
+    stmt = insert(SearchEntry)
+    if dialect_of(s).is_postgres:
+        # One statement for all rows; each row's vector is computed from its content.
+        stmt = stmt.values(
+            {c: bindparam(c) for c in rows[0]}
+            | {"tsv": func.to_tsvector(_CONFIG, bindparam("content"))}
+        )
+    await s.execute(stmt, rows)
+
+
+async def last_document_digest(s: AsyncSession, thread_id: str) -> str | None:
+    """The digest of the document most recently indexed for this thread."""
+    return await s.scalar(
+        select(SearchEntry.digest)
+        .where(SearchEntry.thread_id == thread_id, SearchEntry.kind == "document")
+        .order_by(SearchEntry.turn_index.desc(), SearchEntry.id.desc())
+        .limit(1)
+    )
+
+
+def _visible() -> ColumnElement[bool]:
+    return and_(
+        _conv.c.deleted_at.is_(None),
+        _conv.c.building.is_(False),
+        or_(_branch.c.status.is_(None), _branch.c.status == "active"),
+        _entry.c.turn_index <= _conv.c.turn_index,
+    )
+
+
+def words_of(query: str) -> list[str]:
+    """The words of a query for the portable matcher (quotes and a leading `-` dropped)."""
+    words = []
+    for raw in query.replace('"', " ").split():
+        word = raw.lstrip("-").lower()
+        if word and word != "or":
+            words.append(word)
+    return words
+
+
+async def find(s: AsyncSession, *, user_id: int, query: str, limit: int) -> list[Hit]:
+    """The user's best matching entries, at most `limit`."""
+    base = (
+        select(
+            _entry.c.thread_id,
+            _entry.c.root_thread_id,
+            _entry.c.turn_index,
+            _entry.c.kind,
+            _entry.c.content,
+        )
+        .select_from(
+            _entry.join(_conv, _conv.c.thread_id == _entry.c.thread_id).outerjoin(
+                _branch, _branch.c.thread_id == _entry.c.thread_id
+            )
+        )
+        .where(_entry.c.user_id == user_id, _visible())
+        .limit(limit)
+    )
+    if dialect_of(s).is_postgres:
+        tsquery = func.websearch_to_tsquery(_CONFIG, query)
+        stmt = base.where(_entry.c.tsv.op("@@")(tsquery)).order_by(
+            func.ts_rank(_entry.c.tsv, tsquery).desc(), _entry.c.id.desc()
+        )
+    else:
+        words = words_of(query)
+        if not words:
+            return []
+        lowered = func.lower(_entry.c.content)
+        stmt = base.where(*(func.instr(lowered, w) > 0 for w in words)).order_by(_entry.c.id.desc())
+    return [
+        Hit(r.thread_id, r.root_thread_id, r.turn_index, r.kind, r.content)
+        for r in (await s.execute(stmt)).all()
+    ]

@@ -1,0 +1,114 @@
+"""Search across every branch of the caller's conversations.
+
+The index (`search_entries`, API.md decision 17) holds each node's user message and
+reply, written when the turn completes, and the document at the nodes where it
+changed (a document that stays the same over many turns is indexed once, at the node
+that made it so). Imported families index their nodes as they are written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.engine import Database
+from app.db.repositories import search as repo
+from app.db.repositories import threads as threads_repo
+from app.db.repositories import workspace as workspace_repo
+from app.domain import NodeId
+from app.errors import InvalidInput
+from app.schemas import SearchHit, SearchKind, SearchOut
+
+_KINDS: dict[str, SearchKind] = {"user": "user", "assistant": "assistant"}
+SNIPPET_BEFORE = 60
+SNIPPET_CHARS = 200
+
+
+def digest_of(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+async def index_node_in(
+    s: AsyncSession,
+    *,
+    thread_id: str,
+    turn_index: int,
+    user_message: str,
+    reply: str,
+    document: str | None,
+) -> None:
+    """Index one node: its user message, its reply, and the document after it when it
+    differs from the last one indexed for the thread."""
+    conv = await threads_repo.get_thread(s, thread_id)
+    if conv is None:
+        return
+    texts: list[tuple[str, str, str | None]] = [
+        ("user", user_message, None),
+        ("assistant", reply, None),
+    ]
+    if document is not None and document.strip():
+        digest = digest_of(document)
+        if digest != await repo.last_document_digest(s, thread_id):
+            texts.append(("document", document, digest))
+    await repo.add_entries(
+        s,
+        user_id=conv.user_id,
+        root_thread_id=conv.root_thread_id,
+        thread_id=thread_id,
+        turn_index=turn_index,
+        texts=texts,
+    )
+
+
+async def index_turn_in(
+    s: AsyncSession, thread_id: str, turn_index: int, user_message: str, reply: str
+) -> None:
+    """A turn completed: index it with the thread's live document (the workspace after it)."""
+    doc = await workspace_repo.get_document(s, thread_id)
+    body = None
+    if doc is not None:
+        body = doc.content
+        if doc.body_hash is not None:
+            body = await workspace_repo.get_body(s, doc.body_hash) or ""
+    await index_node_in(
+        s,
+        thread_id=thread_id,
+        turn_index=turn_index,
+        user_message=user_message,
+        reply=reply,
+        document=body,
+    )
+
+
+def snippet(content: str, query: str) -> str:
+    """A short window of `content` around the first word of `query` found in it."""
+    flat = re.sub(r"\s+", " ", content).strip()
+    lowered = flat.lower()
+    positions = [p for p in (lowered.find(w) for w in repo.words_of(query)) if p >= 0]
+    start = max(0, min(positions) - SNIPPET_BEFORE) if positions else 0
+    end = start + SNIPPET_CHARS
+    text = flat[start:end]
+    return ("…" if start > 0 else "") + text + ("…" if end < len(flat) else "")
+
+
+async def search(db: Database, *, user_id: int, query: str, limit: int) -> SearchOut:
+    """The caller's nodes whose user message, reply or document matches `query`."""
+    query = query.strip()
+    if not query:
+        raise InvalidInput("q: must not be empty")
+    async with db.read() as s:
+        hits = await repo.find(s, user_id=user_id, query=query, limit=limit)
+    return SearchOut(
+        results=[
+            SearchHit(
+                node_id=NodeId.format(h.thread_id, h.turn_index),
+                thread_id=h.thread_id,
+                root_thread_id=h.root_thread_id,
+                kind=_KINDS.get(h.kind, "document"),
+                snippet=snippet(h.content, query),
+            )
+            for h in hits
+        ]
+    )
