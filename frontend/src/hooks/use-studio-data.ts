@@ -11,6 +11,7 @@ export const keys = {
   messages: (thread: string) => ["messages", thread] as const,
   workspace: (thread: string) => ["workspace", thread] as const,
   artifact: (thread: string, id: number) => ["artifact", thread, id] as const,
+  compare: (a: string, b: string) => ["compare", a, b] as const,
 };
 
 export function useConversations() {
@@ -76,11 +77,26 @@ export function useArtifact(thread: string, id: number | null) {
   });
 }
 
+/** The comparison of two nodes (`b` against `a`), asked through `thread`. */
+export function useComparison(thread: string | null, a: string | null, b: string | null) {
+  const { client } = useApi();
+  return useQuery({
+    queryKey: keys.compare(a ?? "", b ?? ""),
+    enabled: thread !== null && a !== null && b !== null,
+    queryFn: async () =>
+      unwrap(
+        await client.GET("/api/conversations/{thread_id}/compare", {
+          params: { path: { thread_id: thread ?? "" }, query: { a: a ?? "", b: b ?? "" } },
+        }),
+      ),
+  });
+}
+
 /** Refetch everything the studio shows of a family (after a turn or a checkout). */
 export function useRefreshAll() {
   const qc = useQueryClient();
   return () =>
     Promise.all(
-      ["history", "graph", "messages", "workspace", "conversations"].map((k) => qc.invalidateQueries({ queryKey: [k] })),
+      ["history", "graph", "messages", "workspace", "conversations", "compare"].map((k) => qc.invalidateQueries({ queryKey: [k] })),
     );
 }

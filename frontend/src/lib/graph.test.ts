@@ -265,6 +265,26 @@ describe("layout", () => {
     expect(buildFlowGraph(g).cards.find((c) => c.id === "stub:S")?.active).toBe(false);
   });
 
+  it("carries thread names and marks each thread's first card, where the name is edited", () => {
+    const g = family(
+      [
+        { id: "R", turns: 3, name: "main" },
+        { id: "S", parent: "R", bp: 1, turns: 3, name: "formal" },
+        { id: "Z", parent: "R", bp: 2, turns: 0, name: "next" },
+      ],
+      "S",
+    );
+    const flow = buildFlowGraph(g);
+    const card = (id: string) => flow.cards.find((c) => c.id === id);
+    expect(card("R:1")).toMatchObject({ threadName: "main", firstOfThread: true });
+    expect(card("R:2")).toMatchObject({ threadName: "main", firstOfThread: false });
+    expect(card("S:2")).toMatchObject({ threadName: "formal", firstOfThread: true });
+    expect(card("S:3")).toMatchObject({ threadName: "formal", firstOfThread: false });
+    expect(card("stub:Z")).toMatchObject({ threadName: "next", firstOfThread: true });
+    const orphan: Graph = { ...g, nodes: [...g.nodes, { ...(g.nodes[0] as Graph["nodes"][number]), id: "Q:1", thread_id: "Q" }] };
+    expect(buildFlowGraph(orphan).cards.find((c) => c.id === "Q:1")).toMatchObject({ threadName: null, firstOfThread: false });
+  });
+
   it("reports truncation and copes with nodes dropped from the front", () => {
     const full = family(
       [

@@ -42,6 +42,10 @@ export interface FlowCard {
   state: CardState;
   question: string;
   artifactCount: number;
+  /** the short name of the card's thread (a branch name), if it has one */
+  threadName: string | null;
+  /** the first card of its thread: where the thread's name is shown and edited */
+  firstOfThread: boolean;
 }
 
 export interface FlowLink {
@@ -234,6 +238,7 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
 
   for (const n of graph.nodes) {
     const lane = lanes.get(n.thread_id) ?? 0;
+    const thread = index.byId.get(n.thread_id);
     const label = formatLabel(n.turn_index, suffixes.get(n.thread_id) ?? []);
     labels.set(n.id, label);
     if (n.is_on_active_path) active.add(n.id);
@@ -251,6 +256,8 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
       state: n.state,
       question: n.user_message,
       artifactCount: n.artifact_count,
+      threadName: thread?.name ?? null,
+      firstOfThread: thread !== undefined && n.turn_index === firstOwned(thread),
     });
   }
 
@@ -285,6 +292,8 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
       state: "stub",
       question: thread.reason ?? "",
       artifactCount: 0,
+      threadName: thread.name,
+      firstOfThread: true,
     });
     const bp = thread.branch_point_turn ?? 0;
     if (bp > 0) {

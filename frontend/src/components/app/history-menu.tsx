@@ -110,6 +110,11 @@ export function HistoryMenu(props: HistoryMenuProps) {
                     >
                       <span className="title">
                         {depth > 0 && "↳ "}
+                        {c.name && (
+                          <span className="name-tag" data-testid="conversation-name">
+                            ⎇ {c.name}
+                          </span>
+                        )}
                         {c.title}
                       </span>
                       <span className="sub muted">

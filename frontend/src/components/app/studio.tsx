@@ -8,10 +8,12 @@ import { keys, useConversations, useGraph, useHistory, useMessages, useRefreshAl
 import { useTurn } from "@/hooks/use-turn";
 import { ApiError, toApiError, unwrap, type Conversation } from "@/lib/api/client";
 import { activePathGuide, buildFlowGraph, ownsNoTurn, tipNodeId, type GuideStep } from "@/lib/graph";
+import { NO_PICK, pickForCompare, rejectedByStep, type ComparePick } from "@/lib/research";
 import { groupTurns, type TurnState } from "@/lib/transcript";
 import { ChatPanel } from "./chat-panel";
+import { CompareView } from "./compare-view";
 import { ConfirmDialog, type ConfirmState } from "./confirm-dialog";
-import type { CardDetail } from "./graph/commit-card";
+import type { CardActions, CardDetail } from "./graph/commit-card";
 import { TrajectoryPanel } from "./graph/trajectory-panel";
 import { HistoryMenu } from "./history-menu";
 import { WorkspacePanel } from "./workspace-panel";
@@ -22,6 +24,7 @@ function messageOf(error: unknown): string {
 }
 
 const EMPTY_GUIDE: ReadonlyMap<number, GuideStep> = new Map();
+const EMPTY_LABELS: ReadonlyMap<string, string> = new Map();
 
 /**
  * The studio page. The URL names a thread (`?thread=`) and so a family; the studio
@@ -57,6 +60,12 @@ export function Studio() {
   const [confirm, setConfirm] = useState<ConfirmState | null>(null);
   const [flash, setFlash] = useState<{ nodeId: string; tick: number } | null>(null);
   const [collapsed, setCollapsed] = useState(false);
+  const [pick, setPick] = useState<ComparePick>(NO_PICK);
+  const [found, setFound] = useState<{ nodeId: string; tick: number } | null>(null);
+  const familyRoot = history.data?.root_thread_id ?? null;
+  useEffect(() => {
+    setPick(NO_PICK);
+  }, [familyRoot]);
 
   const createdAt = useMemo(
     () => new Map((conversations.data ?? []).map((c) => [c.thread_id, Date.parse(c.created_at)] as const)),
@@ -86,6 +95,9 @@ export function Studio() {
     }
     return map;
   }, [turns, guide]);
+
+  const rejected = useMemo(() => rejectedByStep(workspace.data?.rejected ?? [], guide), [workspace.data, guide]);
+  const questions = useMemo(() => new Map((graph.data?.nodes ?? []).map((n) => [n.id, n.user_message] as const)), [graph.data]);
 
   const displayedThread = graph.data?.threads.find((t) => t.thread_id === displayed);
   const restoredAt =
@@ -151,6 +163,7 @@ export function Studio() {
   );
 
   const onRestore = useCallback((nodeId: string) => void checkout(nodeId), [checkout]);
+  const onCompare = useCallback((nodeId: string) => setPick((p) => pickForCompare(p, nodeId)), []);
   const onFocusStep = useCallback(
     (nodeId: string) => {
       const card = flow?.cards.find((c) => c.id === nodeId);
@@ -213,6 +226,25 @@ export function Studio() {
       setError(messageOf(e));
     }
   }, [client, qc, router]);
+
+  const onRenameThread = useCallback(
+    async (threadId: string, name: string | null) => {
+      try {
+        unwrap(await client.PATCH("/api/conversations/{thread_id}", { params: { path: { thread_id: threadId } }, body: { name } }));
+        setError(null);
+        await refreshAll();
+      } catch (e) {
+        setError(messageOf(e));
+        throw e;
+      }
+    },
+    [client, refreshAll],
+  );
+  const actions: CardActions = useMemo(
+    () => ({ onRestore, onFocusStep, onCompare, onRename: onRenameThread }),
+    [onRestore, onFocusStep, onCompare, onRenameThread],
+  );
+  const comparing = pick.a !== null && pick.b !== null;
 
   const onRename = useCallback(
     async (c: Conversation, title: string) => {
@@ -286,23 +318,43 @@ export function Studio() {
       ) : displayed === null ? (
         <div className="state-page">Loading the conversation…</div>
       ) : (
-        <main className="columns">
-          <WorkspacePanel
-            key={displayed}
-            thread={displayed}
-            workspace={workspace.data}
-            loading={workspace.isLoading}
-            restoredAt={restoredAt}
-            onError={(e) => setError(messageOf(e))}
-          />
+        <main className={`columns ${comparing ? "comparing" : ""}`}>
+          {comparing && pick.a !== null && pick.b !== null && (
+            <CompareView
+              thread={displayed}
+              a={pick.a}
+              b={pick.b}
+              labels={flow?.labels ?? EMPTY_LABELS}
+              questions={questions}
+              onSwap={() => setPick({ a: pick.b, b: pick.a })}
+              onClose={() => setPick(NO_PICK)}
+              onRestore={onRestore}
+            />
+          )}
+          <div className="ws-slot" hidden={comparing}>
+            <WorkspacePanel
+              key={displayed}
+              thread={displayed}
+              workspace={workspace.data}
+              loading={workspace.isLoading}
+              restoredAt={restoredAt}
+              onError={(e) => setError(messageOf(e))}
+            />
+          </div>
           <div className="right">
             <TrajectoryPanel
               flow={flow}
               details={details}
+              rejected={rejected}
+              pick={pick}
+              found={found}
+              headTurnId={head}
+              frame={comparing ? "comparing" : ""}
               collapsed={collapsed}
               onToggle={() => setCollapsed(!collapsed)}
-              onRestore={onRestore}
-              onFocusStep={onFocusStep}
+              actions={actions}
+              onCompareWithHead={() => head !== null && setPick((p) => (p.a !== null ? { a: p.a, b: head } : p))}
+              onCancelCompare={() => setPick(NO_PICK)}
               onOpenThread={(t) => void openThread(t)}
               loading={graph.isLoading}
             />

@@ -251,6 +251,24 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
           <input data-testid="todo-new" placeholder="Add a todo" value={newTodo} onChange={(e) => setNewTodo(e.target.value)} />
         </form>
       </section>
+      {(workspace?.rejected.length ?? 0) > 0 && (
+        <section>
+          <details className="rejected" data-testid="rejected-list">
+            <summary>
+              <h2>Rejected decisions <span className="muted">({workspace?.rejected.length})</span></h2>
+            </summary>
+            <ul className="items">
+              {workspace?.rejected.map((r) => (
+                <li key={`${r.surface}:${r.uid}`} data-testid="rejected-item" data-uid={r.uid} data-surface={r.surface}>
+                  <span className="item-text">
+                    <s>{r.text}</s> <span className="muted small">· {r.surface} · after step {r.rejected_after_turn}</span>
+                  </span>
+                </li>
+              ))}
+            </ul>
+          </details>
+        </section>
+      )}
       <section>
         <h2>Artifacts <span className="muted">({workspace?.artifacts.length ?? 0})</span></h2>
         {workspace && workspace.artifacts.length === 0 && <p className="muted small">None yet. Ask for one: <code>artifact TITLE: CONTENT</code></p>}

@@ -8,6 +8,7 @@ export interface ThreadSpec {
   turns: number;
   deleted?: boolean;
   reason?: string;
+  name?: string;
 }
 
 /** A family with one node per owned turn; node `T:k` was captured at minute
@@ -20,6 +21,7 @@ export function family(
   const threads: GraphThread[] = specs.map((s) => ({
     thread_id: s.id,
     title: s.id,
+    name: s.name ?? null,
     parent_thread_id: s.parent ?? null,
     branch_point_turn: s.parent === undefined ? null : (s.bp ?? 0),
     reason: s.reason ?? null,

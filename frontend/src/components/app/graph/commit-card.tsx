@@ -1,23 +1,39 @@
 "use client";
 import { Handle, Position, type Node, type NodeProps } from "@xyflow/react";
-import { memo } from "react";
+import { memo, useRef, useState, type SyntheticEvent } from "react";
 import type { FlowCard } from "@/lib/graph";
+import { MAX_NAME, normalizeName, type Rejected } from "@/lib/research";
 
 export interface CardDetail {
   reply: string | null;
   steps: number;
 }
 
+/** What every card can do besides showing itself. */
+export interface CardActions {
+  onRestore: (nodeId: string) => void;
+  onFocusStep: (nodeId: string) => void;
+  onCompare: (nodeId: string) => void;
+  /** saves a thread's branch name (null clears it); rejects with the server's error */
+  onRename: (threadId: string, name: string | null) => Promise<void>;
+}
+
 export interface CommitData extends Record<string, unknown> {
   card: FlowCard;
   detail: CardDetail | null;
-  onRestore: (nodeId: string) => void;
-  onFocusStep: (nodeId: string) => void;
+  /** the decisions rejected at this step (displayed path only) */
+  rejected: readonly Rejected[];
+  /** picked for a comparison: the before ("a") or after ("b") side */
+  picked: "a" | "b" | null;
+  /** the step a search hit points at */
+  found: boolean;
+  actions: CardActions;
 }
 
 export interface StubData extends Record<string, unknown> {
   card: FlowCard;
   onOpen: (threadId: string) => void;
+  onRename: CardActions["onRename"];
 }
 
 export type CommitNode = Node<CommitData, "commit">;
@@ -35,7 +51,7 @@ const STATE_TEXT: Record<string, string> = { cancelled: "stopped", error: "faile
 /** One commit card: lane dot, step label, and a mini transcript (question, reasoning
  * steps, reply), each clamped; cards off the displayed path show the question only. */
 export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNode>) {
-  const { card, detail } = data;
+  const { card, detail, actions, picked, rejected } = data;
   return (
     <div
       data-testid="graph-node"
@@ -44,30 +60,51 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
       data-active={card.active ? "true" : "false"}
       data-head={card.head ? "true" : "false"}
       data-state={card.state}
-      className={`card ${card.active ? "card-active" : "card-dim"} ${card.head ? "card-head" : ""} state-${card.state}`}
-      title="Click: show in chat · Double-click: restore this step"
-      onClick={() => data.onFocusStep(card.id)}
-      onDoubleClick={() => data.onRestore(card.id)}
+      data-picked={picked ?? undefined}
+      data-found={data.found ? "true" : undefined}
+      className={`card ${card.active ? "card-active" : "card-dim"} ${card.head ? "card-head" : ""} state-${card.state} ${picked ? "card-picked" : ""} ${data.found ? "card-found" : ""}`}
+      title="Click: show in chat · Shift-click: compare · Double-click: restore this step"
+      onClick={(e) => (e.shiftKey ? actions.onCompare(card.id) : actions.onFocusStep(card.id))}
+      onDoubleClick={(e) => !e.shiftKey && actions.onRestore(card.id)}
     >
       <Handle type="target" position={Position.Left} className="handle" />
       {card.head && <div className="here">you are here</div>}
+      {picked && <div className={`picked picked-${picked}`}>{picked === "a" ? "compare: before" : "compare: after"}</div>}
+      {card.firstOfThread && <BranchName threadId={card.threadId} name={card.threadName} onRename={actions.onRename} />}
       <div className="card-top">
         <span className="lane-dot" style={{ background: card.active ? "#c8102e" : laneColour(card.lane) }} />
         <span className="card-label">{card.label}</span>
         {STATE_TEXT[card.state] && <span className={`card-state state-${card.state}`}>{STATE_TEXT[card.state]}</span>}
         {card.artifactCount > 0 && <span className="card-art" title="artifacts made at this step">▤ {card.artifactCount}</span>}
-        <button
-          type="button"
-          className="nodrag card-restore"
-          data-testid="graph-node-restore"
-          title="Restore this step"
-          onClick={(e) => {
-            e.stopPropagation();
-            data.onRestore(card.id);
-          }}
-        >
-          ↺
-        </button>
+        <span className="card-buttons">
+          <button
+            type="button"
+            className="nodrag card-btn"
+            data-testid="graph-node-compare"
+            title={picked === "a" ? "Cancel the comparison" : "Compare: pick this step, then another"}
+            aria-pressed={picked !== null}
+            onClick={(e) => {
+              e.stopPropagation();
+              actions.onCompare(card.id);
+            }}
+            onDoubleClick={(e) => e.stopPropagation()}
+          >
+            ⇄
+          </button>
+          <button
+            type="button"
+            className="nodrag card-btn card-restore"
+            data-testid="graph-node-restore"
+            title="Restore this step"
+            onClick={(e) => {
+              e.stopPropagation();
+              actions.onRestore(card.id);
+            }}
+            onDoubleClick={(e) => e.stopPropagation()}
+          >
+            ↺
+          </button>
+        </span>
       </div>
       <div className="clamp q">{card.question || "(no message)"}</div>
       {card.active && detail && (
@@ -75,6 +112,16 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
           {detail.steps > 0 && <div className="clamp steps">⚙ {detail.steps} tool step{detail.steps === 1 ? "" : "s"}</div>}
           {detail.reply && <div className="clamp r">{detail.reply}</div>}
         </>
+      )}
+      {rejected.length > 0 && (
+        <div className="card-rejected" data-testid="card-rejected" title={`Rejected at this step: ${rejected.map((r) => r.text).join("; ")}`}>
+          {rejected.slice(0, 2).map((r) => (
+            <div key={r.uid} className="clamp" data-testid="rejected-decision" data-uid={r.uid} data-surface={r.surface}>
+              <span className="muted">✕ {r.surface === "todo" ? "todo" : "pref"}</span> <s>{r.text}</s>
+            </div>
+          ))}
+          {rejected.length > 2 && <div className="muted">+{rejected.length - 2} more rejected</div>}
+        </div>
       )}
       <Handle type="source" position={Position.Right} className="handle" />
     </div>
@@ -94,6 +141,7 @@ export const StubCard = memo(function StubCard({ data }: NodeProps<StubNode>) {
       onClick={() => data.onOpen(card.threadId)}
     >
       <Handle type="target" position={Position.Left} className="handle" />
+      <BranchName threadId={card.threadId} name={card.threadName} onRename={data.onRename} />
       <div className="card-top">
         <span className="lane-dot hollow" style={{ borderColor: card.active ? "#c8102e" : laneColour(card.lane) }} />
         <span className="card-label">{card.label}</span>
@@ -102,3 +150,75 @@ export const StubCard = memo(function StubCard({ data }: NodeProps<StubNode>) {
     </div>
   );
 });
+
+/** A thread's short name on its first card: click to edit in place; Enter saves,
+ * Escape cancels, an empty name clears it. */
+function BranchName({ threadId, name, onRename }: { threadId: string; name: string | null; onRename: CardActions["onRename"] }) {
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(name ?? "");
+  const [saving, setSaving] = useState(false);
+  const done = useRef(false);
+
+  const start = () => {
+    done.current = false;
+    setText(name ?? "");
+    setEditing(true);
+  };
+  const finish = (save: boolean) => {
+    if (done.current) return;
+    done.current = true;
+    const next = normalizeName(text);
+    if (!save || next === name) {
+      setEditing(false);
+      return;
+    }
+    setSaving(true);
+    onRename(threadId, next)
+      .then(() => setEditing(false))
+      .catch(() => {
+        // the studio shows the server's message; keep the text for another try
+        done.current = false;
+      })
+      .finally(() => setSaving(false));
+  };
+  const stop = (e: SyntheticEvent) => e.stopPropagation();
+
+  if (editing) {
+    return (
+      <div className="branch-name-edit nodrag nopan" onClick={stop} onDoubleClick={stop}>
+        <input
+          data-testid="branch-name-input"
+          data-thread-id={threadId}
+          autoFocus
+          value={text}
+          maxLength={MAX_NAME}
+          disabled={saving}
+          placeholder="name this path (empty clears)"
+          onChange={(e) => setText(e.target.value)}
+          onKeyDown={(e) => {
+            e.stopPropagation();
+            if (e.key === "Enter") finish(true);
+            else if (e.key === "Escape") finish(false);
+          }}
+          onBlur={() => finish(true)}
+        />
+      </div>
+    );
+  }
+  return (
+    <button
+      type="button"
+      className={`nodrag branch-name ${name ? "" : "unnamed"}`}
+      data-testid="branch-name"
+      data-thread-id={threadId}
+      title={name ? `Path “${name}”: click to rename` : "Name this path"}
+      onClick={(e) => {
+        e.stopPropagation();
+        start();
+      }}
+      onDoubleClick={stop}
+    >
+      {name ? `⎇ ${name}` : "+ name"}
+    </button>
+  );
+}

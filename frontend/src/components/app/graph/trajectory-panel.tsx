@@ -12,7 +12,8 @@ import {
 } from "@xyflow/react";
 import { useEffect, useMemo, useRef } from "react";
 import { carryMeasured, type FlowGraph } from "@/lib/graph";
-import { CommitCard, StubCard, type CardDetail, type TrajectoryNode } from "./commit-card";
+import type { ComparePick, Rejected } from "@/lib/research";
+import { CommitCard, StubCard, type CardActions, type CardDetail, type TrajectoryNode } from "./commit-card";
 
 // Module constants: React Flow re-mounts every node when these change identity.
 const nodeTypes: NodeTypes = { commit: CommitCard, stub: StubCard };
@@ -22,12 +23,36 @@ const DIM = "#b8bcc4";
 export interface TrajectoryProps {
   flow: FlowGraph | null;
   details: ReadonlyMap<string, CardDetail>;
+  /** node id → the decisions rejected at that step */
+  rejected: ReadonlyMap<string, readonly Rejected[]>;
+  pick: ComparePick;
+  /** a search hit to show: its card is framed and marked */
+  found: { nodeId: string; tick: number } | null;
+  headTurnId: string | null;
+  /** changes when the panel's size changes (e.g. the comparison opens): the view is re-framed */
+  frame: string;
   collapsed: boolean;
   onToggle: () => void;
-  onRestore: (nodeId: string) => void;
-  onFocusStep: (nodeId: string) => void;
+  actions: CardActions;
+  onCompareWithHead: () => void;
+  onCancelCompare: () => void;
   onOpenThread: (threadId: string) => void;
   loading: boolean;
+}
+
+const NONE: readonly Rejected[] = [];
+
+/** Frames a search hit's card once it is on the graph (after any re-framing of a new family). */
+function FocusOnFound({ found, present }: { found: { nodeId: string; tick: number } | null; present: boolean }) {
+  const { fitView } = useReactFlow();
+  useEffect(() => {
+    if (found === null || !present) return;
+    const id = window.setTimeout(() => {
+      void fitView({ nodes: [{ id: found.nodeId }], padding: 0.6, maxZoom: 1, minZoom: 0.3, duration: 250 });
+    }, 200);
+    return () => window.clearTimeout(id);
+  }, [found, present, fitView]);
+  return null;
 }
 
 /** Re-frames the view when the set of cards changes: the whole family while it is
@@ -50,20 +75,27 @@ function FitOnChange({ signature, focus }: { signature: string; focus: string[] 
 
 /** The collapsible Co-construction Trajectory panel: the family DAG as commit cards. */
 export function TrajectoryPanel(props: TrajectoryProps) {
-  const { flow, details, onRestore, onFocusStep, onOpenThread } = props;
+  const { flow, details, rejected, pick, found, actions, onOpenThread } = props;
   const nodes: TrajectoryNode[] = useMemo(
     () =>
       (flow?.cards ?? []).map((card) =>
         card.kind === "stub"
-          ? { id: card.id, type: "stub", position: { x: card.x, y: card.y }, data: { card, onOpen: onOpenThread } }
+          ? { id: card.id, type: "stub", position: { x: card.x, y: card.y }, data: { card, onOpen: onOpenThread, onRename: actions.onRename } }
           : {
               id: card.id,
               type: "commit",
               position: { x: card.x, y: card.y },
-              data: { card, detail: details.get(card.id) ?? null, onRestore, onFocusStep },
+              data: {
+                card,
+                detail: details.get(card.id) ?? null,
+                rejected: card.active ? (rejected.get(card.id) ?? NONE) : NONE,
+                picked: pick.a === card.id ? "a" : pick.b === card.id ? "b" : null,
+                found: found?.nodeId === card.id,
+                actions,
+              },
             },
       ),
-    [flow, details, onRestore, onFocusStep, onOpenThread],
+    [flow, details, rejected, pick, found, actions, onOpenThread],
   );
   const edges: Edge[] = useMemo(
     () =>
@@ -87,7 +119,7 @@ export function TrajectoryPanel(props: TrajectoryProps) {
   // each card's measured size so that it stays visible (see carryMeasured).
   const [rfNodes, setRfNodes, onNodesChange] = useNodesState<TrajectoryNode>(nodes);
   useEffect(() => setRfNodes((previous) => carryMeasured(previous, nodes)), [nodes, setRfNodes]);
-  const signature = useMemo(() => (flow?.cards ?? []).map((c) => c.id).join(","), [flow]);
+  const signature = useMemo(() => `${props.frame}|${(flow?.cards ?? []).map((c) => c.id).join(",")}`, [flow, props.frame]);
   const focus = useMemo(() => {
     const cards = flow?.cards ?? [];
     if (cards.length <= 12) return [];
@@ -95,6 +127,8 @@ export function TrajectoryPanel(props: TrajectoryProps) {
     return path.slice(-6).map((c) => c.id);
   }, [flow]);
   const nodeCount = flow?.cards.filter((c) => c.kind === "turn").length ?? 0;
+  const foundPresent = found !== null && (flow?.labels.has(found.nodeId) ?? false);
+  const picking = pick.a !== null && pick.b === null;
 
   return (
     <section data-testid="graph-panel" className={`graph-panel ${props.collapsed ? "collapsed" : ""}`}>
@@ -110,7 +144,21 @@ export function TrajectoryPanel(props: TrajectoryProps) {
             older steps hidden
           </span>
         )}
-        <span className="muted hint">double-click a step to restore it</span>
+        {picking ? (
+          <span className="compare-hint" data-testid="compare-picking">
+            <span className="compare-hint-text">Compare step {flow?.labels.get(pick.a ?? "") ?? "?"} with another step’s ⇄, or</span>
+            {props.headTurnId !== null && props.headTurnId !== pick.a && (
+              <button type="button" className="small-btn" data-testid="compare-with-head" onClick={props.onCompareWithHead}>
+                the head
+              </button>
+            )}
+            <button type="button" className="small-btn" onClick={props.onCancelCompare}>
+              cancel
+            </button>
+          </span>
+        ) : (
+          <span className="muted hint">double-click a step to restore it · ⇄ to compare two</span>
+        )}
       </header>
       {!props.collapsed && (
         <div className="graph-body">
@@ -134,6 +182,7 @@ export function TrajectoryPanel(props: TrajectoryProps) {
                 <Background gap={24} size={1} color="#e5e7eb" />
                 <Controls showInteractive={false} position="bottom-right" />
                 <FitOnChange signature={signature} focus={focus} />
+                <FocusOnFound found={found} present={foundPresent} />
               </ReactFlow>
             </ReactFlowProvider>
           )}

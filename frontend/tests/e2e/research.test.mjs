@@ -1,0 +1,154 @@
+// The research features in the studio (issue "Research features") against the real
+// backend (SQLite, offline model) in Debian chromium: branch names edited in place,
+// rejected decisions struck through, compare two cards, search and jump to a node,
+// export then import. Screenshots land in frontend/test-results/.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { launchBrowser, screenshot, startBackend } from "./harness.mjs";
+import { StudioPage } from "./studio-page.mjs";
+
+const VIEWPORT = { width: 1280, height: 720 };
+let server;
+let chrome;
+
+before(async () => {
+  server = await startBackend();
+  chrome = await launchBrowser();
+});
+
+after(async () => {
+  await chrome?.close();
+  await server?.stop();
+});
+
+/** A family: main path 1, 2 (step 2 rejects a preference), and a branch 2.1 from step 1. */
+async function buildFamily(s, page) {
+  const root = await s.newConversation();
+  await s.send("objective: Argue for bike lanes; prefer: short sentences; prefer: cite sources; write: Cities are for people.; todo: outline");
+  await s.expectCount("preference-item", 2);
+  await s.send("remove preference 1; write: Bikes are quiet.; artifact Notes: noise levels");
+  await s.expectCount("preference-item", 1);
+  await page.locator(`[data-testid="restore-divider"][data-node-id="${root}:1"]`).click();
+  await s.expectHead(`${root}:1`);
+  await s.send("objective: Argue formally for bike lanes; write: Trams are quiet too.");
+  const branchNode = s.nodeByLabel("2.1");
+  await branchNode.waitFor();
+  const branchNodeId = await branchNode.getAttribute("data-node-id");
+  return { root, branch: branchNodeId.split(":")[0], branchNodeId };
+}
+
+test("branch names, rejected decisions and compare", async () => {
+  const context = await chrome.browser.newContext({ viewport: VIEWPORT });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+  const { root, branch, branchNodeId } = await buildFamily(s, page);
+
+  // The decision map: step 2 rejected "short sentences"; the card shows it struck
+  // through on the displayed path, the workspace lists it only under "Rejected".
+  await s.openFromHistory(root);
+  await s.expectHead(`${root}:2`);
+  const struck = s.node(`${root}:2`).locator('[data-testid="rejected-decision"]');
+  await struck.waitFor();
+  assert.match(await struck.innerText(), /short sentences/);
+  assert.equal(await struck.locator("s").count(), 1);
+  assert.equal(await s.node(`${root}:1`).locator('[data-testid="rejected-decision"]').count(), 0);
+  await s.expectCount("preference-item", 1);
+  await s.expectCount("rejected-item", 1);
+  assert.match(await s.byTest("rejected-item").textContent(), /short sentences/);
+
+  // Branch names: click the tag on the path's first card, type, Enter saves.
+  const rootTag = page.locator(`[data-testid="branch-name"][data-thread-id="${root}"]`);
+  const nameInput = () => page.locator(`[data-testid="branch-name-input"][data-thread-id="${root}"]`);
+  const renamed = (name) =>
+    page.waitForResponse((r) => r.url().endsWith(`/api/conversations/${root}`) && r.request().method() === "PATCH" && r.request().postDataJSON().name === name);
+  await rootTag.click();
+  await nameInput().fill("car-free streets");
+  const saved = renamed("car-free streets");
+  await nameInput().press("Enter");
+  assert.equal((await saved).status(), 200);
+  await page.waitForFunction((id) => document.querySelector(`[data-testid="branch-name"][data-thread-id="${id}"]`)?.textContent.includes("car-free streets"), root);
+  // Escape cancels.
+  await rootTag.click();
+  await nameInput().fill("never saved");
+  await nameInput().press("Escape");
+  await nameInput().waitFor({ state: "detached" });
+  assert.match(await rootTag.innerText(), /car-free streets/);
+  // An empty name clears it; then name it again.
+  await rootTag.click();
+  await nameInput().fill("   ");
+  const cleared = renamed(null);
+  await nameInput().press("Enter");
+  assert.equal((await cleared).status(), 200);
+  await page.waitForFunction((id) => document.querySelector(`[data-testid="branch-name"][data-thread-id="${id}"]`)?.textContent === "+ name", root);
+  await rootTag.click();
+  await nameInput().fill("main");
+  await nameInput().press("Enter");
+  await page.waitForFunction((id) => document.querySelector(`[data-testid="branch-name"][data-thread-id="${id}"]`)?.textContent.includes("main"), root);
+  // The branch is named from its own first card (2.1); the history menu shows both.
+  await page.locator(`[data-testid="branch-name"][data-thread-id="${branch}"]`).click();
+  await page.locator(`[data-testid="branch-name-input"][data-thread-id="${branch}"]`).fill("formal");
+  await page.locator(`[data-testid="branch-name-input"][data-thread-id="${branch}"]`).press("Enter");
+  await page.waitForFunction((id) => document.querySelector(`[data-testid="branch-name"][data-thread-id="${id}"]`)?.textContent.includes("formal"), branch);
+  await s.byTest("history-menu-button").click();
+  const item = page.locator(`[data-testid="conversation-item"][data-thread-id="${branch}"]`);
+  await item.waitFor();
+  assert.match(await item.locator('[data-testid="conversation-name"]').innerText(), /formal/);
+  assert.match(await page.locator(`[data-testid="conversation-item"][data-thread-id="${root}"] [data-testid="conversation-name"]`).innerText(), /main/);
+  await screenshot(page, "research-01-names-in-history-menu");
+  await s.byTest("history-menu-button").click();
+
+  // Compare: ⇄ on step 2, then ⇄ on 2.1 (a sibling): the comparison opens.
+  await s.node(`${root}:2`).locator('[data-testid="graph-node-compare"]').click();
+  await s.byTest("compare-picking").waitFor();
+  assert.equal(await s.node(`${root}:2`).getAttribute("data-picked"), "a");
+  await s.node(branchNodeId).locator('[data-testid="graph-node-compare"]').click();
+  const view = s.byTest("compare-view");
+  await view.waitFor();
+  await s.byTest("compare-diff").waitFor();
+  assert.equal(await view.getAttribute("data-a"), `${root}:2`);
+  assert.equal(await view.getAttribute("data-b"), branchNodeId);
+  assert.equal(await s.byTest("compare-objective-before").innerText(), "Argue for bike lanes");
+  assert.equal(await s.byTest("compare-objective-after").innerText(), "Argue formally for bike lanes");
+  assert.equal(await s.byTest("compare-added-lines").innerText(), "+1");
+  assert.equal(await s.byTest("compare-removed-lines").innerText(), "−1");
+  const added = await page.locator('[data-testid="diff-line"][data-kind="add"]').allInnerTexts();
+  const removed = await page.locator('[data-testid="diff-line"][data-kind="del"]').allInnerTexts();
+  assert.ok(added.some((l) => l.includes("Trams are quiet too.")), `added lines: ${added}`);
+  assert.ok(removed.some((l) => l.includes("Bikes are quiet.")), `removed lines: ${removed}`);
+  assert.equal(await s.byTest("compare-ancestor").getAttribute("data-node-id"), `${root}:1`);
+  // preferences matched by uid: "short sentences" is on the branch, not on step 2
+  const prefAdded = page.locator('[data-testid="compare-item"][data-kind="add"][data-surface="preference"]');
+  assert.match(await prefAdded.innerText(), /short sentences/);
+  assert.equal(await page.locator('[data-testid="compare-artifact"][data-kind="del"]').count(), 1);
+  // rejected per side, struck through
+  assert.match(await s.byTest("compare-rejected-a").innerText(), /short sentences/);
+  assert.equal(await s.byTest("compare-rejected-a").locator("s").count(), 1);
+  assert.match(await s.byTest("compare-rejected-b").innerText(), /none/);
+  await screenshot(page, "research-02-compare");
+
+  // Swap the sides; then compare a card with the head; then a card with itself (no diff).
+  await s.byTest("compare-swap").click();
+  await page.waitForFunction((b) => document.querySelector('[data-testid="compare-view"]')?.getAttribute("data-a") === b, branchNodeId);
+  await page.waitForFunction(() => document.querySelector('[data-testid="compare-added-lines"]')?.textContent === "+1");
+  await s.byTest("compare-close").click();
+  await view.waitFor({ state: "detached" });
+  await s.byTest("workspace-objective").waitFor();
+  await s.node(`${root}:1`).locator('[data-testid="graph-node-compare"]').click();
+  await s.byTest("compare-with-head").click();
+  await view.waitFor();
+  assert.equal(await view.getAttribute("data-b"), `${root}:2`);
+  await page.waitForFunction(() => document.querySelector('[data-testid="compare-ancestor"]')?.getAttribute("data-node-id"));
+  assert.equal(await s.byTest("compare-ancestor").getAttribute("data-node-id"), `${root}:1`);
+  await s.byTest("compare-close").click();
+  // shift-click picks too
+  await s.node(`${root}:1`).click({ modifiers: ["Shift"] });
+  await s.byTest("compare-picking").waitFor();
+  await s.node(`${root}:1`).click({ modifiers: ["Shift"] }); // unpick
+  await s.byTest("compare-picking").waitFor({ state: "detached" });
+
+  assert.deepEqual(errors, []);
+  await context.close();
+});
