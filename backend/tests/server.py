@@ -20,8 +20,11 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], *, kill_at: str | None = None) -> None:
+        """`kill_at`: serve through `tests.fault_server`, which SIGKILLs itself when a
+        multi-step write reaches that step."""
         self.env = env
+        self.kill_at = kill_at
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -33,8 +36,11 @@ class Server:
         # HAICO_TEST_SERVER_LOG=<file> keeps the process's output for debugging.
         log_path = os.environ.get("HAICO_TEST_SERVER_LOG")
         out = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: ASYNC230, SIM115
+        command = ["-m", "app.cli", "serve", "--port", str(self.port)]
+        if self.kill_at is not None:
+            command = ["-m", "tests.fault_server", str(self.port), self.kill_at]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "serve", "--port", str(self.port)],
+            [sys.executable, *command],
             env=self.env,
             stdout=out,
             stderr=out,
@@ -50,6 +56,12 @@ class Server:
                     pass
                 assert time.monotonic() < deadline, "server did not start"
                 await asyncio.sleep(0.2)
+
+    def wait_killed(self, timeout: float = 30) -> None:
+        """Wait for the process to die by its own SIGKILL (a `kill_at` server)."""
+        assert self.proc is not None
+        code = self.proc.wait(timeout=timeout)
+        assert code == -signal.SIGKILL, f"exited with {code}, not by SIGKILL"
 
     def kill(self) -> None:
         if self.proc and self.proc.poll() is None:

@@ -21,6 +21,10 @@ from app.db.dialect import Dialect, dialect_for_url
 FaultPoint = Callable[[str], Awaitable[None]]
 
 
+# The execution option that marks a `Database.read()` connection.
+READ_ONLY = "haico_read_only"
+
+
 async def no_faults(_: str) -> None:
     return None
 
@@ -81,7 +85,12 @@ class Database:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
+        """A session for reads only. On SQLite its transaction is a plain (deferred)
+        BEGIN, so a reader never takes or waits for the write lock (WAL readers see
+        the last commit while a writer works)."""
         async with self._session() as session:
+            if not self.dialect.is_postgres:
+                await session.connection(execution_options={READ_ONLY: True})
             yield session
 
     async def ping(self) -> bool:
@@ -108,6 +117,10 @@ def _disable_pysqlite_begin(dbapi_conn: Any, _record: Any) -> None:
 
 
 def _sqlite_begin(conn: Any) -> None:
-    # Every SQLite transaction takes the write lock at BEGIN: writers queue on the busy
+    # A writing transaction takes the write lock at BEGIN: writers queue on the busy
     # timeout instead of failing with "database is locked" when upgrading a read lock.
-    conn.exec_driver_sql("BEGIN IMMEDIATE")
+    # A `Database.read()` session begins deferred and never asks for it.
+    if conn.get_execution_options().get(READ_ONLY):
+        conn.exec_driver_sql("BEGIN")
+    else:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
