@@ -122,6 +122,18 @@ def legacy_figures(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
                 "ok": checks.get("latency_turn400_le_1.3x_turn1"),
             }
         ]
+        if over := data.get("overhead"):
+            figures.append(
+                {
+                    "figure": "time per turn through the turn service / a bare LangGraph "
+                    "invoke (same graph, checkpointer and offline model, PostgreSQL)",
+                    "target": "<= 1.5x",
+                    "measured": f"{over['ratio']:.2f}x ({_ms(over['ours_ms'])})",
+                    "baseline": f"{_ms(over['bare_ms'])}, graph.ainvoke (durability exit), "
+                    f"{over['pairs']} pairs interleaved",
+                    "ok": checks.get("overhead_le_1.5x_bare_langgraph"),
+                }
+            )
         for row in data.get("throughput", []):
             figures.append(
                 {

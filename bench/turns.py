@@ -12,6 +12,12 @@ turns 391-400, the checked ratio divides by the median of turns 1-10 of a second
 fresh conversation sent interleaved with turns 391-400 (same load on both sides); the
 plain same-conversation ratio is printed beside it.
 
+Overhead, on PostgreSQL, same run: the backend's time per turn (`start_turn` to
+`turn_completed`: lease, snapshot, the action log, the sender's stream, closing the
+turn) against a bare LangGraph invoke of the same compiled graph with the same
+checkpointer and offline model (`graph.ainvoke` with the same `durability="exit"`,
+on another conversation), OVERHEAD_PAIRS pairs interleaved. Target: at most 1.5x.
+
 Throughput: 16 conversations sending at once (asyncio.gather, each sending its turns
 one after another) against one conversation sending alone, in turns per second, on
 PostgreSQL and SQLite. The ratio is reported, not checked: in one process the turns
@@ -28,6 +34,9 @@ import sys
 import time
 from typing import Any
 
+from langchain_core.messages import HumanMessage
+
+from app.agent.runtime import DURABILITY, TURN_KEY
 from app.config import Settings
 from bench.common import Harness, median, print_table, random_text, report, temp_settings
 
@@ -39,6 +48,8 @@ CONCURRENT = 16
 TURNS_EACH = 12
 TURNS_ALONE = 48
 MESSAGE_CHARS = 1000
+OVERHEAD_PAIRS = 30
+MAX_OVERHEAD_RATIO = 1.5
 
 
 async def latency(settings: Settings) -> dict[str, Any]:
@@ -71,6 +82,35 @@ async def latency(settings: Settings) -> dict[str, Any]:
         "fresh_first_ms": fresh_first,
         "ratio": last / fresh_first,
         "total_s": sum(times) / 1000,
+    }
+
+
+async def overhead(settings: Settings) -> dict[str, Any]:
+    """Per-turn time through the turn service against a bare invoke of the same graph
+    (same checkpointer, same offline model), interleaved pair by pair."""
+    async with Harness.open(settings) as h:
+        ours_tid = await h.new_conversation("service")
+        bare_tid = await h.new_conversation("bare")
+        graph = h.runtime.graph_for(bare_tid)
+        config = h.runtime._config(bare_tid)
+        ours: list[float] = []
+        bare: list[float] = []
+        for i in range(1, WARMUP + OVERHEAD_PAIRS + 1):
+            _, ms = await h.send(ours_tid, random_text(MESSAGE_CHARS, f"service {i}:"))
+            human = HumanMessage(
+                content=random_text(MESSAGE_CHARS, f"bare {i}:"), additional_kwargs={TURN_KEY: i}
+            )
+            start = time.perf_counter()
+            await graph.ainvoke({"messages": [human]}, config, durability=DURABILITY)
+            bare_ms = (time.perf_counter() - start) * 1000
+            if i > WARMUP:
+                ours.append(ms)
+                bare.append(bare_ms)
+    return {
+        "ours_ms": median(ours),
+        "bare_ms": median(bare),
+        "ratio": median(ours) / median(bare),
+        "pairs": OVERHEAD_PAIRS,
     }
 
 
@@ -152,6 +192,13 @@ async def run(sqlite: bool) -> int:
             ("total s", "total_s"),
         ],
     )
+    async with temp_settings("postgres") as settings:
+        over = await overhead(settings)
+    print(f"\nOverhead per turn: the turn service vs a bare graph.ainvoke ({OVERHEAD_PAIRS} pairs)")
+    print_table(
+        [over],
+        [("service ms", "ours_ms"), ("bare LangGraph ms", "bare_ms"), ("ratio", "ratio")],
+    )
     print()
     rows = [await throughput("postgres")]
     if sqlite:
@@ -175,12 +222,16 @@ async def run(sqlite: bool) -> int:
     for row in rows:
         if row["ratio"] < 4:
             print(explain(row))
-    checks = {"latency_turn400_le_1.3x_turn1": lat["ratio"] <= MAX_LATENCY_RATIO}
+    checks = {
+        "latency_turn400_le_1.3x_turn1": lat["ratio"] <= MAX_LATENCY_RATIO,
+        "overhead_le_1.5x_bare_langgraph": over["ratio"] <= MAX_OVERHEAD_RATIO,
+    }
     rounded = [{k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
     return report(
         "turns",
         checks,
         latency={k: round(v, 3) for k, v in lat.items()},
+        overhead={k: round(v, 3) if isinstance(v, float) else v for k, v in over.items()},
         throughput=rounded,
     )
 

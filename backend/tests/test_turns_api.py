@@ -12,7 +12,8 @@ from sqlalchemy import update
 
 from app.db.models import ActiveTurn
 from app.domain import now
-from tests.helpers import db_of
+from app.events import log as action_log
+from tests.helpers import armed_faults, db_of
 from tests.sse_client import send_turn
 
 
@@ -129,6 +130,29 @@ async def test_bad_turn_input(client: httpx.AsyncClient, tid: str) -> None:
     assert r.status_code == 422
     r = await client.post("/api/conversations/th_" + "1" * 32 + "/turns", json={"content": "x"})
     assert r.status_code == 404
+
+
+async def test_failed_close_still_logs_the_streamed_text(
+    app: FastAPI, client: httpx.AsyncClient, tid: str
+) -> None:
+    """The turn's last streamed text is logged in the transaction that ends the turn.
+    When that transaction fails, the text is logged on its own, so the sweep records
+    the whole reply that was streamed (and the stream still ends)."""
+    db = db_of(app)
+    with armed_faults(db, "fail") as armed:
+        armed["fail"] = "close"
+        _, events, _ = await send_turn(client, tid, "tell me about sonnets")
+    assert "close" in armed["seen"]
+    streamed = "".join(d["text"] for n, d in events if n == "token")
+    assert streamed and events[-1][0] == "turn_completed"
+    async with db.read() as s:
+        assert await action_log.turn_text(s, tid, f"{tid}:1") == streamed
+    async with db.transaction() as s:
+        await s.execute(update(ActiveTurn).values(heartbeat_at=now() - timedelta(minutes=10)))
+    assert f"{tid}:1" in await app.state.turns.sweep_stale()
+    msgs = (await client.get(f"/api/conversations/{tid}/messages")).json()
+    replies = [m for m in msgs if m["role"] == "assistant" and m["turn_index"] == 1]
+    assert replies and replies[-1]["content"] == streamed
 
 
 async def test_failed_close_is_swept_as_error(

@@ -11,6 +11,7 @@ other savers. SQLite has one writer anyway, so it gets one saver on one connecti
 from __future__ import annotations
 
 import zlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,44 +33,143 @@ SQLITE_BUSY_TIMEOUT_MS = 10_000
 _PG_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
 
 
-# Each checkpoint's `messages` blob (its turn record), without the rest of the
-# checkpoint: what `alist` would load, minus a thread hop and the pending writes per row.
+# A thread's checkpoint ids, newest first; then the `messages` blob (its turn record)
+# of some of them, without the rest of the checkpoint: what `alist` would load, minus
+# a thread hop and the pending writes per row.
+_IDS_SQL = """
+SELECT checkpoint_id FROM checkpoints
+WHERE thread_id = %s AND checkpoint_ns = ''
+ORDER BY checkpoint_id DESC
+"""
 _RECORDS_SQL = """
-SELECT bl.type, bl.blob
+SELECT c.checkpoint_id, bl.type, bl.blob
 FROM checkpoints c
 JOIN checkpoint_blobs bl
   ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
   AND bl.channel = 'messages' AND bl.version = c.checkpoint -> 'channel_versions' ->> 'messages'
-WHERE c.thread_id = %s AND c.checkpoint_ns = ''
-ORDER BY c.checkpoint_id DESC
+WHERE c.thread_id = %s AND c.checkpoint_ns = '' AND c.checkpoint_id = ANY(%s)
 """
+# SQLite keeps the channel values inside the checkpoint.
+_SQLITE_IDS_SQL = (
+    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+    "ORDER BY checkpoint_id DESC"
+)
+_SQLITE_RECORDS_SQL = (
+    "SELECT checkpoint_id, type, checkpoint FROM checkpoints "
+    "WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN ({})"
+)
+_SQLITE_MAX_PARAMS = 500
+
+# Decoded turn records kept per process (see `RecordCache`).
+RECORD_CACHE_SIZE = 20_000
+
+
+class RecordCache:
+    """Decoded turn records by (thread, checkpoint id), least recently used out first.
+
+    A checkpoint never changes once written (a new state is a new checkpoint, and a
+    cut-back transcript is rewritten under new ids), so a record decoded once stays
+    right in every process; a read decodes only the checkpoints it has not seen. The
+    messages are shared between readers: nothing may change them in place.
+    """
+
+    def __init__(self, size: int = RECORD_CACHE_SIZE) -> None:
+        self.size = size
+        self._records: OrderedDict[tuple[str, str], list[Any]] = OrderedDict()
+
+    def get(self, thread_id: str, checkpoint_id: str) -> list[Any] | None:
+        record = self._records.get((thread_id, checkpoint_id))
+        if record is not None:
+            self._records.move_to_end((thread_id, checkpoint_id))
+        return record
+
+    def put(self, thread_id: str, checkpoint_id: str, record: list[Any]) -> None:
+        self._records[(thread_id, checkpoint_id)] = record
+        self._records.move_to_end((thread_id, checkpoint_id))
+        while len(self._records) > self.size:
+            self._records.popitem(last=False)
+
+    def clear(self) -> None:
+        self._records.clear()
+
+
+RECORDS = RecordCache()
+
+
+async def _pg_rows(saver: AsyncPostgresSaver, query: str, params: list[Any]) -> list[Any]:
+    source = saver.conn
+    if isinstance(source, AsyncConnectionPool):
+        async with source.connection() as conn:
+            return await (await conn.execute(query, params, binary=True)).fetchall()
+    return await (await source.execute(query, params, binary=True)).fetchall()
+
+
+async def _pg_records(
+    saver: AsyncPostgresSaver, thread_id: str, limit: int | None
+) -> list[tuple[str, list[Any] | None]]:
+    query = _IDS_SQL
+    params: list[Any] = [thread_id]
+    if limit is not None:
+        query, params = query + " LIMIT %s", [thread_id, limit]
+    ids = [row["checkpoint_id"] for row in await _pg_rows(saver, query, params)]
+    found = {i: RECORDS.get(thread_id, i) for i in ids}
+    missing = [i for i, record in found.items() if record is None]
+    if missing:
+        for row in await _pg_rows(saver, _RECORDS_SQL, [thread_id, missing]):
+            record = (
+                []
+                if row["type"] == "empty"
+                else list(saver.serde.loads_typed((row["type"], row["blob"])) or [])
+            )
+            RECORDS.put(thread_id, row["checkpoint_id"], record)
+            found[row["checkpoint_id"]] = record
+    return [(i, found[i]) for i in ids]
+
+
+async def _sqlite_records(
+    saver: AsyncSqliteSaver, thread_id: str, limit: int | None
+) -> list[tuple[str, list[Any] | None]]:
+    query = _SQLITE_IDS_SQL
+    params: list[Any] = [thread_id]
+    if limit is not None:
+        query, params = query + " LIMIT ?", [thread_id, limit]
+    async with saver.lock:
+        async with saver.conn.execute(query, params) as cur:
+            ids = [str(row[0]) for row in await cur.fetchall()]
+        found = {i: RECORDS.get(thread_id, i) for i in ids}
+        missing = [i for i, record in found.items() if record is None]
+        for at in range(0, len(missing), _SQLITE_MAX_PARAMS):
+            chunk = missing[at : at + _SQLITE_MAX_PARAMS]
+            sql = _SQLITE_RECORDS_SQL.format(", ".join("?" * len(chunk)))
+            async with saver.conn.execute(sql, [thread_id, *chunk]) as cur:
+                rows = await cur.fetchall()
+            for checkpoint_id, kind, blob in rows:
+                checkpoint = saver.serde.loads_typed((kind, blob))
+                record = list(checkpoint["channel_values"].get("messages") or [])
+                RECORDS.put(thread_id, str(checkpoint_id), record)
+                found[str(checkpoint_id)] = record
+    return [(i, found[i]) for i in ids]
 
 
 async def turn_records(
     saver: BaseCheckpointSaver[Any], thread_id: str, *, limit: int | None = None
 ) -> list[list[Any]]:
     """The `messages` value of each of the thread's checkpoints (its turn records, see
-    `state.py`), oldest first; only the newest `limit` when given."""
+    `state.py`), oldest first; only the newest `limit` when given. Records are decoded
+    once per process (`RecordCache`); the lists returned are the caller's, the messages
+    in them are shared."""
     if isinstance(saver, AsyncPostgresSaver):
-        query = _RECORDS_SQL if limit is None else _RECORDS_SQL + " LIMIT %s"
-        params: list[Any] = [thread_id] if limit is None else [thread_id, limit]
-        source = saver.conn
-        if isinstance(source, AsyncConnectionPool):
-            async with source.connection() as conn:
-                rows = await (await conn.execute(query, params, binary=True)).fetchall()
-        else:
-            rows = await (await source.execute(query, params, binary=True)).fetchall()
-        records = [
-            list(saver.serde.loads_typed((row["type"], row["blob"])) or [])
-            for row in rows
-            if row["type"] != "empty"
-        ]
+        pairs = await _pg_records(saver, thread_id, limit)
+    elif isinstance(saver, AsyncSqliteSaver):
+        pairs = await _sqlite_records(saver, thread_id, limit)
     else:
         config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-        records = [
-            list(t.checkpoint["channel_values"].get("messages") or [])
+        pairs = [
+            ("", list(t.checkpoint["channel_values"].get("messages") or []))
             async for t in saver.alist(config, limit=limit)
         ]
+    # A checkpoint deleted between the two reads has no record: it is left out.
+    records = [list(record) for _, record in pairs if record is not None]
     records.reverse()
     return records
 

@@ -2,9 +2,11 @@
 
 The log is the source of truth; notifications are only wake-ups. One pump per
 process reads new entries in order and hands them to matching subscribers. It wakes
-on a local commit, on a Postgres NOTIFY from any process, or every
-`HAICO_EVENT_POLL_SECONDS` as a fallback (0 turns the poll off), so a lost
-notification delays delivery but never drops an action. The LISTEN connection is
+on a local commit, on a Postgres NOTIFY from another process (its own NOTIFYs are
+skipped: the commit already woke it), or every `HAICO_EVENT_POLL_SECONDS` as a
+fallback (0 turns the poll off), so a lost notification delays delivery but never
+drops an action. Subscriptions are indexed by family, so handing out an entry costs
+the subscribers of its family, not every subscriber of the process. The LISTEN connection is
 watched: when it drops, it is opened again (with backoff) and the pump reads the log
 from where it was, so whatever was committed meanwhile is replayed in order.
 """
@@ -45,7 +47,8 @@ class EventBus:
         self.settings = settings
         self.db = db
         self.last_seq = 0
-        self._subs: set[Subscription] = set()
+        # Subscriptions by family root (None: every family).
+        self._subs: dict[str | None, set[Subscription]] = {}
         self._wake = asyncio.Event()
         self._pump: asyncio.Task[None] | None = None
         self._listener: Any = None
@@ -68,7 +71,7 @@ class EventBus:
             conn = await asyncpg.connect(
                 self.settings.checkpoint_url, server_settings={"application_name": LISTEN_APP}
             )
-            await conn.add_listener(action_log.NOTIFY_CHANNEL, lambda *_: self.wake())
+            await conn.add_listener(action_log.NOTIFY_CHANNEL, self._on_notify)
             conn.add_termination_listener(self._on_lost)
         except Exception:
             logger.exception("LISTEN failed; retrying, and polling the action log meanwhile")
@@ -78,6 +81,10 @@ class EventBus:
         # Whatever was committed while no one listened is in the log: read it now.
         self.wake()
         return True
+
+    def _on_notify(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
+        if payload != action_log.ORIGIN:
+            self.wake()
 
     def _on_lost(self, *_: Any) -> None:
         if self._closing:
@@ -128,11 +135,11 @@ class EventBus:
         while True:
             async with self.db.read() as s:
                 entries = await action_log.read_after(s, after=self.last_seq)
+            everyone = self._subs.get(None, ())
             for entry in entries:
                 self.last_seq = entry.seq
-                for sub in list(self._subs):
-                    if sub.wants(entry):
-                        sub.queue.put_nowait(entry)
+                for sub in (*everyone, *self._subs.get(entry.root_thread_id, ())):
+                    sub.queue.put_nowait(entry)
             if len(entries) < 500:
                 return
 
@@ -141,10 +148,16 @@ class EventBus:
     ) -> AsyncGenerator[ActionLogEntry, None]:
         """Entries with seq > `after`: the logged gap first, then live ones, in order."""
         sub = Subscription(root_thread_ids)
-        self._subs.add(sub)
+        keys: list[str | None] = [None] if root_thread_ids is None else list(root_thread_ids)
+        for key in keys:
+            self._subs.setdefault(key, set()).add(sub)
         delivered = after
         try:
-            while True:
+            # Nothing after `after` has been handed out yet: every such entry reaches
+            # the queue (the pump hands out entries with no await in between), so
+            # there is no gap to read from the log.
+            caught_up = after >= self.last_seq
+            while not caught_up:
                 async with self.db.read() as s:
                     page = await action_log.read_after(
                         s, after=delivered, root_thread_ids=root_thread_ids
@@ -152,8 +165,7 @@ class EventBus:
                 for entry in page:
                     delivered = entry.seq
                     yield entry
-                if len(page) < 500:
-                    break
+                caught_up = len(page) < 500
             while True:
                 entry = await sub.queue.get()
                 if entry.seq <= delivered:
@@ -161,4 +173,9 @@ class EventBus:
                 delivered = entry.seq
                 yield entry
         finally:
-            self._subs.discard(sub)
+            for key in keys:
+                subs = self._subs.get(key)
+                if subs is not None:
+                    subs.discard(sub)
+                    if not subs:
+                        del self._subs[key]

@@ -1,45 +1,137 @@
-"""Streamed reply text as logged actions, coalesced to at most ~20 per second per turn."""
+"""Streamed reply text as logged actions: every running turn of a process, one
+transaction per tick.
+
+Each running turn's text is buffered and logged as `chat/delta` actions (the first
+one also opens the turn's markdown response part), at most ~20 a second per turn.
+One writer per process logs what *every* turn buffered in one transaction per tick:
+appends to the action log queue behind one global lock (`events.log`), so a
+transaction per turn per tick made the commits of many streaming turns wait for each
+other, and the process spend most of its time on them.
+
+Order. A turn's items are logged in the order they were added. A write holds `_lock`
+from taking the items to its commit, so a later write (or `take`, which waits for
+it) never overtakes an earlier one. A tool call is an item like the text, written at
+once (`add_now`), so the log keeps text and tool calls in order. The turn's last text
+leaves with `take`, in the transaction that ends the turn.
+
+Failure. A batch whose transaction fails is put back in front of what was buffered
+since, and the next tick tries again; nothing is dropped while the process lives.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
 
 from app.db.engine import Database
 from app.events import actions
 from app.events import log as action_log
 
+logger = logging.getLogger("haico.events")
 
-class DeltaCoalescer:
-    """Buffers a turn's streamed text and logs it as `chat/delta` actions.
+# Buffered text of a turn (joined into one chat/delta when written) or an action.
+Item = list[str] | actions.Action
 
-    The first flush also opens the turn's markdown response part. Each flush is one
-    transaction, so followers see the reply grow while the turn runs.
-    """
+
+@dataclass
+class _Turn:
+    root_thread_id: str
+    turn_id: str
+    part_id: str
+    items: list[Item] = field(default_factory=list)
+    started: bool = False
+
+    def actions(self, items: list[Item]) -> list[actions.Action]:
+        return [
+            actions.delta(self.turn_id, self.part_id, "".join(i)) if isinstance(i, list) else i
+            for i in items
+        ]
+
+
+class DeltaLog:
+    """The buffered text (and tool calls) of this process's running turns; see the
+    module doc."""
 
     INTERVAL = 0.05
 
-    def __init__(self, db: Database, *, root_thread_id: str, turn_id: str) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
-        self.root_thread_id = root_thread_id
-        self.turn_id = turn_id
-        self.part_id = f"{turn_id}:md"
-        self.buffer: list[str] = []
-        self.started = False
-        self.last_flush = 0.0
+        self._turns: dict[str, _Turn] = {}
+        self._lock = asyncio.Lock()
+        self._writer: asyncio.Task[None] | None = None
 
-    async def add(self, text: str) -> None:
-        self.buffer.append(text)
-        if asyncio.get_running_loop().time() - self.last_flush >= self.INTERVAL:
-            await self.flush()
+    @staticmethod
+    def part_id(turn_id: str) -> str:
+        return f"{turn_id}:md"
+
+    def open(self, root_thread_id: str, turn_id: str) -> None:
+        self._turns[turn_id] = _Turn(root_thread_id, turn_id, self.part_id(turn_id))
+
+    def add_text(self, turn_id: str, text: str) -> None:
+        turn = self._turns[turn_id]
+        if not turn.started:
+            turn.started = True
+            turn.items.append(actions.response_part(turn_id, turn.part_id))
+        if turn.items and isinstance(turn.items[-1], list):
+            turn.items[-1].append(text)
+        else:
+            turn.items.append([text])
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_ticks(), name="delta log")
+
+    async def add_now(self, turn_id: str, action: actions.Action) -> None:
+        """Log `action` after the turn's buffered text, now (with every turn's text)."""
+        self._turns[turn_id].items.append(action)
+        await self.flush()
+
+    async def take(self, turn_id: str) -> list[actions.Action]:
+        """Close the turn: its actions not yet written, for the caller to log in the
+        transaction that ends the turn (or `give_back` if that fails)."""
+        async with self._lock:
+            turn = self._turns.pop(turn_id, None)
+        return turn.actions(turn.items) if turn is not None else []
+
+    async def give_back(self, root_thread_id: str, taken: list[actions.Action]) -> None:
+        """Write what `take` returned on its own (its closing transaction failed)."""
+        if taken:
+            async with self._lock, self.db.transaction() as s:
+                await action_log.append_chat(s, root_thread_id, *taken)
 
     async def flush(self) -> None:
-        if not self.buffer:
-            return
-        text, self.buffer = "".join(self.buffer), []
-        self.last_flush = asyncio.get_running_loop().time()
-        logged = [actions.delta(self.turn_id, self.part_id, text)]
-        if not self.started:
-            self.started = True
-            logged.insert(0, actions.response_part(self.turn_id, self.part_id))
-        async with self.db.transaction() as s:
-            await action_log.append_chat(s, self.root_thread_id, *logged)
+        """Write every turn's buffered items in one transaction."""
+        async with self._lock:
+            batch = [(t, t.items) for t in self._turns.values() if t.items]
+            if not batch:
+                return
+            for turn, _ in batch:
+                turn.items = []
+            try:
+                rows: list[tuple[str | None, str, actions.Action]] = [
+                    (turn.root_thread_id, action_log.chat_channel(turn.root_thread_id), action)
+                    for turn, items in batch
+                    for action in turn.actions(items)
+                ]
+                async with self.db.transaction() as s:
+                    await action_log.append_rows(s, rows)
+            except BaseException:
+                for turn, items in batch:
+                    turn.items[:0] = items
+                raise
+
+    async def _write_ticks(self) -> None:
+        while any(t.items for t in self._turns.values()):
+            await asyncio.sleep(self.INTERVAL)
+            try:
+                await self.flush()
+            except Exception:
+                logger.exception("logging streamed text failed; retrying")
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._writer
+        with contextlib.suppress(Exception):
+            await self.flush()

@@ -3,8 +3,14 @@
 Every append happens inside the caller's transaction, as its last write. On Postgres
 it first takes a transaction-scoped advisory lock, so no two appending transactions
 interleave: sequence numbers are handed out and committed in the same order. The
-NOTIFY sent in the same transaction is delivered only at commit, which wakes the
-fan-out of every process. SQLite transactions already hold the database write lock.
+NOTIFY sent in the same statement is delivered only at commit, which wakes the
+fan-out of every process; its payload names the sending process (`ORIGIN`), whose
+own fan-out was already woken by the commit and skips it. SQLite transactions
+already hold the database write lock.
+
+The lock makes appending transactions queue one behind another, so writers that log
+often batch: streamed text of every turn of a process goes in one transaction per
+tick (`events.coalescer.DeltaLog`).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, text
+from sqlalchemy import delete, func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import dialect_of
@@ -23,6 +29,10 @@ from app.events import actions
 
 NOTIFY_CHANNEL = "haico_events"
 APPEND_LOCK_KEY = 0x6861_6963_6F00  # "haico"
+# This process, as named in the payload of its NOTIFYs (see the module doc).
+ORIGIN = uuid.uuid4().hex
+
+_LOCK_AND_NOTIFY_SQL = "SELECT pg_advisory_xact_lock(:k), pg_notify(:c, :p)"
 
 
 def family_uuid(root_thread_id: str) -> str:
@@ -45,23 +55,33 @@ async def append_many(
     actions: list[dict[str, Any]],
 ) -> list[ActionLogEntry]:
     """Log several actions of one change, in order, with one INSERT."""
-    postgres = dialect_of(session).is_postgres
-    if postgres and not session.info.get("haico_append_lock"):
-        await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": APPEND_LOCK_KEY})
-        session.info["haico_append_lock"] = True
-    entries = [
-        ActionLogEntry(root_thread_id=root_thread_id, channel=channel, action=a) for a in actions
-    ]
-    session.add_all(entries)
-    await session.flush()
-    if postgres and not session.info.get("haico_events"):
-        # One wake-up per transaction is enough: listeners read the log from where
-        # they are, and the notification is delivered only at commit.
+    return await append_rows(session, [(root_thread_id, channel, a) for a in actions])
+
+
+async def append_rows(
+    session: AsyncSession, rows: list[tuple[str | None, str, dict[str, Any]]]
+) -> list[ActionLogEntry]:
+    """Log (family root, channel, action) rows, in order, with one INSERT.
+
+    The entries returned carry their `seq` (they are not attached to the session)."""
+    if not rows:
+        return []
+    if dialect_of(session).is_postgres and not session.info.get("haico_append_lock"):
+        # One round trip for the lock and the wake-up: the notification is delivered
+        # only at commit, and one per transaction is enough (listeners read the log
+        # from where they are).
         await session.execute(
-            text("SELECT pg_notify(:c, :p)"), {"c": NOTIFY_CHANNEL, "p": str(entries[-1].seq)}
+            text(_LOCK_AND_NOTIFY_SQL), {"k": APPEND_LOCK_KEY, "c": NOTIFY_CHANNEL, "p": ORIGIN}
         )
+        session.info["haico_append_lock"] = True
+    values = [{"root_thread_id": r, "channel": c, "action": a} for r, c, a in rows]
+    stmt = insert(ActionLogEntry).returning(ActionLogEntry.seq, sort_by_parameter_order=True)
+    seqs = (await session.execute(stmt, values)).scalars().all()
     session.info["haico_events"] = True
-    return entries
+    return [
+        ActionLogEntry(seq=seq, root_thread_id=r, channel=c, action=a)
+        for seq, (r, c, a) in zip(seqs, rows, strict=True)
+    ]
 
 
 async def append_chat(

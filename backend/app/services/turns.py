@@ -33,7 +33,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.agent.runtime import AgentEvent, AgentRuntime, TranscriptMessage
 from app.config import Settings
-from app.db.engine import Database
+from app.db.engine import Database, fault
 from app.db.models import ActiveTurn
 from app.db.outage import is_store_outage
 from app.db.repositories import snapshots as snap_repo
@@ -50,10 +50,10 @@ from app.errors import (
 from app.events import actions
 from app.events import log as action_log
 from app.events.bus import EventBus
-from app.events.coalescer import DeltaCoalescer
+from app.events.coalescer import DeltaLog
 from app.schemas import MAX_MESSAGE_CHARS
 from app.services import heads, pruning, search
-from app.services.branching import draft_transcript, promote_draft
+from app.services.branching import promote_draft, transcript_prefix
 from app.services.conversations import get_owned
 from app.services.snapshots import capture_snapshot
 from app.services.turn_sweep import sweep_stale
@@ -73,6 +73,13 @@ class TurnEvent:
 
     name: str
     data: dict[str, Any]
+
+
+class _Nothing:
+    """No event held back (distinct from None, the end of the stream)."""
+
+
+_NOTHING = _Nothing()
 
 
 @dataclass
@@ -96,10 +103,25 @@ class RunningTurn:
         return NodeId.format(self.thread_id, self.turn_index)
 
     async def events(self) -> AsyncIterator[TurnEvent]:
+        """The sender's events in order. Text that queued up while the sender was
+        behind leaves as one `token` event (the same text, in fewer writes)."""
+        held: TurnEvent | _Nothing | None = _NOTHING
         while True:
-            event = await self.queue.get()
+            event = await self.queue.get() if held is _NOTHING else held
+            held = _NOTHING
             if event is None:
                 return
+            assert isinstance(event, TurnEvent)
+            if event.name == "token":
+                texts = [str(event.data.get("text", ""))]
+                while not self.queue.empty():
+                    following = self.queue.get_nowait()
+                    if following is None or following.name != "token":
+                        held = following
+                        break
+                    texts.append(str(following.data.get("text", "")))
+                if len(texts) > 1:
+                    event = TurnEvent("token", {"text": "".join(texts)})
             yield event
 
 
@@ -115,6 +137,7 @@ class TurnManager:
         self.bus = bus
         self.process_id = make_process_id()
         self.running: dict[str, RunningTurn] = {}
+        self.deltas = DeltaLog(db)
         # Own turns whose end could not be recorded (the database was unreachable):
         # the next sweep that reaches the database closes them as failed nodes.
         self.abandoned: set[str] = set()
@@ -142,6 +165,7 @@ class TurnManager:
         for turn in list(self.running.values()):
             if turn.pump is not None:
                 turn.pump.cancel()
+        await self.deltas.close()
 
     async def _sweep_forever(self) -> None:
         while True:
@@ -175,18 +199,56 @@ class TurnManager:
             raise InvalidInput("content: must not be empty")
         if len(content) > MAX_MESSAGE_CHARS:
             raise InvalidInput(f"content: at most {MAX_MESSAGE_CHARS} characters")
-        thread_id = await self._prepare_working(user_id=user_id, thread_id=thread_id, force=force)
+        prepared = False
+        while True:
+            try:
+                turn, started, pruned = await self._open(
+                    user_id=user_id, thread_id=thread_id, content=content, prepared=prepared
+                )
+                break
+            except _NotWorking:
+                # The common case (the posted-to thread is the working thread and not a
+                # draft) opens the turn in one transaction; anything else first makes
+                # it the working thread (`_prepare_working`), then opens the turn.
+                thread_id = await self._prepare_working(
+                    user_id=user_id, thread_id=thread_id, force=force
+                )
+                prepared = True
+        if pruned.turn_ids:
+            await pruning.after_prune(self.runtime, pruned)
+        self.running[turn.root_thread_id] = turn
+        self.deltas.open(turn.root_thread_id, turn.node_id)
+        # turn_started goes to the sender at once, so it always comes first; the rest of
+        # the turn's actions reach it through the log (`_pump`).
+        self._emit(turn, started)
+        turn.pump = asyncio.create_task(self._pump(turn), name=f"stream {turn.node_id}")
+        turn.task = asyncio.create_task(self._drive(turn), name=f"turn {turn.node_id}")
+        return turn
+
+    async def _open(
+        self, *, user_id: int, thread_id: str, content: str, prepared: bool
+    ) -> tuple[RunningTurn, actions.Action, pruning.PruneResult]:
+        """The transaction that opens a turn: lease, clock, snapshot, `turnStarted`.
+
+        Raises `_NotWorking` when the thread must first become the working thread,
+        and `Conflict` when it still is not after `_prepare_working` (`prepared`).
+        """
         pruned = pruning.PruneResult()
         try:
             async with self.db.transaction() as s:
-                conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, for_update=True)
+                conv, branch = await get_owned(
+                    s, thread_id=thread_id, user_id=user_id, for_update=True
+                )
                 root_id = conv.root_thread_id
                 head = await heads.lock_head(s, root_id, nowait=False)
                 if await repo.get_active_turn(s, root_id) is not None:
                     raise TurnInProgress("a turn is already running in this conversation")
-                if head.working_thread_id != conv.thread_id:
-                    # A checkout landed since `_prepare_working`: the user moved on.
-                    raise Conflict("the conversation's history moved while sending; retry")
+                draft = branch is not None and branch.status == BranchStatus.DRAFT
+                if head.working_thread_id != conv.thread_id or draft:
+                    if prepared:
+                        # A checkout landed since `_prepare_working`: the user moved on.
+                        raise Conflict("the conversation's history moved while sending; retry")
+                    raise _NotWorking
                 # The host, not the client, chooses the parent: the current head.
                 parent = head.head_turn_id
                 s.add(
@@ -226,15 +288,7 @@ class TurnManager:
                     )
         except IntegrityError as exc:
             raise TurnInProgress("a turn is already running in this conversation") from exc
-        if pruned.turn_ids:
-            await pruning.after_prune(self.runtime, pruned)
-        self.running[turn.root_thread_id] = turn
-        # turn_started goes to the sender at once, so it always comes first; the rest of
-        # the turn's actions reach it through the log (`_pump`).
-        self._emit(turn, started)
-        turn.pump = asyncio.create_task(self._pump(turn), name=f"stream {turn.node_id}")
-        turn.task = asyncio.create_task(self._drive(turn), name=f"turn {turn.node_id}")
-        return turn
+        return turn, started, pruned
 
     async def _prepare_working(self, *, user_id: int, thread_id: str, force: bool) -> str:
         """Make the posted-to thread the family's working thread and return the thread
@@ -263,26 +317,27 @@ class TurnManager:
     async def _drive(self, turn: RunningTurn) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(turn))
 
-        deltas = DeltaCoalescer(self.db, root_thread_id=turn.root_thread_id, turn_id=turn.node_id)
+        deltas = self.deltas
+        part_id = deltas.part_id(turn.node_id)
 
         async def on_event(event: AgentEvent) -> None:
             if event.kind == "token":
                 text = str(event.data.get("text", ""))
                 turn.reply_parts.append(text)
-                await deltas.add(text)
+                deltas.add_text(turn.node_id, text)
                 # Streamed text goes to the sender token by token; the log (and every
                 # follower) gets the same deltas coalesced.
-                self._emit(turn, actions.delta(turn.node_id, deltas.part_id, text))
+                self._emit(turn, actions.delta(turn.node_id, part_id, text))
             elif event.kind == "tool_call":
-                await deltas.flush()  # the log keeps text and tool calls in order
                 call = actions.tool_call(
                     turn.node_id,
                     call_id=str(event.data.get("id") or uuid.uuid4().hex),
                     name=str(event.data.get("name", "")),
                     args=dict(event.data.get("args") or {}),
                 )
-                async with self.db.transaction() as s:
-                    await action_log.append_chat(s, turn.root_thread_id, call)
+                # After the turn's text so far, in one transaction with the text of
+                # every turn of this process (`DeltaLog`).
+                await deltas.add_now(turn.node_id, call)
             # Workspace changes are logged by the edits themselves (haico/workspaceChanged)
             # and reach the sender through `_pump`, like every other logged action.
 
@@ -321,10 +376,6 @@ class TurnManager:
             final = TurnEvent("error", {"code": code, "message": message})
         finally:
             heartbeat.cancel()
-        try:
-            await asyncio.shield(deltas.flush())
-        except Exception:
-            log.exception("could not log the last text of turn %s", turn.node_id)
         turn.reply = reply  # before the end is committed: the stream's last event carries it
         try:
             await asyncio.shield(self._finish(turn, reply, final))
@@ -369,8 +420,31 @@ class TurnManager:
             await stream.aclose()
 
     async def _finish(self, turn: RunningTurn, reply: str, final: TurnEvent) -> None:
-        """Close the turn: node state and reply, the head moves onto it, the lease goes."""
+        """Close the turn: node state and reply, the head moves onto it, the lease goes,
+        and the turn's last streamed text is logged before its end.
+
+        If the transaction fails, the text is logged on its own (best effort), so the
+        sweep that later closes the turn finds the whole reply that was streamed.
+        """
         duration = int((now() - turn.started_at).total_seconds() * 1000)
+        pending = await self.deltas.take(turn.node_id)
+        try:
+            await self._close(turn, reply, final, duration, pending)
+        except BaseException:
+            try:
+                await self.deltas.give_back(turn.root_thread_id, pending)
+            except Exception:
+                log.exception("could not log the last text of turn %s", turn.node_id)
+            raise
+
+    async def _close(
+        self,
+        turn: RunningTurn,
+        reply: str,
+        final: TurnEvent,
+        duration: int,
+        pending: list[actions.Action],
+    ) -> None:
         async with self.db.transaction() as s:
             await snap_repo.set_node_state(
                 s,
@@ -398,7 +472,8 @@ class TurnManager:
                 code=str(final.data.get("code", "error")),
                 message=str(final.data.get("message", "")),
             )
-            await action_log.append_chat(s, turn.root_thread_id, ended)
+            await action_log.append_chat(s, turn.root_thread_id, *pending, ended)
+            await fault(s, "close")
 
     async def _heartbeat(self, turn: RunningTurn) -> None:
         while True:
@@ -437,11 +512,16 @@ class TurnManager:
 
     async def messages(self, *, user_id: int, thread_id: str) -> list[TranscriptMessage]:
         async with self.db.read() as s:
-            await get_owned(s, thread_id=thread_id, user_id=user_id)
-            prefix = await draft_transcript(self.runtime, s, thread_id)
-        if prefix is not None:
-            return self.runtime.to_transcript(prefix)
+            _, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        if branch is not None and branch.status == BranchStatus.DRAFT:
+            # A draft has no transcript of its own yet: it shows its parent's prefix.
+            parent = await self.runtime.raw_messages(branch.parent_thread_id)
+            return self.runtime.to_transcript(transcript_prefix(parent, branch.branch_point_turn))
         return await self.runtime.messages(thread_id)
+
+
+class _NotWorking(Exception):
+    """The posted-to thread is not the family's working thread (or is a draft)."""
 
 
 def _short(exc: BaseException) -> str:
