@@ -22,7 +22,7 @@ after(async () => {
 });
 
 /** A family: main path 1, 2 (step 2 rejects a preference), and a branch 2.1 from step 1. */
-async function buildFamily(s, page) {
+async function buildFamily(s, page, branchText = "Trams are quiet too.") {
   const root = await s.newConversation();
   await s.send("objective: Argue for bike lanes; prefer: short sentences; prefer: cite sources; write: Cities are for people.; todo: outline");
   await s.expectCount("preference-item", 2);
@@ -30,7 +30,7 @@ async function buildFamily(s, page) {
   await s.expectCount("preference-item", 1);
   await page.locator(`[data-testid="restore-divider"][data-node-id="${root}:1"]`).click();
   await s.expectHead(`${root}:1`);
-  await s.send("objective: Argue formally for bike lanes; write: Trams are quiet too.");
+  await s.send(`objective: Argue formally for bike lanes; write: ${branchText}`);
   const branchNode = s.nodeByLabel("2.1");
   await branchNode.waitFor();
   const branchNodeId = await branchNode.getAttribute("data-node-id");
@@ -148,6 +148,60 @@ test("branch names, rejected decisions and compare", async () => {
   await s.byTest("compare-picking").waitFor();
   await s.node(`${root}:1`).click({ modifiers: ["Shift"] }); // unpick
   await s.byTest("compare-picking").waitFor({ state: "detached" });
+
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("search across conversations and jump to a node off the displayed path", async () => {
+  const context = await chrome.browser.newContext({ viewport: VIEWPORT });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+  const { root, branchNodeId } = await buildFamily(s, page, "Zeppelins hover quietly.");
+  await s.openFromHistory(root); // the branch is now off the displayed path
+  await s.expectHead(`${root}:2`);
+  assert.equal(await s.node(branchNodeId).getAttribute("data-active"), "false");
+  // Another conversation on screen: the hit is in a different family.
+  const other = await s.newConversation();
+  await s.send("objective: Something unrelated");
+
+  await s.byTest("search-input").fill("zeppelins hover");
+  const hit = page.locator(`[data-testid="search-result"][data-node-id="${branchNodeId}"][data-kind="user"]`);
+  await hit.waitFor();
+  assert.match(await hit.innerText(), /Zeppelins hover/);
+  assert.equal(await hit.locator("mark").count(), 2);
+  const kinds = await page.locator('[data-testid="search-result"]').evaluateAll((els) => els.map((e) => e.getAttribute("data-kind")));
+  assert.ok(kinds.includes("document"), `kinds: ${kinds}`);
+  await screenshot(page, "research-03-search");
+  await hit.click();
+
+  // The studio switches to the hit's family, frames and marks its card.
+  await page.waitForURL((u) => u.searchParams.get("thread") === root);
+  assert.notEqual(root, other);
+  await page.waitForSelector(`[data-testid="graph-node"][data-node-id="${branchNodeId}"][data-found="true"]`);
+  await s.byTest("found-bar").waitFor();
+  assert.match(await s.byTest("found-bar").innerText(), /step 2\.1/);
+  await s.expectHead(`${root}:2`); // nothing restored yet
+  await screenshot(page, "research-04-search-hit");
+  // Restoring it on request: the head moves onto the hit.
+  await s.byTest("found-restore").click();
+  await s.expectHead(branchNodeId);
+  await s.byTest("found-bar").waitFor({ state: "detached" });
+  await page.waitForFunction(() => document.querySelector('[data-testid="workspace-document"]')?.value.includes("Zeppelins hover quietly."));
+
+  // A hit in the family on screen needs no switch; Enter picks the first result.
+  await s.byTest("search-input").fill("noise levels");
+  await page.locator(`[data-testid="search-result"][data-node-id="${root}:2"]`).first().waitFor();
+  await s.byTest("search-input").press("Enter");
+  await page.waitForSelector(`[data-testid="graph-node"][data-node-id="${root}:2"][data-found="true"]`);
+  await s.byTest("found-dismiss").click();
+  await s.byTest("found-bar").waitFor({ state: "detached" });
+  // Nothing found.
+  await s.byTest("search-input").fill("qwertyuiop");
+  await page.getByText("Nothing found").waitFor();
 
   assert.deepEqual(errors, []);
   await context.close();

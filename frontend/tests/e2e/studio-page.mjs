@@ -11,9 +11,14 @@ export class StudioPage {
     return this.page.locator(`[data-testid="${id}"]`);
   }
   async newConversation() {
+    const previous = new URL(this.page.url()).searchParams.get("thread");
     await this.byTest("new-conversation").click();
-    await this.page.waitForURL(/\?thread=th_[0-9a-f]{32}/, { timeout: T });
+    await this.page.waitForURL((u) => /^th_[0-9a-f]{32}$/.test(u.searchParams.get("thread") ?? "") && u.searchParams.get("thread") !== previous, {
+      timeout: T,
+    });
     await this.byTest("message-input").waitFor({ timeout: T });
+    // the new (empty) conversation is on screen, not the one before it
+    await this.page.waitForFunction(() => document.querySelectorAll('[data-testid="chat-message"]').length === 0, null, { timeout: T });
     return new URL(this.page.url()).searchParams.get("thread");
   }
   async send(text) {

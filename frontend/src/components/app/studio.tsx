@@ -16,6 +16,7 @@ import { ConfirmDialog, type ConfirmState } from "./confirm-dialog";
 import type { CardActions, CardDetail } from "./graph/commit-card";
 import { TrajectoryPanel } from "./graph/trajectory-panel";
 import { HistoryMenu } from "./history-menu";
+import { SearchBox, type SearchHit } from "./search-box";
 import { WorkspacePanel } from "./workspace-panel";
 
 function messageOf(error: unknown): string {
@@ -61,7 +62,7 @@ export function Studio() {
   const [flash, setFlash] = useState<{ nodeId: string; tick: number } | null>(null);
   const [collapsed, setCollapsed] = useState(false);
   const [pick, setPick] = useState<ComparePick>(NO_PICK);
-  const [found, setFound] = useState<{ nodeId: string; tick: number } | null>(null);
+  const [found, setFound] = useState<{ nodeId: string; tick: number; hit: SearchHit } | null>(null);
   const familyRoot = history.data?.root_thread_id ?? null;
   useEffect(() => {
     setPick(NO_PICK);
@@ -246,6 +247,24 @@ export function Studio() {
   );
   const comparing = pick.a !== null && pick.b !== null;
 
+  // A search hit: open its family if it is another one, frame and mark its card, and
+  // flash its message when it is on the displayed path; restoring it is one click more.
+  const onSearchHit = useCallback(
+    (hit: SearchHit) => {
+      setFound({ nodeId: hit.node_id, tick: Date.now(), hit });
+      setCollapsed(false);
+      if (hit.root_thread_id !== familyRoot) {
+        setPick(NO_PICK);
+        navigate(hit.root_thread_id);
+      } else onFocusStep(hit.node_id);
+    },
+    [familyRoot, navigate, onFocusStep],
+  );
+  const onRestoreFound = useCallback(async () => {
+    if (found === null) return;
+    if (await checkout(found.nodeId)) setFound(null);
+  }, [found, checkout]);
+
   const onRename = useCallback(
     async (c: Conversation, title: string) => {
       try {
@@ -296,6 +315,7 @@ export function Studio() {
             <span className="badge">branched at step {current.branch_point_turn}</span>
           )}
         </span>
+        <SearchBox conversations={conversations.data} labels={flow?.labels ?? EMPTY_LABELS} onPick={onSearchHit} />
       </header>
       {error && (
         <div className="error-banner" data-testid="error-banner" role="alert">
@@ -355,6 +375,8 @@ export function Studio() {
               actions={actions}
               onCompareWithHead={() => head !== null && setPick((p) => (p.a !== null ? { a: p.a, b: head } : p))}
               onCancelCompare={() => setPick(NO_PICK)}
+              onRestoreFound={() => void onRestoreFound()}
+              onDismissFound={() => setFound(null)}
               onOpenThread={(t) => void openThread(t)}
               loading={graph.isLoading}
             />

@@ -27,7 +27,7 @@ export interface TrajectoryProps {
   rejected: ReadonlyMap<string, readonly Rejected[]>;
   pick: ComparePick;
   /** a search hit to show: its card is framed and marked */
-  found: { nodeId: string; tick: number } | null;
+  found: { nodeId: string; tick: number; hit: { kind: string; snippet: string } } | null;
   headTurnId: string | null;
   /** changes when the panel's size changes (e.g. the comparison opens): the view is re-framed */
   frame: string;
@@ -36,6 +36,8 @@ export interface TrajectoryProps {
   actions: CardActions;
   onCompareWithHead: () => void;
   onCancelCompare: () => void;
+  onRestoreFound: () => void;
+  onDismissFound: () => void;
   onOpenThread: (threadId: string) => void;
   loading: boolean;
 }
@@ -160,6 +162,21 @@ export function TrajectoryPanel(props: TrajectoryProps) {
           <span className="muted hint">double-click a step to restore it · ⇄ to compare two</span>
         )}
       </header>
+      {found !== null && (
+        <div className="found-bar" data-testid="found-bar" data-node-id={found.nodeId}>
+          <span className="found-text">
+            <strong>Search hit</strong> · step {flow?.labels.get(found.nodeId) ?? found.nodeId.slice(found.nodeId.lastIndexOf(":") + 1)}
+            {!foundPresent && flow !== null && <span className="muted"> (not drawn on this graph)</span>} ·{" "}
+            <span className="muted">“{found.hit.snippet}”</span>
+          </span>
+          <button type="button" className="small-btn primary" data-testid="found-restore" onClick={props.onRestoreFound}>
+            ↺ Restore this step
+          </button>
+          <button type="button" className="icon" aria-label="Dismiss the search hit" data-testid="found-dismiss" onClick={props.onDismissFound}>
+            ✕
+          </button>
+        </div>
+      )}
       {!props.collapsed && (
         <div className="graph-body">
           {props.loading && !flow ? (
