@@ -53,13 +53,14 @@ class Settings(BaseSettings):
     event_poll_seconds: float = Field(default=1.0, ge=0)
     # The AHP host (`/ahp`): the largest text frame accepted (a bigger one closes the
     # connection with 1009), subscriptions per connection, requests per second per
-    # connection (a short burst of twice that is allowed; per process), messages queued
-    # for one connection before it counts as a slow consumer and is closed, turns in a
-    # chat snapshot and in one `fetchTurns` page.
+    # connection (a short burst of twice that is allowed; per process), messages and
+    # bytes queued for one connection before it counts as a slow consumer and is
+    # closed (4008), turns in a chat snapshot and in one `fetchTurns` page.
     ahp_max_frame_bytes: int = Field(default=1024 * 1024, ge=1024)
     ahp_max_subscriptions: int = Field(default=256, ge=1)
     ahp_requests_per_second: float = Field(default=50.0, gt=0)
     ahp_queue_size: int = Field(default=2000, ge=16)
+    ahp_queue_bytes: int = Field(default=8 * 1024 * 1024, ge=64 * 1024)
     ahp_snapshot_turns: int = Field(default=50, ge=1)
     ahp_page_size: int = Field(default=50, ge=1)
 

@@ -61,6 +61,7 @@ class Connection(ConnectionState):
     # ---- the connection's life ----
 
     async def run(self) -> None:
+        ConnectionState.live.add(self)
         sender = asyncio.create_task(self.out.sender())
         reader = asyncio.create_task(self._reader())
         closed = asyncio.create_task(self.out.closed.wait())
@@ -80,8 +81,8 @@ class Connection(ConnectionState):
                     with contextlib.suppress(BaseException):
                         await task
             if self.out.closed.is_set():
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self.ws.close(code=self.out.close_code), timeout=1)
+                await self.out.close()
+            ConnectionState.live.discard(self)
 
     async def _reader(self) -> None:
         limit = self.settings.ahp_max_frame_bytes

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -34,9 +35,13 @@ from app.domain import now
 from app.errors import DomainError
 from app.services import turn_views
 
-# Canonical actions shared by every connection of the process, by serverSeq (a logged
-# `chat/turnsLoaded` expanded to full turns once, not once per subscriber).
-_canonical_cache: OrderedDict[int, Json] = OrderedDict()
+# Canonical actions shared by every connection of the process, by database and
+# serverSeq (a logged `chat/turnsLoaded` expanded to full turns once, not once per
+# subscriber). Keyed by database too: two apps in one process (the tests) each have
+# their own log, and their serverSeqs overlap.
+_canonical_caches: weakref.WeakKeyDictionary[Any, OrderedDict[int, Json]] = (
+    weakref.WeakKeyDictionary()
+)
 _CACHE_SIZE = 4096
 
 
@@ -87,7 +92,8 @@ async def unsubscribe(conn: ConnectionState, params: Json) -> None:
 
 
 async def _canonical(conn: ConnectionState, seq: int, action: Json, root: str | None) -> Json:
-    cached = _canonical_cache.get(seq)
+    cache = _canonical_caches.setdefault(conn.db, OrderedDict())
+    cached = cache.get(seq)
     if cached is not None:
         return cached
     if action.get("type") == "chat/turnsLoaded" and root is not None:
@@ -99,9 +105,9 @@ async def _canonical(conn: ConnectionState, seq: int, action: Json, root: str | 
         }
     else:
         out = canonical(action)
-    _canonical_cache[seq] = out
-    while len(_canonical_cache) > _CACHE_SIZE:
-        _canonical_cache.popitem(last=False)
+    cache[seq] = out
+    while len(cache) > _CACHE_SIZE:
+        cache.popitem(last=False)
     return out
 
 

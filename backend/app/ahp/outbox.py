@@ -1,19 +1,31 @@
-"""What bounds one connection: its outgoing queue and its request rate.
+"""What bounds one connection: its outgoing queue, its request rate and its frames.
 
-Everything a connection sends goes through `Outbox`, a bounded queue drained by one
-sender task. A client that stops reading blocks only its own sender; its queue fills
-and the connection is closed with `SLOW_CONSUMER` (4008) instead of holding memory
-or slowing the fan-out to everyone else. The client can `reconnect` and catch up from
-the action log. `RateLimit` is a token bucket (burst of two seconds' worth).
+Everything a connection sends goes through `Outbox`, a queue drained by one sender
+task. The queue is bounded twice: by messages (`HAICO_AHP_QUEUE_SIZE`) and by bytes
+(`HAICO_AHP_QUEUE_BYTES`, counting the server's own write buffer for the socket). A
+client that stops reading blocks only its own sender (the WebSocket layer awaits the
+socket before writing more); its queue fills and the connection counts as a slow
+consumer: the queue is dropped and the host closes with `SLOW_CONSUMER` (4008). The
+client can `reconnect` and catch up from the action log.
+
+Two things keep a stalled socket small and its detection prompt, when the server is
+uvicorn (found through the ASGI `send` callable; with another server only the queue
+limits apply): the kernel's send buffer of the socket is capped (`SEND_BUFFER`, so a
+stalled client holds at most that much kernel memory instead of the autotuned
+megabytes), and a close that cannot be written within `CLOSE_GRACE` seconds (the
+client still reads nothing) aborts the TCP connection, so no descriptor is kept open.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import socket
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from starlette.websockets import WebSocket
 
@@ -21,30 +33,88 @@ from app.ahp.protocol import SLOW_CONSUMER, Json, RpcError
 
 log = logging.getLogger("haico.ahp")
 
+SEND_BUFFER = 128 * 1024  # SO_SNDBUF asked for an AHP socket (Linux doubles it)
+CLOSE_GRACE = 10.0  # seconds a slow consumer has to read up to its close frame
+
+
+class _Transport(Protocol):
+    def get_write_buffer_size(self) -> int: ...
+    def get_extra_info(self, name: str, default: Any = None) -> Any: ...
+    def abort(self) -> None: ...
+
+
+def transport_of(ws: WebSocket) -> _Transport | None:
+    """The asyncio transport under `ws`, when the server exposes it on the protocol
+    object its ASGI `send` is bound to (uvicorn does; Starlette wraps it in closures)."""
+    todo: list[Any] = [getattr(ws, "_send", None)]
+    for _ in range(16):
+        if not todo:
+            return None
+        fn = todo.pop()
+        transport = getattr(getattr(fn, "__self__", None), "transport", None)
+        if transport is not None and hasattr(transport, "get_write_buffer_size"):
+            return transport  # type: ignore[no-any-return]
+        for cell in getattr(fn, "__closure__", None) or ():
+            with contextlib.suppress(ValueError):
+                if callable(cell.cell_contents):
+                    todo.append(cell.cell_contents)
+    return None
+
 
 class Outbox:
-    def __init__(self, ws: WebSocket, size: int) -> None:
+    def __init__(self, ws: WebSocket, size: int, max_bytes: int) -> None:
         self.ws = ws
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue(size)
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.size = size
+        self.max_bytes = max_bytes
+        self.queued_bytes = 0
         self.closed = asyncio.Event()
         self.close_code = 1000
         self.name = "?"
+        self.transport = transport_of(ws)
+        if self.transport is not None:
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
+
+    def pending_bytes(self) -> int:
+        """Bytes waiting for this client in the process: the queue and the write buffer."""
+        buffered = self.transport.get_write_buffer_size() if self.transport else 0
+        return self.queued_bytes + buffered
 
     def send(self, message: Json | str) -> None:
         if self.closed.is_set():
             return
         text = message if isinstance(message, str) else json.dumps(message)
-        try:
-            self.queue.put_nowait(text)
-        except asyncio.QueueFull:
-            log.warning("AHP client %s is not reading; closing it", self.name)
+        waiting = self.queue.qsize()
+        # One message is always accepted, however big (a large snapshot to a client
+        # that reads); behind it, the limits count.
+        if waiting and (waiting >= self.size or self.pending_bytes() + len(text) > self.max_bytes):
+            log.warning(
+                "AHP client %s is not reading (%d messages, %d bytes waiting); closing it",
+                self.name,
+                waiting,
+                self.pending_bytes(),
+            )
             self.shutdown(SLOW_CONSUMER)
+            return
+        self.queue.put_nowait(text)
+        self.queued_bytes += len(text)
 
     def shutdown(self, code: int) -> None:
         """Ask for the connection to close with `code` (the first reason wins)."""
         if not self.closed.is_set():
             self.close_code = code
             self.closed.set()
+            if code == SLOW_CONSUMER:
+                self.drop()
+
+    def drop(self) -> None:
+        """Forget what is queued (a slow consumer gets nothing more but the close)."""
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queued_bytes = 0
 
     def reply(self, msg_id: Any, result: Any) -> None:
         self.send({"jsonrpc": "2.0", "id": msg_id, "result": result})
@@ -64,18 +134,33 @@ class Outbox:
             text = await self.queue.get()
             if text is None:
                 return
+            self.queued_bytes -= len(text)
             await self.ws.send_text(text)
+
+    async def close(self) -> None:
+        """Send the close frame. A slow consumer gets `CLOSE_GRACE` seconds to read up
+        to it; after that the TCP connection is aborted."""
+        grace = CLOSE_GRACE if self.close_code == SLOW_CONSUMER else 1.0
+        try:
+            await asyncio.wait_for(self.ws.close(code=self.close_code), timeout=grace)
+        except Exception:
+            if self.close_code == SLOW_CONSUMER and self.transport is not None:
+                log.warning("AHP client %s read nothing in %gs; aborting", self.name, grace)
+                self.transport.abort()
 
 
 class RateLimit:
-    def __init__(self, per_second: float) -> None:
+    """A token bucket: `per_second` requests, with a burst of two seconds' worth."""
+
+    def __init__(self, per_second: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.rate = per_second
         self.capacity = 2 * per_second
         self.tokens = self.capacity
-        self.at = time.monotonic()
+        self.clock = clock
+        self.at = clock()
 
     def allow(self) -> bool:
-        now = time.monotonic()
+        now = self.clock()
         self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.rate)
         self.at = now
         if self.tokens < 1:

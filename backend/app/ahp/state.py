@@ -4,7 +4,7 @@ it calls, the version agreed, its subscriptions and where its delivery stands.""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, ClassVar
 
 from starlette.websockets import WebSocket
 
@@ -19,6 +19,9 @@ from app.services.users import Principal
 
 
 class ConnectionState:
+    # Every connection this process serves right now (for tests and diagnostics).
+    live: ClassVar[set[ConnectionState]] = set()
+
     def __init__(self, ws: WebSocket, state: Any, principal: Principal) -> None:
         self.ws = ws
         self.settings: Settings = state.settings
@@ -35,7 +38,7 @@ class ConnectionState:
         self.seen_seq = 0  # the last entry the pump handled
         self.origins: dict[int, Json] = {}  # serverSeq -> origin of a client's action
         self.lock = asyncio.Lock()
-        self.out = Outbox(ws, self.settings.ahp_queue_size)
+        self.out = Outbox(ws, self.settings.ahp_queue_size, self.settings.ahp_queue_bytes)
         self.rate = RateLimit(self.settings.ahp_requests_per_second)
         self.progress = asyncio.Event()  # set whenever the pump handled an entry
         self.pump: asyncio.Task[None] | None = None
