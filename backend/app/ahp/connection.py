@@ -85,7 +85,6 @@ class Connection(ConnectionState):
             ConnectionState.live.discard(self)
 
     async def _reader(self) -> None:
-        limit = self.settings.ahp_max_frame_bytes
         while True:
             try:
                 frame = await self.ws.receive()
@@ -98,7 +97,7 @@ class Connection(ConnectionState):
                 text = frame["bytes"].decode("utf-8", "replace")
             if text is None:
                 continue
-            if len(text.encode()) > limit:
+            if self.intake.too_big(text):
                 self.out.shutdown(TOO_BIG)
                 return
             await self._handle(text)
@@ -120,7 +119,7 @@ class Connection(ConnectionState):
                 return  # a response to nothing we asked: ignore
             self.out.error(msg_id, RpcError(INVALID_REQUEST, "Invalid Request: no method"))
             return
-        if not self.rate.allow():
+        if not self.intake.allow():
             if is_request:
                 self.out.error(msg_id, RpcError(RATE_LIMITED, "Too many requests; slow down"))
             return

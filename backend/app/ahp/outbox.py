@@ -1,4 +1,5 @@
-"""What bounds one connection: its outgoing queue, its request rate and its frames.
+"""What bounds one connection: its outgoing queue (`Outbox`), and the frames and
+request rate it accepts (`Intake`).
 
 Everything a connection sends goes through `Outbox`, a queue drained by one sender
 task. The queue is bounded twice: by messages (`HAICO_AHP_QUEUE_SIZE`) and by bytes
@@ -147,6 +148,25 @@ class Outbox:
             if self.close_code == SLOW_CONSUMER and self.transport is not None:
                 log.warning("AHP client %s read nothing in %gs; aborting", self.name, grace)
                 self.transport.abort()
+
+
+class Intake:
+    """The limits on what a client sends: the frame size (`HAICO_AHP_MAX_FRAME_BYTES`;
+    a bigger frame closes the connection with 1009) and the request rate
+    (`HAICO_AHP_REQUESTS_PER_SECOND`; the excess is answered -32000)."""
+
+    def __init__(self, max_frame_bytes: int, per_second: float) -> None:
+        self.max_frame_bytes = max_frame_bytes
+        self.rate = RateLimit(per_second)
+
+    def too_big(self, text: str) -> bool:
+        # Cheap first: a UTF-8 encoding is at least as long as the text, at most 4x.
+        if len(text) > self.max_frame_bytes:
+            return True
+        return len(text) * 4 > self.max_frame_bytes and len(text.encode()) > self.max_frame_bytes
+
+    def allow(self) -> bool:
+        return self.rate.allow()
 
 
 class RateLimit:

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from starlette.websockets import WebSocket
 
 from app.ahp.adapter import Adapter
-from app.ahp.outbox import Outbox, RateLimit
+from app.ahp.outbox import Intake, Outbox
 from app.ahp.protocol import Json
 from app.config import Settings
 from app.db.engine import Database
@@ -39,7 +39,9 @@ class ConnectionState:
         self.origins: dict[int, Json] = {}  # serverSeq -> origin of a client's action
         self.lock = asyncio.Lock()
         self.out = Outbox(ws, self.settings.ahp_queue_size, self.settings.ahp_queue_bytes)
-        self.rate = RateLimit(self.settings.ahp_requests_per_second)
+        self.intake = Intake(
+            self.settings.ahp_max_frame_bytes, self.settings.ahp_requests_per_second
+        )
         self.progress = asyncio.Event()  # set whenever the pump handled an entry
         self.pump: asyncio.Task[None] | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
