@@ -6,6 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
@@ -19,6 +20,7 @@ from app.api import errors as api_errors
 from app.api import graph as graph_api
 from app.api import methods as api_methods
 from app.api.limits import BodyLimitMiddleware
+from app.api.links import add_links
 from app.api.rate_limit import RateLimitMiddleware
 from app.config import Settings, get_settings
 from app.db.engine import Database
@@ -36,6 +38,18 @@ PLACEHOLDER = """<!doctype html><html><head><meta charset="utf-8"><title>HAICO</
 <body style="font-family:system-ui;margin:3rem;max-width:40rem">
 <h1>HAICO</h1><p>The API is running under <code>/api</code>
 (<a href="/docs">OpenAPI docs</a>). The studio has not been built yet.</p></body></html>"""
+
+
+def _with_links(app: FastAPI) -> None:
+    """The OpenAPI document carries the links between operations (`app.api.links`)."""
+    plain = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            add_links(plain())
+        return app.openapi_schema or plain()
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -85,6 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     api_errors.install(app)
     api_methods.install(app)
+    _with_links(app)
     app.include_router(health.router)
     app.include_router(conversations.router)
     app.include_router(workspace.router)
