@@ -239,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
         "processes through LISTEN/NOTIFY)",
     )
     sub.add_parser("migrate", help="bring the database schema up to date")
+    from app.ahp import cli_client
+
+    cli_client.add_parser(sub)
     sub.add_parser(
         "janitor", help="reclaim half-built branches, orphaned drafts and old log entries once"
     )
@@ -290,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     delete_p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
     args = parser.parse_args(argv)
 
+    if args.command == "ahp":
+        return cli_client.main(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     settings = get_settings()
     if args.command == "migrate":
