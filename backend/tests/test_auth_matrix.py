@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 import uuid
 from typing import Any
 
@@ -9,6 +11,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from app.domain import new_thread_id
 from app.services import users
 from tests.helpers import Seeded, db_of, seed_conversation
 from tests.history_helpers import live_server
@@ -38,12 +41,14 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, int]] = [
     ("POST", "/api/conversations/{tid}/checkout", {"turn_id": None}, 200),
     ("GET", "/api/conversations/{tid}/graph", None, 200),
     ("GET", "/api/conversations/{tid}/compare?a={tid}:0&b={tid}:0", None, 200),
+    ("GET", "/api/conversations/{tid}/export", None, 200),
 ]
 # Endpoints that are not about one thread: checked for 401 only.
 UNSCOPED = [
     ("GET", "/api/conversations"),
     ("POST", "/api/conversations"),
     ("GET", "/api/search"),
+    ("POST", "/api/conversations/import"),
 ]
 PUBLIC = {("GET", "/api/health")}
 # An endless stream: covered by `test_events_stream_auth` over a real socket.
@@ -86,6 +91,29 @@ def settings_overrides() -> dict[str, Any]:
     return {"auth": "token"}
 
 
+def _no_data(r: httpx.Response) -> None:
+    """A refusal says what went wrong and nothing of the thread's content."""
+    body = r.json()
+    assert set(body) == {"code", "message"}, body
+    assert "seed" not in body["message"].lower(), body
+
+
+def _common_prefix(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+
+
+def test_thread_ids_are_unguessable() -> None:
+    """122 random bits (uuid4) per id: none repeats, none follows from another."""
+    ids = [new_thread_id() for _ in range(20_000)]
+    assert len(set(ids)) == len(ids)
+    for tid in ids[:200]:
+        assert re.fullmatch(r"th_[0-9a-f]{32}", tid), tid
+        assert uuid.UUID(hex=tid[3:]).version == 4
+    # Consecutive ids share no long prefix (no counter or clock in them).
+    shared = [_common_prefix(a, b) - 3 for a, b in itertools.pairwise(ids)]
+    assert max(shared) < 8
+
+
 @pytest.mark.parametrize(("method", "template", "body", "ok"), ENDPOINTS)
 async def test_token_mode(
     app: FastAPI,
@@ -103,12 +131,15 @@ async def test_token_mode(
 
     r = await client.request(method, path, json=body)
     assert r.status_code == 401 and r.json()["code"] == "unauthorized"
+    _no_data(r)
     r = await client.request(method, path, json=body, headers={"Authorization": "Bearer nope"})
     assert r.status_code == 401
+    _no_data(r)
     r = await client.request(
         method, path, json=body, headers={"Authorization": f"Bearer {other_token}"}
     )
     assert r.status_code == 403 and r.json()["code"] == "forbidden"
+    _no_data(r)
     r = await client.request(
         method, path, json=body, headers={"Authorization": f"Bearer {owner_token}"}
     )
