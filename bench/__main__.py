@@ -32,6 +32,7 @@ BENCHMARKS = (
     "turns",
     "concurrency",
     "workers",
+    "ahp",
     "storage",
 )
 ROOT = Path(__file__).resolve().parent.parent
