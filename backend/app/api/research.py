@@ -1,15 +1,17 @@
-"""REST: research features (compare two nodes, search)."""
+"""REST: research features (compare two nodes, search, export and import)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, status
 
-from app.api.deps import CurrentUser, DbDep, ThreadId
+from app.api.deps import CurrentUser, DbDep, RuntimeDep, ThreadId
 from app.api.errors import responses
-from app.schemas import NO_NUL, Comparison, SearchOut
+from app.schemas import NO_NUL, Comparison, ConversationOut, SearchOut
+from app.schemas_export import FamilyExport
 from app.services import compare as compare_service
+from app.services import family_export, family_import
 from app.services import search as search_service
 
 router = APIRouter(prefix="/api", tags=["research"])
@@ -36,3 +38,24 @@ async def search(
     message, reply or document matches `q`: full-text search on PostgreSQL, every word
     as a substring on SQLite."""
     return await search_service.search(db, user_id=user.id, query=q, limit=limit)
+
+
+@router.get("/conversations/{thread_id}/export", responses=responses(403, 404))
+async def export_family(
+    thread_id: ThreadId, db: DbDep, runtime: RuntimeDep, user: CurrentUser
+) -> FamilyExport:
+    """The whole family of the thread as one versioned JSON document."""
+    return await family_export.export_family(db, runtime, user_id=user.id, thread_id=thread_id)
+
+
+@router.post(
+    "/conversations/import",
+    status_code=status.HTTP_201_CREATED,
+    responses=responses(413, 502),
+)
+async def import_family(
+    body: FamilyExport, db: DbDep, runtime: RuntimeDep, user: CurrentUser
+) -> ConversationOut:
+    """Recreate an exported family as a new family of the caller (its new root). An
+    invalid document or a newer format version answers 422 and creates nothing."""
+    return await family_import.import_family(db, runtime, user_id=user.id, doc=body)

@@ -23,6 +23,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import Family
+         * @description Recreate an exported family as a new family of the caller (its new root). An
+         *     invalid document or a newer format version answers 422 and creates nothing.
+         */
+        post: operations["import_family_api_conversations_import_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{thread_id}": {
         parameters: {
             query?: never;
@@ -143,6 +164,26 @@ export interface paths {
          *     header), in serverSeq order; `event: action`, `id: <serverSeq>`.
          */
         get: operations["events_api_conversations__thread_id__events_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Family
+         * @description The whole family of the thread as one versioned JSON document.
+         */
+        get: operations["export_family_api_conversations__thread_id__export_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -607,6 +648,234 @@ export interface components {
             } | null;
             /** Message */
             message: string;
+        };
+        /** ExportArtifact */
+        ExportArtifact: {
+            /** Content */
+            content: string;
+            /** Created At */
+            created_at?: string | null;
+            /** Kind */
+            kind: string;
+            /** Title */
+            title: string;
+            /** Turn Index */
+            turn_index: number;
+        };
+        /**
+         * ExportArtifactRef
+         * @description An artifact a workspace lists, without its row id.
+         */
+        ExportArtifactRef: {
+            /** Kind */
+            kind: string;
+            /** Title */
+            title: string;
+            /** Turn Index */
+            turn_index: number;
+        };
+        /** ExportDocument */
+        ExportDocument: {
+            /** Content */
+            content: string;
+            /** Title */
+            title: string;
+        };
+        /**
+         * ExportForkedFrom
+         * @description Fork provenance: the node of another family this one was forked from
+         *     (`thread_id` null when that thread is not known here).
+         */
+        ExportForkedFrom: {
+            /** Thread Id */
+            thread_id: string | null;
+            /** Turn Index */
+            turn_index: number;
+        };
+        /**
+         * ExportMessage
+         * @description One transcript entry: a user message, a reply (with its tool calls) or a tool result.
+         */
+        ExportMessage: {
+            /** Content */
+            content: string;
+            /** Name */
+            name?: string | null;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "user" | "assistant" | "tool";
+            /** State */
+            state?: string | null;
+            /** Status */
+            status?: string | null;
+            /** Tool Call Id */
+            tool_call_id?: string | null;
+            /** Tool Calls */
+            tool_calls?: components["schemas"]["ExportToolCall"][] | null;
+            /** Turn Index */
+            turn_index?: number | null;
+        };
+        /**
+         * ExportNode
+         * @description A turn: its messages, and the workspace after it (null when no snapshot kept it).
+         */
+        ExportNode: {
+            /** Captured At */
+            captured_at?: string | null;
+            /** Completed At */
+            completed_at?: string | null;
+            /** Id */
+            id: string;
+            /** Messages */
+            messages: components["schemas"]["ExportMessage"][];
+            /** Reply */
+            reply: string;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "running" | "complete" | "cancelled" | "error";
+            /** Thread Id */
+            thread_id: string;
+            /** Turn Index */
+            turn_index: number;
+            /** User Message */
+            user_message: string;
+            workspace: components["schemas"]["ExportWorkspace"] | null;
+        };
+        /** ExportPreference */
+        ExportPreference: {
+            /**
+             * Locked
+             * @default false
+             */
+            locked: boolean;
+            /** Text */
+            text: string;
+            /** Uid */
+            uid: string;
+        };
+        /** ExportRejected */
+        ExportRejected: {
+            /** Rejected After Turn */
+            rejected_after_turn: number;
+            /**
+             * Surface
+             * @enum {string}
+             */
+            surface: "preference" | "todo";
+            /** Text */
+            text: string;
+            /** Uid */
+            uid: string;
+        };
+        /**
+         * ExportThread
+         * @description A thread with its branch link; `start_workspace` is what its first own turn
+         *     started from, `workspace` its live rows.
+         */
+        ExportThread: {
+            /** Artifacts */
+            artifacts: components["schemas"]["ExportArtifact"][];
+            /** Branch Point Turn */
+            branch_point_turn: number | null;
+            /** Created At */
+            created_at?: string | null;
+            /**
+             * Message Count
+             * @default 0
+             */
+            message_count: number;
+            /** Name */
+            name?: string | null;
+            /** Parent Thread Id */
+            parent_thread_id: string | null;
+            /** Reason */
+            reason?: string | null;
+            start_workspace: components["schemas"]["ExportWorkspace"] | null;
+            /** Thread Id */
+            thread_id: string;
+            /** Title */
+            title: string;
+            /** Turn Index */
+            turn_index: number;
+            /** Updated At */
+            updated_at?: string | null;
+            workspace: components["schemas"]["ExportWorkspace"];
+        };
+        /** ExportTodo */
+        ExportTodo: {
+            /**
+             * Depth
+             * @default 0
+             */
+            depth: number;
+            /**
+             * Done
+             * @default false
+             */
+            done: boolean;
+            /** Text */
+            text: string;
+            /** Uid */
+            uid: string;
+        };
+        /** ExportToolCall */
+        ExportToolCall: {
+            /** Args */
+            args?: {
+                [key: string]: unknown;
+            };
+            /** Id */
+            id?: string | null;
+            /** Name */
+            name: string;
+        };
+        /**
+         * ExportWorkspace
+         * @description A workspace as one point of the family saw it (no row ids).
+         */
+        ExportWorkspace: {
+            /** Artifacts */
+            artifacts?: components["schemas"]["ExportArtifactRef"][];
+            document: components["schemas"]["ExportDocument"] | null;
+            /** Objective */
+            objective: string | null;
+            /** Preferences */
+            preferences: components["schemas"]["ExportPreference"][];
+            /** Rejected */
+            rejected?: components["schemas"]["ExportRejected"][];
+            /** Todos */
+            todos: components["schemas"]["ExportTodo"][];
+        };
+        /**
+         * FamilyExport
+         * @description A whole family as one versioned document (`GET …/export`, `POST …/import`).
+         *
+         *     `inherited_messages` is the transcript a fork carries from its source (turns up to
+         *     the fork point); threads come parents first.
+         */
+        FamilyExport: {
+            /** Exported At */
+            exported_at?: string | null;
+            forked_from?: components["schemas"]["ExportForkedFrom"] | null;
+            /**
+             * Format
+             * @constant
+             */
+            format: "haico.family";
+            /** Inherited Messages */
+            inherited_messages?: components["schemas"]["ExportMessage"][];
+            /** Nodes */
+            nodes: components["schemas"]["ExportNode"][];
+            /** Root Thread Id */
+            root_thread_id: string;
+            /** Threads */
+            threads: components["schemas"]["ExportThread"][];
+            /** Version */
+            version: number;
         };
         /** ForkIn */
         ForkIn: {
@@ -1079,6 +1348,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+        };
+    };
+    import_family_api_conversations_import_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FamilyExport"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Seeding the new thread failed; nothing was kept */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -1677,6 +2006,64 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": unknown;
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+        };
+    };
+    export_family_api_conversations__thread_id__export_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FamilyExport"];
                 };
             };
             /** @description Missing or unknown bearer token (token mode) */

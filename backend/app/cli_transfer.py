@@ -1,0 +1,132 @@
+"""`haico export THREAD_ID > file.json` and `haico import file.json`: a family as one
+JSON document, the same as `GET …/export` and `POST /api/conversations/import`.
+
+Both act as a user: the local user when auth is off, else the one `--user NAME`
+names. A progress bar goes to stderr; the document (export) or the new root thread
+id (import) to stdout. Exit 0 on success, 1 on an error the user can fix (unknown
+thread or user, an invalid document), 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app.config import Settings
+
+if TYPE_CHECKING:
+    from app.agent.runtime import AgentRuntime
+    from app.db.engine import Database
+
+COMMANDS = ("export", "import")
+BAR_WIDTH = 30
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    export_p = sub.add_parser(
+        "export",
+        help="write a conversation family as one JSON document to stdout",
+        description="Write the whole family of THREAD_ID (every branch, node, transcript "
+        "and workspace) as one versioned JSON document to stdout; progress goes to stderr.",
+    )
+    export_p.add_argument("thread_id")
+    export_p.add_argument("--user", help="act as this user (default: the local user)")
+    import_p = sub.add_parser(
+        "import",
+        help="recreate an exported family as a new conversation family",
+        description="Read an export document (FILE, or - for stdin) and recreate it as a new "
+        "family with new ids; prints the new root thread id. An invalid document creates "
+        "nothing.",
+    )
+    import_p.add_argument("file")
+    import_p.add_argument("--user", help="act as this user (default: the local user)")
+
+
+def progress_bar(label: str) -> Callable[[int, int], None]:
+    """A callback drawing `label [####....] done/total` on stderr, ending with a newline."""
+
+    def draw(done: int, total: int) -> None:
+        filled = BAR_WIDTH * done // total if total else BAR_WIDTH
+        bar = "#" * filled + "." * (BAR_WIDTH - filled)
+        end = "\n" if done >= total else ""
+        print(f"\r{label} [{bar}] {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+    return draw
+
+
+def run(settings: Settings, args: argparse.Namespace) -> int:
+    from app.errors import DomainError
+
+    name = args.user or (settings.local_user_name if settings.auth == "none" else None)
+    if name is None:
+        print("error: --user NAME is required when HAICO_AUTH=token", file=sys.stderr)
+        return 2
+    raw = ""
+    if args.command == "import":
+        try:
+            raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+        except OSError as exc:
+            print(f"error: cannot read {args.file}: {exc}", file=sys.stderr)
+            return 1
+    try:
+        return asyncio.run(_run(settings, args, name, raw))
+    except DomainError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+
+
+async def _run(settings: Settings, args: argparse.Namespace, user_name: str, raw: str) -> int:
+    from pydantic import ValidationError
+
+    from app.agent.models import OfflineChatModel
+    from app.agent.runtime import AgentRuntime
+    from app.db.engine import Database
+    from app.schemas_export import FamilyExport
+    from app.services.agent_workspace import AgentWorkspace
+
+    db = Database(settings.sql_url)
+    runtime = AgentRuntime(settings, AgentWorkspace(db))
+    runtime.model = OfflineChatModel()
+    await runtime.start()
+    try:
+        if args.command == "export":
+            return await _export(db, runtime, user_name, args.thread_id)
+        try:
+            doc = FamilyExport.model_validate_json(raw)
+        except ValidationError as exc:
+            print(f"error: not a valid export document: {exc}", file=sys.stderr)
+            return 1
+        return await _import(db, runtime, user_name, doc)
+    finally:
+        await runtime.close()
+        await db.dispose()
+
+
+async def _export(db: Database, runtime: AgentRuntime, user_name: str, thread_id: str) -> int:
+    from app.services import family_export
+
+    user_id = await family_export.user_id_named(db, user_name)
+    doc = await family_export.export_family(
+        db, runtime, user_id=user_id, thread_id=thread_id, progress=progress_bar("export nodes")
+    )
+    sys.stdout.write(doc.model_dump_json())
+    sys.stdout.write("\n")
+    return 0
+
+
+async def _import(db: Database, runtime: AgentRuntime, user_name: str, doc: object) -> int:
+    from app.schemas_export import FamilyExport
+    from app.services import family_export, family_import
+
+    assert isinstance(doc, FamilyExport)
+    user_id = await family_export.user_id_named(db, user_name)
+    root = await family_import.import_family(
+        db, runtime, user_id=user_id, doc=doc, progress=progress_bar("import threads")
+    )
+    print(f"imported {len(doc.threads)} thread(s) and {len(doc.nodes)} node(s) as:")
+    print(root.thread_id)
+    return 0

@@ -1,0 +1,171 @@
+"""The export document of a family (`GET …/export`, `POST /api/conversations/import`).
+
+Kept apart from `schemas.py` for size; the same rules apply (wire shapes only, no
+layer imported). Unknown fields are refused; text may hold no NUL.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.schemas import (
+    MAX_DEPTH,
+    MAX_INT,
+    MAX_NAME,
+    NO_NUL,
+    GraphNodeState,
+    RejectedSurface,
+    Timestamp,
+)
+
+EXPORT_FORMAT = "haico.family"
+EXPORT_VERSION = 1
+# Text inside an import: no NUL (PostgreSQL text cannot hold it).
+ImportText = Annotated[str, Field(pattern=NO_NUL)]
+DOC = ConfigDict(extra="forbid")
+
+
+class ExportPreference(BaseModel):
+    model_config = DOC
+    uid: ImportText = Field(min_length=1, max_length=32)
+    text: ImportText
+    locked: bool = False
+
+
+class ExportTodo(BaseModel):
+    model_config = DOC
+    uid: ImportText = Field(min_length=1, max_length=32)
+    text: ImportText
+    done: bool = False
+    depth: int = Field(default=0, ge=0, le=MAX_DEPTH)
+
+
+class ExportRejected(BaseModel):
+    model_config = DOC
+    uid: ImportText = Field(min_length=1, max_length=32)
+    surface: RejectedSurface
+    text: ImportText
+    rejected_after_turn: int = Field(ge=0, le=MAX_INT)
+
+
+class ExportArtifactRef(BaseModel):
+    """An artifact a workspace lists, without its row id."""
+
+    model_config = DOC
+    turn_index: int
+    kind: str
+    title: str
+
+
+class ExportDocument(BaseModel):
+    model_config = DOC
+    title: ImportText = Field(max_length=500)
+    content: ImportText
+
+
+class ExportWorkspace(BaseModel):
+    """A workspace as one point of the family saw it (no row ids)."""
+
+    model_config = DOC
+    objective: ImportText | None
+    document: ExportDocument | None
+    preferences: list[ExportPreference]
+    todos: list[ExportTodo]
+    rejected: list[ExportRejected] = Field(default_factory=list)
+    artifacts: list[ExportArtifactRef] = Field(default_factory=list)
+
+
+class ExportToolCall(BaseModel):
+    model_config = DOC
+    id: ImportText | None = None
+    name: ImportText
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExportMessage(BaseModel):
+    """One transcript entry: a user message, a reply (with its tool calls) or a tool result."""
+
+    model_config = DOC
+    role: Literal["user", "assistant", "tool"]
+    content: ImportText
+    # Set on a fork's inherited entries; a node's entries take the node's turn.
+    turn_index: int | None = Field(default=None, ge=0, le=MAX_INT)
+    tool_calls: list[ExportToolCall] | None = None
+    state: ImportText | None = None
+    name: ImportText | None = None
+    tool_call_id: ImportText | None = None
+    status: ImportText | None = None
+
+
+class ExportArtifact(BaseModel):
+    model_config = DOC
+    turn_index: int = Field(ge=0, le=MAX_INT)
+    kind: ImportText = Field(max_length=50)
+    title: ImportText = Field(max_length=500)
+    content: ImportText
+    created_at: Timestamp | None = None
+
+
+class ExportNode(BaseModel):
+    """A turn: its messages, and the workspace after it (null when no snapshot kept it)."""
+
+    model_config = DOC
+    id: str
+    thread_id: str
+    turn_index: int = Field(ge=1, le=MAX_INT)
+    state: GraphNodeState
+    captured_at: Timestamp | None = None
+    completed_at: Timestamp | None = None
+    user_message: ImportText
+    reply: ImportText
+    messages: list[ExportMessage]
+    workspace: ExportWorkspace | None
+
+
+class ExportThread(BaseModel):
+    """A thread with its branch link; `start_workspace` is what its first own turn
+    started from, `workspace` its live rows."""
+
+    model_config = DOC
+    thread_id: str
+    parent_thread_id: str | None
+    branch_point_turn: int | None = Field(ge=0, le=MAX_INT)
+    reason: ImportText | None = Field(default=None, max_length=2000)
+    title: ImportText = Field(max_length=500)
+    name: ImportText | None = Field(default=None, max_length=MAX_NAME)
+    turn_index: int = Field(ge=0, le=MAX_INT)
+    message_count: int = Field(default=0, ge=0, le=MAX_INT)
+    created_at: Timestamp | None = None
+    updated_at: Timestamp | None = None
+    start_workspace: ExportWorkspace | None
+    workspace: ExportWorkspace
+    artifacts: list[ExportArtifact]
+
+
+class ExportForkedFrom(BaseModel):
+    """Fork provenance: the node of another family this one was forked from
+    (`thread_id` null when that thread is not known here)."""
+
+    model_config = DOC
+    thread_id: str | None
+    turn_index: int = Field(ge=0, le=MAX_INT)
+
+
+class FamilyExport(BaseModel):
+    """A whole family as one versioned document (`GET …/export`, `POST …/import`).
+
+    `inherited_messages` is the transcript a fork carries from its source (turns up to
+    the fork point); threads come parents first.
+    """
+
+    model_config = DOC
+    format: Literal["haico.family"]
+    version: int = Field(ge=1)
+    exported_at: Timestamp | None = None
+    root_thread_id: str
+    forked_from: ExportForkedFrom | None = None
+    inherited_messages: list[ExportMessage] = Field(default_factory=list)
+    threads: list[ExportThread] = Field(min_length=1)
+    nodes: list[ExportNode]

@@ -1,0 +1,353 @@
+"""Import a family document (`FamilyExport`) as a new family owned by the caller.
+
+The document is checked whole before anything is written: an unknown format, a
+version newer than this server reads, or a graph that does not hold together (no
+single root, a parent listed after its child or missing, a node outside the turns
+its thread owns) answers 422 and creates nothing.
+
+Then the same three phases as a branch (`services/branching.py`), because the SQL
+rows and the checkpointer share no transaction:
+
+1. One transaction writes every thread with new ids (the root hidden as `building`,
+   branches `pending`), their live workspaces, artifacts, one snapshot per node
+   (snapshot k of a thread is the workspace its node k-1 ended with, or the thread's
+   `start_workspace` for its first own turn) and the search index.
+2. Each thread's transcript (the path from turn 1, a fork's inherited part first) is
+   seeded into the checkpointer.
+3. One transaction makes the family visible.
+
+A failure in any phase deletes every row and checkpoint the import created and
+answers 502 (`seeding_failed`); a crash between phases leaves hidden rows that the
+janitor reclaims like a half-built branch or fork. Fork provenance is kept when the
+source thread is the caller's; otherwise only the fork point is kept, and reads
+below it answer 409 like those of a fork whose source is gone.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.agent.runtime import AgentRuntime
+from app.agent.transcripts import from_transcript
+from app.db.engine import Database, fault
+from app.db.models import Artifact, Conversation, ConversationBranch, WorkspaceSnapshot
+from app.db.repositories import threads as threads_repo
+from app.db.repositories import workspace as workspace_repo
+from app.domain import BranchStatus, NodeId, new_thread_id, now
+from app.errors import InvalidInput, SeedingFailed
+from app.events import log as action_log
+from app.schemas import ConversationOut, DocumentOut
+from app.schemas_export import (
+    EXPORT_VERSION,
+    ExportMessage,
+    ExportNode,
+    ExportThread,
+    ExportWorkspace,
+    FamilyExport,
+)
+from app.services import search
+from app.services.conversations import to_view
+from app.services.family import first_owned_turn
+from app.services.snapshots import (
+    MAX_USER_MESSAGE_PREVIEW,
+    SNAPSHOT_FORMAT,
+    PreferenceState,
+    RejectedState,
+    TodoState,
+    WorkspaceState,
+    replace_workspace_in,
+)
+
+log = logging.getLogger("haico.import")
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Plan:
+    """A checked document: new ids, and each thread's nodes and first own turn."""
+
+    doc: FamilyExport
+    ids: dict[str, str]
+    nodes: dict[str, dict[int, ExportNode]] = field(default_factory=dict)
+    first: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def root(self) -> ExportThread:
+        return self.doc.threads[0]
+
+
+def check(doc: FamilyExport) -> Plan:
+    """Validate the document as a family graph (422 on the first problem)."""
+    if doc.version > EXPORT_VERSION:
+        raise InvalidInput(
+            f"version: the document is format version {doc.version}; this server reads "
+            f"versions up to {EXPORT_VERSION}"
+        )
+    root = doc.threads[0]
+    if root.thread_id != doc.root_thread_id or root.parent_thread_id is not None:
+        raise InvalidInput("threads: the first thread must be the root (root_thread_id)")
+    plan = Plan(doc, ids={})
+    fork_point = doc.forked_from.turn_index if doc.forked_from else None
+    for t in doc.threads:
+        if t.thread_id in plan.ids:
+            raise InvalidInput(f"threads: {t.thread_id} appears twice")
+        if t is not root:
+            parent = next((p for p in doc.threads if p.thread_id == t.parent_thread_id), None)
+            if parent is None or parent.thread_id not in plan.ids:
+                raise InvalidInput(f"threads: the parent of {t.thread_id} must come before it")
+            bp = t.branch_point_turn
+            if bp is None or bp > parent.turn_index or bp > t.turn_index:
+                raise InvalidInput(f"threads: {t.thread_id} has no valid branch_point_turn")
+            plan.first[t.thread_id] = first_owned_turn(bp)
+        else:
+            if t.branch_point_turn is not None:
+                raise InvalidInput("threads: the root has no branch_point_turn")
+            plan.first[t.thread_id] = first_owned_turn(None, fork_point)
+        plan.ids[t.thread_id] = new_thread_id()
+        plan.nodes[t.thread_id] = {}
+    turns = {t.thread_id: t.turn_index for t in doc.threads}
+    for n in doc.nodes:
+        if n.thread_id not in turns or n.id != NodeId.format(n.thread_id, n.turn_index):
+            raise InvalidInput(f"nodes: {n.id} does not name a node of a listed thread")
+        if not plan.first[n.thread_id] <= n.turn_index <= turns[n.thread_id]:
+            raise InvalidInput(f"nodes: {n.id} is outside the turns its thread owns")
+        if n.turn_index in plan.nodes[n.thread_id]:
+            raise InvalidInput(f"nodes: {n.id} appears twice")
+        plan.nodes[n.thread_id][n.turn_index] = n
+    return plan
+
+
+def workspace_state(ws: ExportWorkspace | None) -> WorkspaceState:
+    if ws is None:
+        return WorkspaceState(objective=None, document=None)
+    doc = ws.document
+    return WorkspaceState(
+        objective=ws.objective,
+        document=DocumentOut(title=doc.title, content=doc.content) if doc else None,
+        preferences=[PreferenceState(p.uid, p.text, p.locked) for p in ws.preferences],
+        todos=[TodoState(t.uid, t.text, t.done, t.depth) for t in ws.todos],
+        rejected=[
+            RejectedState(r.uid, r.surface, r.text, r.rejected_after_turn) for r in ws.rejected
+        ],
+    )
+
+
+async def _snapshot(
+    s: AsyncSession, thread_id: str, node: ExportNode, before: WorkspaceState
+) -> None:
+    digest = None
+    if before.document is not None:
+        digest = await workspace_repo.store_body(s, before.document.content)
+    s.add(
+        WorkspaceSnapshot(
+            thread_id=thread_id,
+            turn_index=node.turn_index,
+            format=SNAPSHOT_FORMAT,
+            objective=before.objective,
+            document_title=before.document.title if before.document else None,
+            document_hash=digest,
+            preferences=[
+                {"uid": p.uid, "text": p.text, "locked": p.locked} for p in before.preferences
+            ],
+            todos=[
+                {"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth}
+                for t in before.todos
+            ],
+            rejected=[r.to_json() for r in before.rejected],
+            user_message=node.user_message[:MAX_USER_MESSAGE_PREVIEW],
+            state=node.state,
+            reply=node.reply,
+            captured_at=node.captured_at or now(),
+            completed_at=node.completed_at,
+        )
+    )
+
+
+async def _write_thread(
+    s: AsyncSession, plan: Plan, t: ExportThread, *, user_id: int, fork_source: str | None
+) -> Conversation:
+    new_id = plan.ids[t.thread_id]
+    root = t.parent_thread_id is None
+    live = workspace_state(t.workspace)
+    conv = Conversation(
+        thread_id=new_id,
+        user_id=user_id,
+        root_thread_id=plan.ids[plan.root.thread_id],
+        title=t.title,
+        name=t.name,
+        turn_index=t.turn_index,
+        message_count=t.message_count,
+        # Stamped now while hidden, so the janitor reclaims it only if this import is
+        # abandoned; the document's stamps are set when the family becomes visible.
+        created_at=now(),
+        updated_at=now(),
+        building=root,
+    )
+    if root and plan.doc.forked_from is not None:
+        conv.forked_from_thread_id = fork_source
+        conv.forked_from_turn = plan.doc.forked_from.turn_index
+    s.add(conv)
+    await s.flush()
+    if not root:
+        assert t.parent_thread_id is not None and t.branch_point_turn is not None
+        s.add(
+            ConversationBranch(
+                thread_id=new_id,
+                parent_thread_id=plan.ids[t.parent_thread_id],
+                branch_point_turn=t.branch_point_turn,
+                reason=t.reason,
+                status=BranchStatus.PENDING,
+                created_at=now(),
+            )
+        )
+    await replace_workspace_in(s, conv, live, fresh=True)
+    for a in t.artifacts:
+        s.add(
+            Artifact(
+                thread_id=new_id,
+                turn_index=a.turn_index,
+                kind=a.kind,
+                title=a.title,
+                content=a.content,
+                created_at=a.created_at or now(),
+            )
+        )
+    await s.flush()
+    nodes = plan.nodes[t.thread_id]
+    for k in sorted(nodes):
+        node = nodes[k]
+        previous = nodes.get(k - 1)
+        before = (
+            t.start_workspace
+            if k == plan.first[t.thread_id]
+            else (previous.workspace if previous else None)
+        )
+        await _snapshot(s, new_id, node, workspace_state(before))
+        after = node.workspace.document if node.workspace else None
+        await search.index_node_in(
+            s,
+            thread_id=new_id,
+            turn_index=k,
+            user_message=node.user_message,
+            reply=node.reply,
+            document=after.content if after else None,
+        )
+    await s.flush()
+    return conv
+
+
+def transcript_of(plan: Plan, thread: ExportThread) -> list[tuple[int, dict[str, Any]]]:
+    """The thread's whole transcript from turn 1: its path's nodes, each from the
+    thread that owns it, and a fork's inherited turns first."""
+    by_id = {t.thread_id: t for t in plan.doc.threads}
+    owned: dict[int, ExportNode] = {}
+    current: ExportThread | None = thread
+    upper = thread.turn_index
+    seen: set[str] = set()
+    while current is not None and current.thread_id not in seen:
+        seen.add(current.thread_id)
+        lower = plan.first[current.thread_id]
+        # Only the nodes the document has (never a walk over the turn numbers).
+        for k, node in plan.nodes[current.thread_id].items():
+            if lower <= k <= upper:
+                owned.setdefault(k, node)
+        upper = min(upper, lower - 1)
+        current = by_id.get(current.parent_thread_id or "")
+    out: list[tuple[int, dict[str, Any]]] = []
+    if plan.doc.forked_from is not None:
+        out.extend(_entries(plan.doc.inherited_messages, 0))
+    for k in sorted(owned):
+        out.extend(_entries(owned[k].messages, k))
+    return out
+
+
+def _entries(messages: list[ExportMessage], turn: int) -> list[tuple[int, dict[str, Any]]]:
+    """Entries of one turn (or, inherited ones, each with its own `turn_index`)."""
+    out = []
+    for m in messages:
+        entry = m.model_dump(exclude_none=True)
+        if m.tool_calls is not None:
+            entry["tool_calls"] = [c.model_dump() for c in m.tool_calls]
+        out.append((m.turn_index if m.turn_index is not None else turn, entry))
+    return out
+
+
+async def import_family(
+    db: Database,
+    runtime: AgentRuntime,
+    *,
+    user_id: int,
+    doc: FamilyExport,
+    progress: Progress | None = None,
+) -> ConversationOut:
+    """Recreate `doc` as a new family of `user_id`; its new root (see the module doc)."""
+    plan = check(doc)
+    new_ids = [plan.ids[t.thread_id] for t in doc.threads]
+    try:
+        async with db.transaction() as s:
+            fork_source = None
+            if doc.forked_from is not None and doc.forked_from.thread_id is not None:
+                source = await threads_repo.get_thread(s, doc.forked_from.thread_id)
+                if source is not None and source.user_id == user_id and source.deleted_at is None:
+                    fork_source = source.thread_id
+            convs = []
+            for i, t in enumerate(doc.threads):
+                convs.append(
+                    await _write_thread(s, plan, t, user_id=user_id, fork_source=fork_source)
+                )
+                if progress is not None:
+                    progress(i + 1, 2 * len(doc.threads))
+            await fault(s, "import_rows")
+        await db.faults("import_seed")
+        for i, t in enumerate(doc.threads):
+            entries = transcript_of(plan, t)
+            if entries:
+                await runtime.seed(
+                    thread_id=plan.ids[t.thread_id],
+                    messages=from_transcript(entries),
+                    metadata={"source": "import"},
+                )
+            if progress is not None:
+                progress(len(doc.threads) + i + 1, 2 * len(doc.threads))
+        root_id = plan.ids[plan.root.thread_id]
+        async with db.transaction() as s:
+            await threads_repo.finish_fork(s, root_id)
+            for t, conv in zip(doc.threads, convs, strict=True):
+                if t.parent_thread_id is not None:
+                    await threads_repo.set_branch_status(s, conv.thread_id, BranchStatus.ACTIVE)
+                await threads_repo.set_stamps(
+                    s,
+                    conv.thread_id,
+                    created_at=t.created_at or conv.created_at,
+                    updated_at=t.updated_at or conv.updated_at,
+                )
+            await action_log.append_catalogue(s, root_id, root_id, "created", kind="import")
+            await fault(s, "import_activate")
+    except Exception as exc:
+        log.exception("importing a family failed; removing what was created")
+        await _undo(db, runtime, new_ids)
+        raise SeedingFailed("the import failed part-way; nothing was kept, try again") from exc
+    root = convs[0]
+    root.building = False
+    root.created_at = plan.root.created_at or root.created_at
+    root.updated_at = plan.root.updated_at or root.updated_at
+    return to_view(root, None)
+
+
+async def _undo(db: Database, runtime: AgentRuntime, thread_ids: list[str]) -> None:
+    for tid in thread_ids:
+        try:
+            await runtime.delete_thread(tid)
+        except Exception:
+            log.exception("could not delete the checkpoints of %s", tid)
+    try:
+        async with db.transaction() as s:
+            for tid in reversed(thread_ids):
+                await threads_repo.delete_thread_rows(s, tid)
+    except Exception:
+        log.exception("compensation could not delete the imported rows")
