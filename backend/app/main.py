@@ -10,7 +10,6 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
-from fastapi.staticfiles import StaticFiles
 
 from app.agent.checkpointer import setup_checkpointer
 from app.agent.runtime import AgentRuntime
@@ -29,6 +28,7 @@ from app.services import users
 from app.services.agent_workspace import AgentWorkspace
 from app.services.janitor import Janitor
 from app.services.turns import TurnManager
+from app.shutdown import on_stop_signal
 
 log = logging.getLogger("haico")
 
@@ -77,7 +77,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         janitor = Janitor(settings, db, runtime)
         janitor.start()
         try:
-            yield
+            # A stop signal ends the event streams first, so that uvicorn's wait for
+            # open responses is short.
+            with on_stop_signal(bus.end_streams):
+                yield
         finally:
             await janitor.close()
             await app.state.turns.close()
@@ -111,7 +114,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(ahp_router)
 
     if STUDIO_DIR.is_dir():
-        app.mount("/", StaticFiles(directory=STUDIO_DIR, html=True), name="studio")
+        app.mount("/", api_methods.StudioFiles(STUDIO_DIR), name="studio")
     else:
 
         @app.get("/", include_in_schema=False)

@@ -4,10 +4,14 @@ path allows."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match, Mount
+from starlette.types import Receive, Scope, Send
 
 from app.api.errors import error_body
 
@@ -52,6 +56,21 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         return Response(status_code=exc.status_code, headers=headers)
     code = _CODES.get(exc.status_code, "http_error")
     return JSONResponse(error_body(code, message), status_code=exc.status_code, headers=headers)
+
+
+class StudioFiles(StaticFiles):
+    """The studio's static export, mounted at `/`. It never answers under `/api/`: a
+    path there that no route fully matched is the API's own 404, or its 405 when
+    another method is served there (the catch-all mount would otherwise claim it)."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(directory=directory, html=True)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and str(scope.get("path", "")).startswith("/api/"):
+            status = 405 if allowed_methods(Request(scope)) else 404
+            raise StarletteHTTPException(status_code=status, detail="Not Found")
+        await super().__call__(scope, receive, send)
 
 
 def install(app: FastAPI) -> None:

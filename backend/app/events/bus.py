@@ -36,7 +36,8 @@ RECONNECT_SECONDS = (0.1, 0.5, 1.0, 2.0, 5.0)
 @dataclass(eq=False)
 class Subscription:
     root_thread_ids: set[str] | None
-    queue: asyncio.Queue[ActionLogEntry] = field(default_factory=asyncio.Queue)
+    # None ends the stream (the server is shutting down).
+    queue: asyncio.Queue[ActionLogEntry | None] = field(default_factory=asyncio.Queue)
 
     def wants(self, entry: ActionLogEntry) -> bool:
         return self.root_thread_ids is None or entry.root_thread_id in self.root_thread_ids
@@ -54,6 +55,7 @@ class EventBus:
         self._listener: Any = None
         self._reconnect: asyncio.Task[None] | None = None
         self._closing = False
+        self.ending = False
         self.poll_seconds = settings.event_poll_seconds
 
     async def start(self) -> None:
@@ -102,6 +104,14 @@ class EventBus:
 
     def wake(self) -> None:
         self._wake.set()
+
+    def end_streams(self) -> None:
+        """End every open stream, and any opened from now on, after what it has been
+        handed: the server is shutting down, and an endless response would hold it."""
+        self.ending = True
+        for subs in self._subs.values():
+            for sub in subs:
+                sub.queue.put_nowait(None)
 
     async def close(self) -> None:
         self._closing = True
@@ -157,7 +167,7 @@ class EventBus:
             # the queue (the pump hands out entries with no await in between), so
             # there is no gap to read from the log.
             caught_up = after >= self.last_seq
-            while not caught_up:
+            while not caught_up and not self.ending:
                 async with self.db.read() as s:
                     page = await action_log.read_after(
                         s, after=delivered, root_thread_ids=root_thread_ids
@@ -166,12 +176,14 @@ class EventBus:
                     delivered = entry.seq
                     yield entry
                 caught_up = len(page) < 500
-            while True:
-                entry = await sub.queue.get()
-                if entry.seq <= delivered:
+            while not self.ending:
+                live = await sub.queue.get()
+                if live is None:
+                    return
+                if live.seq <= delivered:
                     continue
-                delivered = entry.seq
-                yield entry
+                delivered = live.seq
+                yield live
         finally:
             for key in keys:
                 subs = self._subs.get(key)
