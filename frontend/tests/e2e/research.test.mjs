@@ -3,6 +3,7 @@
 // rejected decisions struck through, compare two cards, search and jump to a node,
 // export then import. Screenshots land in frontend/test-results/.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { launchBrowser, screenshot, startBackend } from "./harness.mjs";
 import { StudioPage } from "./studio-page.mjs";
@@ -89,13 +90,13 @@ test("branch names, rejected decisions and compare", async () => {
   await page.waitForFunction((id) => document.querySelector(`[data-testid="branch-name"][data-thread-id="${id}"]`)?.textContent.includes("main"), root);
   // The branch is named from its own first card (2.1); the history menu shows both.
   await page.locator(`[data-testid="branch-name"][data-thread-id="${branch}"]`).click();
-  await page.locator(`[data-testid="branch-name-input"][data-thread-id="${branch}"]`).fill("formal");
+  await page.locator(`[data-testid="branch-name-input"][data-thread-id="${branch}"]`).pressSequentially("formal tone"); // typed: keys stay in the field
   await page.locator(`[data-testid="branch-name-input"][data-thread-id="${branch}"]`).press("Enter");
   await page.waitForFunction((id) => document.querySelector(`[data-testid="branch-name"][data-thread-id="${id}"]`)?.textContent.includes("formal"), branch);
   await s.byTest("history-menu-button").click();
   const item = page.locator(`[data-testid="conversation-item"][data-thread-id="${branch}"]`);
   await item.waitFor();
-  assert.match(await item.locator('[data-testid="conversation-name"]').innerText(), /formal/);
+  assert.match(await item.locator('[data-testid="conversation-name"]').innerText(), /formal tone/);
   assert.match(await page.locator(`[data-testid="conversation-item"][data-thread-id="${root}"] [data-testid="conversation-name"]`).innerText(), /main/);
   await screenshot(page, "research-01-names-in-history-menu");
   await s.byTest("history-menu-button").click();
@@ -202,6 +203,93 @@ test("search across conversations and jump to a node off the displayed path", as
   // Nothing found.
   await s.byTest("search-input").fill("qwertyuiop");
   await page.getByText("Nothing found").waitFor();
+
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("export a family, import it back and see the same graph; an invalid file is refused", async () => {
+  const context = await chrome.browser.newContext({ viewport: VIEWPORT, acceptDownloads: true });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+  const { root } = await buildFamily(s, page, "Ferries are slow.");
+  await s.openFromHistory(root);
+  await s.expectHead(`${root}:2`);
+  const shape = () =>
+    page.locator('[data-testid="graph-node"]').evaluateAll((els) =>
+      els.map((e) => `${e.getAttribute("data-label")}|${e.querySelector(".q")?.textContent ?? ""}`).sort(),
+    );
+  await s.expectCount("graph-node", 3);
+  const before = await shape();
+
+  // Export: a file download of GET …/export.
+  await s.byTest("history-menu-button").click();
+  const downloading = page.waitForEvent("download");
+  await page.locator(`[data-testid="conversation-item"][data-thread-id="${root}"]`).hover();
+  await page.locator(`li:has([data-testid="conversation-item"][data-thread-id="${root}"]) [data-testid="conversation-export"]`).click();
+  const download = await downloading;
+  assert.match(download.suggestedFilename(), /^haico-.*\.json$/);
+  const file = await download.path();
+  const doc = JSON.parse(readFileSync(file, "utf8"));
+  assert.equal(doc.format, "haico.family");
+  assert.equal(doc.root_thread_id, root);
+
+  // Import it: a new family with the same graph opens.
+  await s.byTest("history-menu-button").click();
+  await s.byTest("import-input").setInputFiles(file);
+  await page.waitForURL((u) => {
+    const t = u.searchParams.get("thread");
+    return t !== null && t !== root;
+  });
+  let imported = new URL(page.url()).searchParams.get("thread");
+  await s.expectCount("graph-node", 3);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="graph-node"][data-head="true"]').length === 1);
+  assert.deepEqual(await shape(), before);
+  assert.ok(!(await s.node(`${root}:1`).count()), "the import has its own node ids");
+  await screenshot(page, "research-05-imported");
+
+  // A slow upload shows its progress (the upload throttled to 16 KB/s).
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("Network.enable");
+  await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 16 * 1024 });
+  const padded = JSON.stringify(doc, null, 1) + " ".repeat(96 * 1024);
+  await s.byTest("history-menu-button").click();
+  await s.byTest("import-input").setInputFiles({ name: "slow.json", mimeType: "application/json", buffer: Buffer.from(padded) });
+  await s.byTest("import-progress").waitFor();
+  assert.match(await s.byTest("import-progress").innerText(), /Importing slow\.json/);
+  await screenshot(page, "research-07-import-progress");
+  await page.waitForURL((u) => ![root, imported, null].includes(u.searchParams.get("thread")), { timeout: 30_000 });
+  await s.byTest("import-progress").waitFor({ state: "detached" });
+  await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+  imported = new URL(page.url()).searchParams.get("thread");
+  await s.expectCount("graph-node", 3);
+  assert.deepEqual(await shape(), before);
+
+  // A document from a future version, then one that is not JSON: 422, its message in the error banner, nothing created.
+  const listed = async () => (await (await page.request.get(`${server.base}/api/conversations`)).json()).length;
+  const count = await listed();
+  await s.byTest("history-menu-button").click();
+  await s.byTest("import-input").setInputFiles({
+    name: "not-an-export.json",
+    mimeType: "application/json",
+    buffer: Buffer.from(JSON.stringify({ ...doc, version: 999 })), // from a future version
+  });
+  await s.byTest("error-banner").waitFor();
+  const message = await s.byTest("error-banner").innerText();
+  assert.ok(message.length > 10 && !/answered 422/.test(message), `the server's message is shown: ${message}`);
+  await screenshot(page, "research-06-import-refused");
+  assert.equal(await listed(), count);
+  assert.equal(new URL(page.url()).searchParams.get("thread"), imported);
+  await s.byTest("history-menu-button").click();
+  await s.byTest("import-input").setInputFiles({ name: "garbage.json", mimeType: "application/json", buffer: Buffer.from("{not json") });
+  await page.waitForFunction((m) => {
+    const t = document.querySelector('[data-testid="error-banner"]')?.textContent ?? "";
+    return t.length > 0 && !t.includes(m);
+  }, message);
+  assert.equal(await listed(), count);
 
   assert.deepEqual(errors, []);
   await context.close();

@@ -35,5 +35,22 @@ test("token mode: sign in once, then use the studio", async () => {
   await s.expectObjective("signed in");
   assert.equal(await s.byTest("token-input").count(), 0);
   assert.match(page.url(), new RegExp(thread));
+
+  // The research features carry the token too: search (the typed client), export (a
+  // fetch with the header, then a blob download) and import (an XHR upload).
+  await s.byTest("search-input").fill("signed");
+  await page.locator(`[data-testid="search-result"][data-node-id="${thread}:1"]`).first().waitFor();
+  await s.byTest("search-input").press("Escape");
+  await s.byTest("history-menu-button").click();
+  const downloading = page.waitForEvent("download");
+  await page.locator(`[data-testid="conversation-item"][data-thread-id="${thread}"]`).hover();
+  await page.locator(`li:has([data-testid="conversation-item"][data-thread-id="${thread}"]) [data-testid="conversation-export"]`).click();
+  const file = await (await downloading).path();
+  await s.byTest("history-menu-button").click();
+  await s.byTest("import-input").setInputFiles(file);
+  await page.waitForURL((u) => ![thread, null].includes(u.searchParams.get("thread")));
+  await s.expectCount("graph-node", 1);
+  await s.expectObjective("signed in");
+  assert.equal(await s.byTest("token-input").count(), 0);
   await context.close();
 });

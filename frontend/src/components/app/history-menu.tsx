@@ -11,6 +11,12 @@ export interface HistoryMenuProps {
   onNew: () => void;
   onRename: (c: Conversation, title: string) => void;
   onDelete: (c: Conversation) => void;
+  /** download the family of `c` as one JSON document */
+  onExport: (c: Conversation) => void;
+  /** upload an exported family: it becomes a new family of the caller */
+  onImport: (file: File) => void;
+  /** an import is being uploaded */
+  importing: boolean;
 }
 
 interface Entry {
@@ -51,6 +57,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
   const [renaming, setRenaming] = useState<string | null>(null);
   const [name, setName] = useState("");
   const ref = useRef<HTMLDivElement>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
 
   useEffect(() => {
     if (!open) return;
@@ -79,6 +86,31 @@ export function HistoryMenu(props: HistoryMenuProps) {
           >
             + New conversation
           </button>
+          <button
+            type="button"
+            className="menu-new"
+            data-testid="import-button"
+            disabled={props.importing}
+            title="Import a conversation exported from HAICO (a .json file): it becomes a new conversation with the same graph"
+            onClick={() => fileInput.current?.click()}
+          >
+            ⤒ Import a conversation…
+          </button>
+          <input
+            ref={fileInput}
+            type="file"
+            accept=".json,application/json"
+            data-testid="import-input"
+            hidden
+            onChange={(e) => {
+              const file = e.target.files?.[0];
+              e.target.value = "";
+              if (file) {
+                setOpen(false);
+                props.onImport(file);
+              }
+            }}
+          />
           {props.loading && <div className="muted pad">Loading…</div>}
           {!props.loading && entries.length === 0 && <div className="muted pad">No conversations yet.</div>}
           <ul>
@@ -129,6 +161,20 @@ export function HistoryMenu(props: HistoryMenuProps) {
                     </button>
                   )}
                   <span className="item-actions">
+                    {c.parent_thread_id === null && (
+                      <button
+                        type="button"
+                        className="icon"
+                        title="Export this conversation with all its paths (a .json file)"
+                        data-testid="conversation-export"
+                        onClick={() => {
+                          setOpen(false);
+                          props.onExport(c);
+                        }}
+                      >
+                        ⤓
+                      </button>
+                    )}
                     <button
                       type="button"
                       className="icon"

@@ -5,10 +5,11 @@ import { useCallback, useEffect, useMemo, useState } from "react";
 import { useApi } from "@/hooks/use-api";
 import { useFamilyEvents } from "@/hooks/use-family-events";
 import { keys, useConversations, useGraph, useHistory, useMessages, useRefreshAll, useWorkspace } from "@/hooks/use-studio-data";
+import { useTransfer } from "@/hooks/use-transfer";
 import { useTurn } from "@/hooks/use-turn";
 import { ApiError, toApiError, unwrap, type Conversation } from "@/lib/api/client";
 import { activePathGuide, buildFlowGraph, ownsNoTurn, tipNodeId, type GuideStep } from "@/lib/graph";
-import { NO_PICK, pickForCompare, rejectedByStep, type ComparePick } from "@/lib/research";
+import { NO_PICK, pickForCompare, progressText, rejectedByStep, type ComparePick } from "@/lib/research";
 import { groupTurns, type TurnState } from "@/lib/transcript";
 import { ChatPanel } from "./chat-panel";
 import { CompareView } from "./compare-view";
@@ -56,6 +57,7 @@ export function Studio() {
   const workspace = useWorkspace(displayed);
   const { live } = useFamilyEvents(anchor, displayed);
   const { running, send } = useTurn();
+  const { exportFamily, importFile, progress: importing } = useTransfer();
 
   const [error, setError] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<ConfirmState | null>(null);
@@ -277,6 +279,31 @@ export function Studio() {
     [client, refreshAll],
   );
 
+  const onExport = useCallback(
+    async (c: Conversation) => {
+      try {
+        await exportFamily(c.thread_id, c.title);
+      } catch (e) {
+        setError(messageOf(e));
+      }
+    },
+    [exportFamily],
+  );
+
+  const onImport = useCallback(
+    async (file: File) => {
+      setError(null);
+      try {
+        const c = await importFile(file);
+        await qc.invalidateQueries({ queryKey: keys.conversations });
+        router.push(`/?thread=${c.thread_id}`);
+      } catch (e) {
+        setError(`Could not import “${file.name}”: ${messageOf(e)}`);
+      }
+    },
+    [importFile, qc, router],
+  );
+
   const onDelete = useCallback(
     async (c: Conversation) => {
       try {
@@ -304,7 +331,17 @@ export function Studio() {
           onNew={() => void onNew()}
           onRename={(c, t) => void onRename(c, t)}
           onDelete={(c) => void onDelete(c)}
+          onExport={(c) => void onExport(c)}
+          onImport={(f) => void onImport(f)}
+          importing={importing !== null}
         />
+        {importing && (
+          <span className="import-progress" data-testid="import-progress" role="status" title={importing.fileName}>
+            Importing {importing.fileName}
+            <progress max={Math.max(1, importing.total)} value={importing.loaded} />
+            <span className="muted">{progressText(importing.loaded, importing.total)}</span>
+          </span>
+        )}
         <button type="button" className="primary" data-testid="new-conversation" onClick={() => void onNew()}>
           + New conversation
         </button>
