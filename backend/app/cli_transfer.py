@@ -88,7 +88,7 @@ async def _run(settings: Settings, args: argparse.Namespace, user_name: str, raw
     from app.schemas_export import FamilyExport
     from app.services.agent_workspace import AgentWorkspace
 
-    db = Database(settings.sql_url)
+    db = Database(settings.sql_url, limits=settings.limits())
     runtime = AgentRuntime(settings, AgentWorkspace(db))
     runtime.model = OfflineChatModel()
     await runtime.start()

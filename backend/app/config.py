@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.domain import Limits
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HAICO_", env_file=".env", extra="ignore")
@@ -30,6 +32,12 @@ class Settings(BaseSettings):
     # the limit off. The deployment template (.env.example) turns it on.
     rate_limit_per_second: float = Field(default=0.0, ge=0)
     rate_limit_burst: int = Field(default=60, ge=1)
+    # What one thread may hold: preferences (and todos) each, document characters, and
+    # characters in one user message. Above them a write answers 422 (REST) or fails
+    # the agent's tool call; the defaults equal the request schemas' own caps.
+    max_items: int = Field(default=1000, ge=1)
+    max_document_chars: int = Field(default=900_000, ge=1)
+    max_message_chars: int = Field(default=100_000, ge=1)
     # A turn whose heartbeat is older than this is considered abandoned.
     turn_stale_seconds: float = Field(default=30.0, gt=0)
     heartbeat_seconds: float = Field(default=5.0, gt=0)
@@ -92,6 +100,13 @@ class Settings(BaseSettings):
         if self.is_postgres:
             return "postgresql://" + self.sql_url.split("://", 1)[1]
         return str((self.data_dir / "checkpoints.db").resolve())
+
+    def limits(self) -> Limits:
+        return Limits(
+            items=self.max_items,
+            document_chars=self.max_document_chars,
+            message_chars=self.max_message_chars,
+        )
 
     def signing_key(self) -> bytes:
         """`HAICO_SECRET_KEY`, or a key generated once into the data directory."""

@@ -27,6 +27,17 @@ def aware(stamp: datetime) -> datetime:
     return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
 
 
+@dataclass(frozen=True)
+class Limits:
+    """How much one thread may hold (settings `HAICO_MAX_*`); the defaults equal the
+    request schemas' caps. Every write path checks them: REST, the agent's tools,
+    AHP, imports."""
+
+    items: int = 1000  # preferences, and todos, per thread
+    document_chars: int = 900_000
+    message_chars: int = 100_000
+
+
 class BranchStatus(StrEnum):
     """The status of a branch row (a root thread has no branch row)."""
 

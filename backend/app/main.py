@@ -58,7 +58,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        db = Database(settings.sql_url)
+        db = Database(settings.sql_url, limits=settings.limits())
         app.state.db = db
         app.state.settings = settings
         app.state.local_user = None

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from app.db.dialect import Dialect, dialect_for_url
+from app.domain import Limits
 
 # A test seam: called with the name of a step of a multi-step write; raising from it
 # injects a failure there. Production code runs with `no_faults`.
@@ -45,10 +46,18 @@ class Database:
     pass their own). Every session carries the dialect and the seam in its `info`.
     """
 
-    def __init__(self, url: str, *, echo: bool = False, faults: FaultPoint = no_faults) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        echo: bool = False,
+        faults: FaultPoint = no_faults,
+        limits: Limits | None = None,
+    ) -> None:
         self.url = url
         self.dialect: Dialect = dialect_for_url(url)
         self.faults = faults
+        self.limits = limits or Limits()
         kwargs: dict[str, Any] = {"echo": echo}
         if self.dialect.is_postgres:
             kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
@@ -71,6 +80,7 @@ class Database:
         session = self.sessions()
         session.info["dialect"] = self.dialect
         session.info["faults"] = self.faults
+        session.info["limits"] = self.limits
         return session
 
     @asynccontextmanager
@@ -104,6 +114,12 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+
+
+def limits_of(session: AsyncSession) -> Limits:
+    """The limits of the Database that opened `session`."""
+    limits: Limits = session.info.get("limits") or Limits()
+    return limits
 
 
 async def fault(session: AsyncSession, step: str) -> None:

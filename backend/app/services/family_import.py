@@ -38,7 +38,7 @@ from app.db.engine import Database, fault
 from app.db.models import Artifact, Conversation, ConversationBranch, WorkspaceSnapshot
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as workspace_repo
-from app.domain import BranchStatus, NodeId, new_thread_id, now
+from app.domain import BranchStatus, Limits, NodeId, new_thread_id, now
 from app.errors import InvalidInput, SeedingFailed
 from app.events import log as action_log
 from app.schemas import ConversationOut, DocumentOut
@@ -81,8 +81,23 @@ class Plan:
         return self.doc.threads[0]
 
 
-def check(doc: FamilyExport) -> Plan:
+def _within(n: ExportNode, limits: Limits) -> None:
+    """A node's message and workspace fit the limits any other write path keeps."""
+    if len(n.user_message) > limits.message_chars:
+        raise InvalidInput(f"nodes: {n.id}: the message exceeds {limits.message_chars} characters")
+    ws = n.workspace
+    if ws is None:
+        return
+    if len(ws.preferences) > limits.items or len(ws.todos) > limits.items:
+        raise InvalidInput(f"nodes: {n.id}: more than {limits.items} preferences or todos")
+    if ws.document is not None and len(ws.document.content) > limits.document_chars:
+        cap = limits.document_chars
+        raise InvalidInput(f"nodes: {n.id}: the document exceeds {cap} characters")
+
+
+def check(doc: FamilyExport, limits: Limits | None = None) -> Plan:
     """Validate the document as a family graph (422 on the first problem)."""
+    limits = limits or Limits()
     if doc.version > EXPORT_VERSION:
         raise InvalidInput(
             f"version: the document is format version {doc.version}; this server reads "
@@ -118,6 +133,7 @@ def check(doc: FamilyExport) -> Plan:
             raise InvalidInput(f"nodes: {n.id} is outside the turns its thread owns")
         if n.turn_index in plan.nodes[n.thread_id]:
             raise InvalidInput(f"nodes: {n.id} appears twice")
+        _within(n, limits)
         plan.nodes[n.thread_id][n.turn_index] = n
     return plan
 
@@ -286,7 +302,7 @@ async def import_family(
     progress: Progress | None = None,
 ) -> ConversationOut:
     """Recreate `doc` as a new family of `user_id`; its new root (see the module doc)."""
-    plan = check(doc)
+    plan = check(doc, db.limits)
     new_ids = [plan.ids[t.thread_id] for t in doc.threads]
     try:
         async with db.transaction() as s:

@@ -51,7 +51,6 @@ from app.events import actions
 from app.events import log as action_log
 from app.events.bus import EventBus
 from app.events.coalescer import DeltaLog
-from app.schemas import MAX_MESSAGE_CHARS
 from app.services import heads, pruning, search
 from app.services.branching import promote_draft, transcript_prefix
 from app.services.conversations import get_owned
@@ -197,8 +196,8 @@ class TurnManager:
         content = content.strip()
         if not content:
             raise InvalidInput("content: must not be empty")
-        if len(content) > MAX_MESSAGE_CHARS:
-            raise InvalidInput(f"content: at most {MAX_MESSAGE_CHARS} characters")
+        if len(content) > self.db.limits.message_chars:
+            raise InvalidInput(f"content: at most {self.db.limits.message_chars} characters")
         prepared = False
         while True:
             try:

@@ -12,12 +12,12 @@ from typing import Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.engine import Database
+from app.db.engine import Database, limits_of
 from app.db.models import Artifact, Conversation, Preference, RejectedItem, Todo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as repo
 from app.domain import now
-from app.errors import NotFound
+from app.errors import InvalidInput, NotFound
 from app.events import actions
 from app.events import log as action_log
 from app.schemas import (
@@ -101,6 +101,8 @@ def _renumber(items: Sequence[Any]) -> None:
 
 
 async def set_objective_in(session: AsyncSession, conv: Conversation, text: str | None) -> None:
+    if text is not None and len(text) > limits_of(session).message_chars:
+        raise InvalidInput(f"objective: at most {limits_of(session).message_chars} characters")
     conv.objective = text.strip() if text and text.strip() else None
     await changed(session, conv, "objective", "set", {"text": conv.objective})
 
@@ -120,16 +122,26 @@ async def write_document_in(
         body = content if content is not None else await document_body(session, doc)
         if append is not None:
             body = f"{body.rstrip()}\n\n{append}" if body.strip() else append
+        cap = limits_of(session).document_chars
+        if len(body) > cap:
+            raise InvalidInput(f"document: at most {cap} characters (this one has {len(body)})")
         doc.content = body
         doc.body_hash = None
     item = {"title": doc.title, "content": await document_body(session, doc)}
     await changed(session, conv, "document", "set", item)
 
 
+def _room_for_one(session: AsyncSession, surface: str, count: int) -> None:
+    cap = limits_of(session).items
+    if count >= cap:
+        raise InvalidInput(f"{surface}: a thread holds at most {cap}; remove one first")
+
+
 async def add_preference_in(
     session: AsyncSession, conv: Conversation, *, text: str, locked: bool = False
 ) -> Preference:
     prefs = await repo.list_preferences(session, conv.thread_id)
+    _room_for_one(session, "preferences", len(prefs))
     pref = Preference(
         uid=new_uid(), thread_id=conv.thread_id, text=text, locked=locked, position=len(prefs)
     )
@@ -214,6 +226,7 @@ async def add_todo_in(
     session: AsyncSession, conv: Conversation, *, text: str, done: bool = False, depth: int = 0
 ) -> Todo:
     todos = await repo.list_todos(session, conv.thread_id)
+    _room_for_one(session, "todos", len(todos))
     todo = Todo(
         uid=new_uid(),
         thread_id=conv.thread_id,
