@@ -16,7 +16,13 @@ ITEMS, DOC, MESSAGE = 3, 50, 60
 
 @pytest.fixture
 def settings_overrides() -> dict[str, Any]:
-    return {"max_items": ITEMS, "max_document_chars": DOC, "max_message_chars": MESSAGE}
+    return {
+        "max_items": ITEMS,
+        "max_document_chars": DOC,
+        "max_message_chars": MESSAGE,
+        "max_body_bytes": 1024,
+        "max_import_bytes": 4096,
+    }
 
 
 async def _new(client: httpx.AsyncClient) -> str:
@@ -81,3 +87,19 @@ async def test_the_agent_is_held_to_the_same_limits(client: httpx.AsyncClient) -
     # The family is not stuck: another turn runs.
     r = await client.post(f"/api/conversations/{tid}/turns", json={"content": "objective: go on"})
     assert parse_sse(r.text)[-1][0] == "turn_completed"
+
+
+async def test_request_bodies_and_the_import_limit(client: httpx.AsyncClient) -> None:
+    """Bodies are capped before they are read: 1 KiB here for ordinary requests, the
+    import its own 4 KiB."""
+    tid = await _new(client)
+    big = {"content": "d" * 2000}
+    r = await client.put(f"/api/conversations/{tid}/document", json=big)
+    assert r.status_code == 413 and r.json()["code"] == "payload_too_large"
+    # 2 KB reaches the import (and is refused as a document, not for its size) ...
+    r = await client.post("/api/conversations/import", json={"padding": "p" * 2000})
+    assert r.status_code == 422, r.text
+    # ... 5 KB does not.
+    r = await client.post("/api/conversations/import", json={"padding": "p" * 5000})
+    assert r.status_code == 413 and "4096" in r.json()["message"]
+    assert len((await client.get("/api/conversations")).json()) == 1

@@ -12,6 +12,7 @@ operation does not declare; negative examples must be rejected.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -39,7 +40,9 @@ from app.config import Settings
 from app.main import create_app
 from tests.history_helpers import free_port
 
-EXAMPLES = 25  # per operation, per generation mode, per kind of path parameters
+# per operation, per generation mode, per kind of path parameters (a longer run:
+# HAICO_FUZZ_EXAMPLES=100, see docs/reliability.md)
+EXAMPLES = int(os.environ.get("HAICO_FUZZ_EXAMPLES", "25"))
 STREAMS = {"/api/conversations/{thread_id}/turns", "/api/conversations/{thread_id}/events"}
 POSITIVE_CHECKS = [
     not_a_server_error,
