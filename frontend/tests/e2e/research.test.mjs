@@ -200,6 +200,13 @@ test("search across conversations and jump to a node off the displayed path", as
   await page.waitForSelector(`[data-testid="graph-node"][data-node-id="${root}:2"][data-found="true"]`);
   await s.byTest("found-dismiss").click();
   await s.byTest("found-bar").waitFor({ state: "detached" });
+  // A hit is dropped when another family is opened.
+  await s.byTest("search-input").fill("noise levels");
+  await page.locator(`[data-testid="search-result"][data-node-id="${root}:2"]`).first().click();
+  await s.byTest("found-bar").waitFor();
+  await s.openFromHistory(other);
+  await page.waitForURL((u) => u.searchParams.get("thread") === other);
+  await s.byTest("found-bar").waitFor({ state: "detached" });
   // Nothing found.
   await s.byTest("search-input").fill("qwertyuiop");
   await page.getByText("Nothing found").waitFor();

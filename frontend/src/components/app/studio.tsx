@@ -68,6 +68,8 @@ export function Studio() {
   const familyRoot = history.data?.root_thread_id ?? null;
   useEffect(() => {
     setPick(NO_PICK);
+    // a search hit belongs to its family: opening another family drops it
+    if (familyRoot !== null) setFound((f) => (f !== null && f.hit.root_thread_id !== familyRoot ? null : f));
   }, [familyRoot]);
 
   const createdAt = useMemo(
