@@ -36,9 +36,9 @@ def responses(
     *statuses: int, validates: bool = True, stream: bool = False
 ) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses=` for the error statuses an operation can answer, with the
-    401 every `/api` operation can, and 422 unless it takes no input at all. A stream's
-    errors are still JSON (they are answered before the stream starts)."""
-    wanted = {401, *statuses} | ({422} if validates else set())
+    401 and 503 every `/api` operation can, and 422 unless it takes no input at all.
+    A stream's errors are still JSON (they are answered before the stream starts)."""
+    wanted = {401, 503, *statuses} | ({422} if validates else set())
     out: dict[int | str, dict[str, Any]] = {}
     for code in sorted(wanted):
         model = ValidationErrorOut if code == 422 else ErrorOut

@@ -1299,6 +1299,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     create_conversation_api_conversations_post: {
@@ -1348,6 +1357,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -1403,6 +1421,15 @@ export interface operations {
             };
             /** @description Seeding the new thread failed; nothing was kept */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1468,6 +1495,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     delete_conversation_api_conversations__thread_id__delete: {
@@ -1531,6 +1567,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -1604,6 +1649,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     get_artifact_api_conversations__thread_id__artifacts__artifact_id__get: {
@@ -1661,6 +1715,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -1761,6 +1824,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     checkout_api_conversations__thread_id__checkout_post: {
@@ -1841,6 +1913,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     compare_nodes_api_conversations__thread_id__compare_get: {
@@ -1909,6 +1990,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -1982,6 +2072,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     events_api_conversations__thread_id__events_get: {
@@ -2044,6 +2143,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     export_family_api_conversations__thread_id__export_get: {
@@ -2100,6 +2208,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2191,6 +2308,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     get_graph_api_conversations__thread_id__graph_get: {
@@ -2247,6 +2373,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2307,6 +2442,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     get_messages_api_conversations__thread_id__messages_get: {
@@ -2363,6 +2507,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2436,6 +2589,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     add_preference_api_conversations__thread_id__preferences_post: {
@@ -2507,6 +2669,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     delete_preference_api_conversations__thread_id__preferences__pref_id__delete: {
@@ -2562,6 +2733,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2636,6 +2816,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     add_todo_api_conversations__thread_id__todos_post: {
@@ -2707,6 +2896,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     delete_todo_api_conversations__thread_id__todos__todo_id__delete: {
@@ -2762,6 +2960,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2834,6 +3041,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2927,6 +3143,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     cancel_turn_api_conversations__thread_id__turns_cancel_post: {
@@ -2994,6 +3219,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -3065,6 +3299,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     health_api_health_get: {
@@ -3133,6 +3376,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
