@@ -30,6 +30,7 @@ BENCHMARKS = (
     "search",
     "branching",
     "turns",
+    "sqlite_concurrency",
     "concurrency",
     "workers",
     "ahp",
