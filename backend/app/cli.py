@@ -65,6 +65,11 @@ def _scalar(row: tuple[object, ...] | None) -> object:
     return row[0] if row else None
 
 
+# On SIGTERM, how long open responses (a turn still streaming) may take before they
+# are cut: under the 10 s a container engine waits before it kills the process.
+GRACEFUL_SHUTDOWN_S = 8
+
+
 def migrate(settings: Settings, *, local_user: bool = False) -> None:
     """Bring the SQL schema to head, then let the checkpointer create its tables, under
     the migration lock. With `local_user` and auth off, also create the local user
@@ -338,9 +343,16 @@ def main(argv: list[str] | None = None) -> int:
                 port=args.port,
                 workers=args.workers,
                 log_level="info",
+                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
             )
         else:
-            uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+            uvicorn.run(
+                create_app(settings),
+                host=args.host,
+                port=args.port,
+                log_level="info",
+                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+            )
         return 0
     return 2
 

@@ -50,3 +50,41 @@ async def test_sigterm_ends_streams_and_sockets_cleanly(server_env: dict[str, st
         await follower
         # The WebSocket got a close frame saying the server is going away.
         assert ws.close_code in (1001, 1012), ws.close_code
+
+
+async def test_sigterm_during_a_long_turn_stops_in_bounded_time(
+    server_env: dict[str, str],
+) -> None:
+    """A turn still streaming does not hold the server: it stops within the graceful
+    period, and after a restart the turn is a closed node (not left running)."""
+    server = Server(server_env)
+    await server.start()
+    async with httpx.AsyncClient(base_url=server.url, timeout=60) as c:
+        tid = (await c.post("/api/conversations", json={})).json()["thread_id"]
+        turn = asyncio.create_task(
+            c.post(f"/api/conversations/{tid}/turns", json={"content": "wait: 40"})
+        )
+        await asyncio.sleep(2.0)
+        assert server.proc is not None
+        started = time.monotonic()
+        server.proc.terminate()
+        await asyncio.to_thread(server.proc.wait, 30)
+        took = time.monotonic() - started
+        assert took < 12, f"shutdown took {took:.1f} s"
+        with contextlib.suppress(httpx.HTTPError):
+            await turn
+    restarted = Server(server_env)
+    await restarted.start()
+    try:
+        async with httpx.AsyncClient(base_url=restarted.url, timeout=30) as c:
+            for _ in range(100):
+                graph = (await c.get(f"/api/conversations/{tid}/graph")).json()
+                states = [n["state"] for n in graph["nodes"]]
+                if states and states[0] != "running":
+                    break
+                await asyncio.sleep(0.3)
+            assert states == ["error"], states
+            h = (await c.get(f"/api/conversations/{tid}/history")).json()
+            assert h["active_turn"] is None and h["head_turn_id"] == f"{tid}:1"
+    finally:
+        await asyncio.to_thread(restarted.stop)
