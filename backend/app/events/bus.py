@@ -31,6 +31,8 @@ logger = logging.getLogger("haico.events")
 LISTEN_APP = "haico-listen"
 
 RECONNECT_SECONDS = (0.1, 0.5, 1.0, 2.0, 5.0)
+# A read of the log that takes longer than this is abandoned and tried again.
+DRAIN_TIMEOUT_SECONDS = 30.0
 
 
 @dataclass(eq=False)
@@ -65,6 +67,7 @@ class EventBus:
         if self.settings.is_postgres and not await self._listen():
             self._reconnect = asyncio.create_task(self._relisten())
         self._pump = asyncio.create_task(self._run())
+        self._pump.add_done_callback(self._pump_ended)
 
     async def _listen(self) -> bool:
         import asyncpg
@@ -135,11 +138,24 @@ class EventBus:
                 await asyncio.wait_for(self._wake.wait(), timeout=self.poll_seconds or None)
             self._wake.clear()
             try:
-                await self._drain()
+                # A read that hangs (a lost connection, a stuck lock) is given up and
+                # tried again, instead of stopping the fan-out for good.
+                await asyncio.wait_for(self._drain(), timeout=DRAIN_TIMEOUT_SECONDS)
             except Exception:
                 logger.exception("reading the action log failed")
                 await asyncio.sleep(self.poll_seconds or 1.0)
                 self.wake()
+
+    def _pump_ended(self, task: asyncio.Task[None]) -> None:
+        """The pump never stops while the bus is open: if it does, log why and restart it."""
+        if self._closing:
+            return
+        if task.cancelled():
+            logger.error("the action-log pump was cancelled; restarting it")
+        else:
+            logger.error("the action-log pump stopped; restarting it", exc_info=task.exception())
+        self._pump = asyncio.get_running_loop().create_task(self._run())
+        self._pump.add_done_callback(self._pump_ended)
 
     async def _drain(self) -> None:
         while True:

@@ -154,13 +154,17 @@ async def seed_transcript(
     target_thread_id: str,
     turn: int,
     kind: str,
+    source_is_draft: bool | None = None,
 ) -> None:
     """Write the source's transcript through `turn` as the new thread's first record.
 
-    A draft has no transcript of its own: it inherits its parent's prefix.
+    A draft has no transcript of its own: it inherits its parent's prefix
+    (`source_is_draft` False: the caller knows it is not one, nothing to look up).
     """
-    async with db.read() as s:
-        inherited = await draft_transcript(runtime, s, source_thread_id)
+    inherited = None
+    if source_is_draft is not False:
+        async with db.read() as s:
+            inherited = await draft_transcript(runtime, s, source_thread_id)
     messages = inherited if inherited is not None else await runtime.raw_messages(source_thread_id)
     await runtime.seed(
         thread_id=target_thread_id,
@@ -183,6 +187,7 @@ async def seed_then_activate(
     activate: Activate,
     undo: Callable[[], Awaitable[None]],
     failure: str,
+    source_is_draft: bool | None = None,
 ) -> None:
     """Phases 2 and 3 of every new thread (branch, fork, promoted draft), with compensation.
 
@@ -199,6 +204,7 @@ async def seed_then_activate(
             target_thread_id=target_thread_id,
             turn=turn,
             kind=kind,
+            source_is_draft=source_is_draft,
         )
         async with db.transaction() as s:
             await activate(s)
@@ -223,10 +229,12 @@ async def create_branch(
     """Branch `thread_id` at `from_turn` (see the module doc for the phases)."""
     new_id = new_thread_id()
     async with db.transaction() as s:
-        conv, _, source = await _validate(
+        conv, source_branch, source = await _validate(
             s, user_id=user_id, thread_id=thread_id, from_turn=from_turn, is_fork=False
         )
         target = _new_thread(conv, new_id, root_thread_id=conv.root_thread_id, turn=from_turn)
+        # Inserted with the thread (the copy sets the same value, so no UPDATE follows).
+        target.objective = source.objective
         s.add(target)
         await s.flush()
         branch = ConversationBranch(
@@ -245,7 +253,13 @@ async def create_branch(
         await repo.set_branch_status(s, new_id, BranchStatus.ACTIVE)
 
     await _build(
-        db, runtime, source_thread_id=thread_id, target=target, kind="branch", activate=activate
+        db,
+        runtime,
+        source_thread_id=thread_id,
+        target=target,
+        kind="branch",
+        activate=activate,
+        source_is_draft=source_branch is not None and source_branch.status == BranchStatus.DRAFT,
     )
     branch.status = BranchStatus.ACTIVE
     return to_view(target, branch)
@@ -321,6 +335,7 @@ async def _build(
     target: Conversation,
     kind: str,
     activate: Activate,
+    source_is_draft: bool | None = None,
 ) -> None:
     """Phases 2 and 3 of a new branch or fork; its rows are deleted if they fail."""
 
@@ -350,6 +365,7 @@ async def _build(
             f"the {kind} could not be created (its transcript could not be written); "
             "nothing was kept, try again"
         ),
+        source_is_draft=source_is_draft,
     )
 
 

@@ -68,6 +68,10 @@ async def read_head(s: AsyncSession, root_thread_id: str) -> ChatHead:
     return head
 
 
+# A thread with its branch row (None for a root), as `repo.get_with_branch` reads it.
+Loaded = tuple[Conversation, ConversationBranch | None]
+
+
 @dataclass
 class Target:
     """Where a head move goes: node `turn` of `thread` (turn_id None = the baseline)."""
@@ -75,12 +79,25 @@ class Target:
     thread: Conversation
     turn: int
     turn_id: str | None
+    branch: ConversationBranch | None = None
+
+    @property
+    def loaded(self) -> Loaded:
+        return self.thread, self.branch
 
 
 async def resolve_target(
-    s: AsyncSession, *, root_thread_id: str, user_id: int, turn_id: str | None
+    s: AsyncSession,
+    *,
+    root_thread_id: str,
+    user_id: int,
+    turn_id: str | None,
+    known: Loaded | None = None,
 ) -> Target:
-    """Validate that the node belongs to the family, is owned by its thread and retained."""
+    """Validate that the node belongs to the family, is owned by its thread and retained.
+
+    `known` is a thread the caller has read in this transaction already (not read again
+    when it is the node's thread)."""
     if turn_id is None:
         root = await repo.get_thread(s, root_thread_id)
         assert root is not None
@@ -89,7 +106,8 @@ async def resolve_target(
     missing = NotFound(f"turn {turn_id} is not a retained turn of this conversation")
     if node is None:
         raise missing
-    found = await repo.get_with_branch(s, node.thread_id)
+    found = known if known and known[0].thread_id == node.thread_id else None
+    found = found or await repo.get_with_branch(s, node.thread_id)
     if found is None:
         raise missing
     conv, branch = found
@@ -102,7 +120,7 @@ async def resolve_target(
         raise missing
     if await snap_repo.get_snapshot(s, node.thread_id, node.turn, light=True) is None:
         raise missing
-    return Target(conv, node.turn, turn_id)
+    return Target(conv, node.turn, turn_id, branch)
 
 
 async def branch_point_target(s: AsyncSession, conv: Conversation, *, user_id: int) -> Target:
@@ -117,12 +135,25 @@ async def branch_point_target(s: AsyncSession, conv: Conversation, *, user_id: i
     )
 
 
-async def draft_changes(s: AsyncSession, working_thread_id: str) -> list[str]:
+async def working_thread(s: AsyncSession, head: ChatHead, *known: Loaded) -> Loaded | None:
+    """The family's working thread with its branch row: one of `known` (threads read in
+    this transaction already) when it is one of them and not a draft, else read now.
+
+    A draft is always read again: its `dirty` flag must be read under the head lock,
+    so that an edit committed before the lock is never discarded unnoticed."""
+    for conv, branch in known:
+        if conv.thread_id == head.working_thread_id and (
+            branch is None or branch.status != BranchStatus.DRAFT
+        ):
+            return conv, branch
+    return await repo.get_with_branch(s, head.working_thread_id)
+
+
+async def draft_changes(s: AsyncSession, working: Loaded | None) -> list[str]:
     """What the working draft's edits changed since it was restored ([] = nothing to lose)."""
-    found = await repo.get_with_branch(s, working_thread_id)
-    if found is None:
+    if working is None:
         return []
-    draft, branch = found
+    draft, branch = working
     if branch is None or branch.status != BranchStatus.DRAFT or not branch.dirty:
         return []
     parent = await repo.get_thread(s, branch.parent_thread_id)
@@ -133,12 +164,17 @@ async def draft_changes(s: AsyncSession, working_thread_id: str) -> list[str]:
     return before.differences(await live_state(s, draft))
 
 
-async def guard_discard(s: AsyncSession, head: ChatHead, *, force: bool) -> None:
-    """Refuse to move away from an edited draft unless `force` (the discard guard)."""
-    changes = await draft_changes(s, head.working_thread_id)
+async def guard_discard(
+    s: AsyncSession, head: ChatHead, *, force: bool, working: Loaded | None = None
+) -> Loaded | None:
+    """Refuse to move away from an edited draft unless `force` (the discard guard).
+
+    Returns the working thread (`working`, or read when not given)."""
+    working = working or await working_thread(s, head)
+    changes = await draft_changes(s, working)
     await fault(s, "detect")
     if changes and not force:
-        branch = await repo.get_branch(s, head.working_thread_id)
+        branch = working[1] if working else None
         step = branch.branch_point_turn if branch else 0
         message = (
             f"Your edits to the workspace restored at step {step} ({', '.join(changes)}) have "
@@ -146,6 +182,7 @@ async def guard_discard(s: AsyncSession, head: ChatHead, *, force: bool) -> None
             "a message there first to keep them on a new branch."
         )
         raise CheckoutWouldDiscardChanges(message, data={"message": message})
+    return working
 
 
 async def create_draft(s: AsyncSession, target: Target) -> str:
@@ -178,8 +215,11 @@ async def create_draft(s: AsyncSession, target: Target) -> str:
     return draft.thread_id
 
 
-async def _drop_draft(s: AsyncSession, thread_id: str) -> None:
-    branch = await repo.get_branch(s, thread_id)
+async def _drop_draft(s: AsyncSession, thread_id: str, previous: Loaded | None) -> None:
+    if previous is not None and previous[0].thread_id == thread_id:
+        branch = previous[1]
+    else:
+        branch = await repo.get_branch(s, thread_id)
     if branch is not None and branch.status == BranchStatus.DRAFT:
         await repo.delete_thread_rows(s, thread_id)
 
@@ -191,15 +231,16 @@ async def move_head(
     head_turn_id: str | None,
     working_thread_id: str,
     path: list[NodeId] | None = None,
+    previous: Loaded | None = None,
 ) -> None:
     """Point the head at a node and the working thread at the thread whose tip it is.
 
-    The previous working thread is dropped when it was a draft left behind; the move
-    is logged (`chat/turnsLoaded` with the selected path when given, then
-    `chat/historyCheckedOut`).
+    The previous working thread (`previous`, read when not given) is dropped when it
+    was a draft left behind; the move is logged (`chat/turnsLoaded` with the selected
+    path when given, then `chat/historyCheckedOut`).
     """
     if head.working_thread_id != working_thread_id:
-        await _drop_draft(s, head.working_thread_id)
+        await _drop_draft(s, head.working_thread_id, previous)
     head.head_turn_id = head_turn_id
     head.working_thread_id = working_thread_id
     head.updated_at = now()
@@ -214,9 +255,15 @@ async def move_head(
     await fault(s, "publish")
 
 
-async def switch_in(s: AsyncSession, head: ChatHead, target: Target, *, force: bool) -> None:
-    """Steps 5-9 of a checkout, inside the caller's transaction and lock."""
-    await guard_discard(s, head, force=force)
+async def switch_in(
+    s: AsyncSession, head: ChatHead, target: Target, *, force: bool, known: Loaded | None = None
+) -> None:
+    """Steps 5-9 of a checkout, inside the caller's transaction and lock (`known`: a
+    thread read in it already)."""
+    loaded = [target.loaded, *([known] if known else [])]
+    previous = await guard_discard(
+        s, head, force=force, working=await working_thread(s, head, *loaded)
+    )
     if target.turn == target.thread.turn_index:
         working = target.thread.thread_id
     else:
@@ -227,7 +274,14 @@ async def switch_in(s: AsyncSession, head: ChatHead, target: Target, *, force: b
         if target.turn_id is not None
         else []
     )
-    await move_head(s, head, head_turn_id=target.turn_id, working_thread_id=working, path=path)
+    await move_head(
+        s,
+        head,
+        head_turn_id=target.turn_id,
+        working_thread_id=working,
+        path=path,
+        previous=previous,
+    )
 
 
 async def make_working_in(
@@ -243,7 +297,7 @@ async def make_working_in(
     first = first_owned_turn(branch.branch_point_turn if branch else None, conv.forked_from_turn)
     if conv.turn_index < first:
         # A branch that owns no turn yet is its own tip: the head is its branch point.
-        await guard_discard(s, head, force=force)
+        previous = await guard_discard(s, head, force=force)
         family = await Family.load(s, head.root_thread_id)
         node = family.branch_point_node(conv.thread_id)
         await move_head(
@@ -251,6 +305,7 @@ async def make_working_in(
             head,
             head_turn_id=str(node) if node is not None else None,
             working_thread_id=conv.thread_id,
+            previous=previous,
         )
         return
     tip = NodeId.format(conv.thread_id, conv.turn_index)

@@ -2,11 +2,13 @@
 
 Checkout runs in one transaction under the family lock (the head row, locked NOWAIT
 on Postgres so a contended lease answers `Conflict` at once; SQLite transactions
-hold the write lock from BEGIN). In order: validate the target node, compare the
-expected head, refuse during an active turn, detect whether an edited draft would be
-lost and refuse unless forced, restore (switch to the thread whose tip is the node,
-or create a hidden draft copied as of the node), move the head, publish. Any failure
-rolls the whole transaction back: the previous head and workspace are untouched.
+hold the write lock from BEGIN). In order, under that lock: validate the target node
+(retention takes the same lock, so the node cannot be pruned between the check and
+the move), compare the expected head, refuse during an active turn, detect whether
+an edited draft would be lost and refuse unless forced, restore (switch to the thread
+whose tip is the node, or create a hidden draft copied as of the node), move the
+head, publish. Any failure rolls the whole transaction back: the previous head and
+workspace are untouched.
 The moves themselves live in `services.heads`.
 """
 
@@ -70,13 +72,15 @@ async def checkout(
 ) -> HistoryOut:
     """Move the family's head to `turn_id` (None = the baseline); see the module doc."""
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
         root_id = conv.root_thread_id
+        # The target is validated under the family lock: retention takes the same lock,
+        # so it cannot prune the node between the check and the move.
+        head = await heads.lock_head(s, root_id, nowait=True)
         target = await heads.resolve_target(
-            s, root_thread_id=root_id, user_id=user_id, turn_id=turn_id
+            s, root_thread_id=root_id, user_id=user_id, turn_id=turn_id, known=(conv, branch)
         )
         await fault(s, "validate")
-        head = await heads.lock_head(s, root_id, nowait=True)
         if expected_head_turn_id is not UNSET and expected_head_turn_id != head.head_turn_id:
             raise Conflict(
                 f"the head moved: it is {head.head_turn_id or 'the baseline'}, "
@@ -88,7 +92,7 @@ async def checkout(
         # Checking out the head itself restores it like any other node: an edited
         # draft there is protected by the discard guard, and `force` gives the node's
         # workspace back.
-        await heads.switch_in(s, head, target, force=force)
+        await heads.switch_in(s, head, target, force=force, known=(conv, branch))
         return history_view(head, None, retains=retains)
 
 

@@ -240,8 +240,8 @@ class TurnManager:
                 )
                 root_id = conv.root_thread_id
                 head = await heads.lock_head(s, root_id, nowait=False)
-                if await repo.get_active_turn(s, root_id) is not None:
-                    raise TurnInProgress("a turn is already running in this conversation")
+                # No read of the family's active turn: its row is the lease, and inserting
+                # a second one fails on the primary key (`IntegrityError` below).
                 draft = branch is not None and branch.status == BranchStatus.DRAFT
                 if head.working_thread_id != conv.thread_id or draft:
                     if prepared:
