@@ -328,7 +328,8 @@ async def copy_as_of_in(s: AsyncSession, source: RestoreSource, target: Conversa
         )
         await s.flush()
     await snap_repo.copy_items_into(s, snap, target.thread_id)
-    await snap_repo.load_items(s, snap)
+    # Preferences and todos were copied in SQL: only the rejected list is read here.
+    await snap_repo.load_items(s, snap, frozenset({"rejected"}))
     await _insert_rejected(
         s, target.thread_id, [_rejected_from(r) for r in snap.rejected or []], up_to=source.turn
     )

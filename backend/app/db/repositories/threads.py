@@ -16,15 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.dialect import dialect_of
 from app.db.models import (
     ActiveTurn,
-    Artifact,
     ChatHead,
     Conversation,
     ConversationBranch,
-    Document,
-    Preference,
-    RejectedItem,
-    SearchEntry,
-    Todo,
     WorkspaceSnapshot,
 )
 from app.domain import BranchStatus, NodeId, now
@@ -312,18 +306,10 @@ async def count_turn_finished(s: AsyncSession, thread_id: str) -> None:
 
 
 async def delete_thread_rows(s: AsyncSession, thread_id: str) -> None:
-    """Remove every SQL row that belongs to one thread (compensation and pruning)."""
-    for model in (
-        Artifact,
-        Preference,
-        Todo,
-        RejectedItem,
-        SearchEntry,
-        Document,
-        WorkspaceSnapshot,
-    ):
-        await s.execute(delete(model).where(model.thread_id == thread_id))
-    await s.execute(delete(ConversationBranch).where(ConversationBranch.thread_id == thread_id))
+    """Remove every SQL row that belongs to one thread (compensation and pruning): its
+    workspace, snapshots, artifacts, branch row and search entries go with the thread's
+    row (their foreign keys are ON DELETE CASCADE; SQLite runs with foreign_keys=ON), in
+    one statement."""
     await s.execute(delete(Conversation).where(Conversation.thread_id == thread_id))
 
 
