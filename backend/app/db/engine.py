@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -58,6 +59,8 @@ class Database:
         self.dialect: Dialect = dialect_for_url(url)
         self.faults = faults
         self.limits = limits or Limits()
+        # SQLite: one writer at a time in this process (see `transaction`).
+        self._writers: asyncio.Lock | None = None if self.dialect.is_postgres else asyncio.Lock()
         kwargs: dict[str, Any] = {"echo": echo}
         if self.dialect.is_postgres:
             kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
@@ -85,7 +88,22 @@ class Database:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
-        """A session inside one transaction: committed on success, rolled back on error."""
+        """A session inside one transaction: committed on success, rolled back on error.
+
+        On SQLite, writers of this process queue on an asyncio lock before they ask
+        for the database's write lock: waiting in SQLite's busy handler (sleep and
+        retry) would waste the time the lock is free, and with many conversations at
+        once the store would get slower than with one. Other processes (the CLI) still
+        meet the busy timeout."""
+        if self._writers is None:
+            async with self._one_transaction() as session:
+                yield session
+            return
+        async with self._writers, self._one_transaction() as session:
+            yield session
+
+    @asynccontextmanager
+    async def _one_transaction(self) -> AsyncIterator[AsyncSession]:
         async with self._session() as session:
             async with session.begin():
                 yield session
