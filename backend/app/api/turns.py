@@ -11,7 +11,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from app.api.deps import CurrentUser, ThreadId, TurnsDep
 from app.api.errors import responses
 from app.schemas import MessageOut, TurnIn
-from app.services.turns import RunningTurn
+from app.services.running_turn import RunningTurn
 
 router = APIRouter(prefix="/api/conversations/{thread_id}", tags=["turns"])
 

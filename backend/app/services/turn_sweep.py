@@ -9,6 +9,7 @@ reply text already logged (best effort).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
@@ -22,6 +23,7 @@ from app.domain import NodeId, NodeState, aware, now
 from app.events import actions
 from app.events import log as action_log
 from app.services import heads
+from app.services.running_turn import RunningTurn
 
 log = logging.getLogger("haico.turns")
 
@@ -108,3 +110,24 @@ async def sweep_stale(
     if swept:
         log.warning("marked %d abandoned turn(s) as failed: %s", len(swept), swept)
     return swept
+
+
+async def keep_lease(db: Database, turn: RunningTurn, *, every: float, owner: str) -> None:
+    """The running turn's heartbeat: refresh the lease every `every` seconds, and
+    cancel the turn when a cancel was requested (by any process) or the lease is gone."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            async with db.transaction() as s:
+                row = await repo.get_active_turn(s, turn.root_thread_id)
+                if row is None or row.process_id != owner:
+                    cancel = True
+                else:
+                    row.heartbeat_at = now()
+                    cancel = row.cancel_requested
+        except Exception:
+            log.exception("heartbeat of %s failed", turn.node_id)
+            continue
+        if cancel and turn.task:
+            turn.task.cancel()
+            return

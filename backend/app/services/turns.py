@@ -21,12 +21,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import socket
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
@@ -54,74 +50,13 @@ from app.events.coalescer import DeltaLog
 from app.services import heads, pruning, search
 from app.services.branching import promote_draft, transcript_prefix
 from app.services.conversations import get_owned
+from app.services.running_turn import RunningTurn, TurnEvent, make_process_id, short_error
 from app.services.snapshots import capture_snapshot
-from app.services.turn_sweep import sweep_stale
+from app.services.turn_sweep import keep_lease, sweep_stale
 
 log = logging.getLogger("haico.turns")
 
 MAX_REPLY_CHARS = 20_000
-
-
-def make_process_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-@dataclass
-class TurnEvent:
-    """One SSE event of a turn: `name` is the SSE event, `data` its JSON payload."""
-
-    name: str
-    data: dict[str, Any]
-
-
-class _Nothing:
-    """No event held back (distinct from None, the end of the stream)."""
-
-
-_NOTHING = _Nothing()
-
-
-@dataclass
-class RunningTurn:
-    root_thread_id: str
-    thread_id: str
-    turn_index: int
-    parent_turn_id: str | None
-    content: str
-    queue: asyncio.Queue[TurnEvent | None] = field(default_factory=asyncio.Queue)
-    task: asyncio.Task[None] | None = None
-    reply_parts: list[str] = field(default_factory=list)
-    state: str = "running"
-    started_at: datetime = field(default_factory=now)
-    started_seq: int = 0
-    reply: str = ""
-    pump: asyncio.Task[None] | None = None
-
-    @property
-    def node_id(self) -> str:
-        return NodeId.format(self.thread_id, self.turn_index)
-
-    async def events(self) -> AsyncIterator[TurnEvent]:
-        """The sender's events in order. Text that queued up while the sender was
-        behind leaves as one `token` event (the same text, in fewer writes)."""
-        held: TurnEvent | _Nothing | None = _NOTHING
-        while True:
-            event = await self.queue.get() if held is _NOTHING else held
-            held = _NOTHING
-            if event is None:
-                return
-            assert isinstance(event, TurnEvent)
-            if event.name == "token":
-                texts = [str(event.data.get("text", ""))]
-                while not self.queue.empty():
-                    following = self.queue.get_nowait()
-                    if following is None or following.name != "token":
-                        held = following
-                        break
-                    texts.append(str(following.data.get("text", "")))
-                if len(texts) > 1:
-                    event = TurnEvent("token", {"text": "".join(texts)})
-            yield event
 
 
 class TurnManager:
@@ -314,7 +249,9 @@ class TurnManager:
         return working
 
     async def _drive(self, turn: RunningTurn) -> None:
-        heartbeat = asyncio.create_task(self._heartbeat(turn))
+        heartbeat = asyncio.create_task(
+            keep_lease(self.db, turn, every=self.settings.heartbeat_seconds, owner=self.process_id)
+        )
 
         deltas = self.deltas
         part_id = deltas.part_id(turn.node_id)
@@ -371,7 +308,7 @@ class TurnManager:
                 code, message = StoreUnavailable.code, StoreUnavailable.MESSAGE
             else:
                 log.exception("turn %s failed", turn.node_id)
-                code, message = "agent_error", _short(exc)
+                code, message = "agent_error", short_error(exc)
             final = TurnEvent("error", {"code": code, "message": message})
         finally:
             heartbeat.cancel()
@@ -474,24 +411,6 @@ class TurnManager:
             await action_log.append_chat(s, turn.root_thread_id, *pending, ended)
             await fault(s, "close")
 
-    async def _heartbeat(self, turn: RunningTurn) -> None:
-        while True:
-            await asyncio.sleep(self.settings.heartbeat_seconds)
-            try:
-                async with self.db.transaction() as s:
-                    row = await repo.get_active_turn(s, turn.root_thread_id)
-                    if row is None or row.process_id != self.process_id:
-                        cancel = True
-                    else:
-                        row.heartbeat_at = now()
-                        cancel = row.cancel_requested
-            except Exception:
-                log.exception("heartbeat of %s failed", turn.node_id)
-                continue
-            if cancel and turn.task:
-                turn.task.cancel()
-                return
-
     async def cancel(self, *, user_id: int, thread_id: str) -> dict[str, Any]:
         """Cancel the family's active turn, wherever it runs."""
         async with self.db.transaction() as s:
@@ -521,8 +440,3 @@ class TurnManager:
 
 class _NotWorking(Exception):
     """The posted-to thread is not the family's working thread (or is a draft)."""
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text[:300]

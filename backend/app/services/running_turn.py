@@ -1,0 +1,83 @@
+"""A running turn as this process holds it: its identity, its state, and the queue of
+events its sender reads (see `services.turns` for how a turn runs)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from app.domain import NodeId, now
+
+
+def make_process_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+@dataclass
+class TurnEvent:
+    """One SSE event of a turn: `name` is the SSE event, `data` its JSON payload."""
+
+    name: str
+    data: dict[str, Any]
+
+
+class _Nothing:
+    """No event held back (distinct from None, the end of the stream)."""
+
+
+_NOTHING = _Nothing()
+
+
+@dataclass
+class RunningTurn:
+    root_thread_id: str
+    thread_id: str
+    turn_index: int
+    parent_turn_id: str | None
+    content: str
+    queue: asyncio.Queue[TurnEvent | None] = field(default_factory=asyncio.Queue)
+    task: asyncio.Task[None] | None = None
+    reply_parts: list[str] = field(default_factory=list)
+    state: str = "running"
+    started_at: datetime = field(default_factory=now)
+    started_seq: int = 0
+    reply: str = ""
+    pump: asyncio.Task[None] | None = None
+
+    @property
+    def node_id(self) -> str:
+        return NodeId.format(self.thread_id, self.turn_index)
+
+    async def events(self) -> AsyncIterator[TurnEvent]:
+        """The sender's events in order. Text that queued up while the sender was
+        behind leaves as one `token` event (the same text, in fewer writes)."""
+        held: TurnEvent | _Nothing | None = _NOTHING
+        while True:
+            event = await self.queue.get() if held is _NOTHING else held
+            held = _NOTHING
+            if event is None:
+                return
+            assert isinstance(event, TurnEvent)
+            if event.name == "token":
+                texts = [str(event.data.get("text", ""))]
+                while not self.queue.empty():
+                    following = self.queue.get_nowait()
+                    if following is None or following.name != "token":
+                        held = following
+                        break
+                    texts.append(str(following.data.get("text", "")))
+                if len(texts) > 1:
+                    event = TurnEvent("token", {"text": "".join(texts)})
+            yield event
+
+
+def short_error(exc: BaseException) -> str:
+    """An exception as the one line a failed turn shows."""
+    text = str(exc) or type(exc).__name__
+    return text[:300]
