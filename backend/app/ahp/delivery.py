@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import weakref
 from collections import OrderedDict
 from typing import Any
@@ -43,6 +44,12 @@ _canonical_caches: weakref.WeakKeyDictionary[Any, OrderedDict[int, Json]] = (
     weakref.WeakKeyDictionary()
 )
 _CACHE_SIZE = 4096
+# The same logged action, encoded once per version shape and database (a connection
+# without an origin of its own for it gets the shared text): with many subscribers
+# on one chat, each streamed delta is serialised once, not once per connection.
+_text_caches: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[int, bool], str]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 # ---- subscribing ----
@@ -159,9 +166,20 @@ async def _deliver(conn: ConnectionState, entry: ActionLogEntry) -> None:
     at = conn.subs.get(channel)
     if at is None or entry.seq <= at:
         return
-    conn.out.send(
-        action_message(await envelope(conn, entry.seq, channel, action, entry.root_thread_id))
-    )
+    root = entry.root_thread_id
+    if entry.seq in conn.origins:  # the dispatcher's own echo carries its origin
+        conn.out.send(action_message(await envelope(conn, entry.seq, channel, action, root)))
+        return
+    assert conn.adapter is not None
+    cache = _text_caches.setdefault(conn.db, OrderedDict())
+    key = (entry.seq, conn.adapter.current)
+    text = cache.get(key)
+    if text is None:
+        message = action_message(await envelope(conn, entry.seq, channel, action, root))
+        text = cache[key] = json.dumps(message)
+        while len(cache) > _CACHE_SIZE:
+            cache.popitem(last=False)
+    conn.out.send(text)
 
 
 async def _root_notification(conn: ConnectionState, root: str, change: str) -> None:
