@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.fault_server import KILL_HEADER
 from tests.server import Server
 from tests.sse_client import parse_sse
 
@@ -79,16 +80,22 @@ async def _state(c: httpx.AsyncClient, f: dict[str, str]) -> dict[str, Any]:
     }
 
 
-async def _operation(c: httpx.AsyncClient, f: dict[str, str], op: str) -> httpx.Response:
+async def _operation(
+    c: httpx.AsyncClient, f: dict[str, str], op: str, *, doomed: bool = False
+) -> httpx.Response:
+    """The write under test; `doomed`: the fault server dies at its step."""
     root = f["root"]
+    headers = {KILL_HEADER: "1"} if doomed else {}
     if op == "branch":
-        return await c.post(f"/api/conversations/{root}/branch", json={"from_turn": 2})
-    if op == "fork":
-        return await c.post(f"/api/conversations/{root}/fork", json={"from_turn": 2})
-    if op == "promote":
-        return await c.post(f"/api/conversations/{f['draft']}/turns", json={"content": "go"})
-    body = {"turn_id": f"{f['branch']}:2", "force": True}
-    return await c.post(f"/api/conversations/{root}/checkout", json=body)
+        url, body = f"/api/conversations/{root}/branch", {"from_turn": 2}
+    elif op == "fork":
+        url, body = f"/api/conversations/{root}/fork", {"from_turn": 2}
+    elif op == "promote":
+        url, body = f"/api/conversations/{f['draft']}/turns", {"content": "go"}
+    else:
+        url = f"/api/conversations/{root}/checkout"
+        body = {"turn_id": f"{f['branch']}:2", "force": True}
+    return await c.post(url, json=body, headers=headers)
 
 
 def _janitor(env: dict[str, str]) -> list[str]:
@@ -108,18 +115,14 @@ def _janitor(env: dict[str, str]) -> list[str]:
 async def test_sigkill_at_a_step_leaves_no_half_state(
     server_env: dict[str, str], op: str, step: str
 ) -> None:
-    server = Server(server_env)
-    await server.start()
-    async with httpx.AsyncClient(base_url=server.url, timeout=60) as c:
-        family = await _family(c)
-        before = await _state(c, family)
-    await asyncio.to_thread(server.stop)
-
+    # One process builds the family, then dies at the step of the doomed request.
     doomed = Server(server_env, kill_at=step)
     await doomed.start()
     async with httpx.AsyncClient(base_url=doomed.url, timeout=60) as c:
+        family = await _family(c)
+        before = await _state(c, family)
         with contextlib.suppress(httpx.TransportError):
-            r = await _operation(c, family, op)
+            r = await _operation(c, family, op, doomed=True)
             pytest.fail(f"the server answered {r.status_code} instead of dying at {step!r}")
     await asyncio.to_thread(doomed.wait_killed)
 

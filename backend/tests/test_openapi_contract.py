@@ -42,7 +42,7 @@ from tests.history_helpers import free_port
 
 # per operation, per generation mode, per kind of path parameters (a longer run:
 # HAICO_FUZZ_EXAMPLES=100, see docs/reliability.md)
-EXAMPLES = int(os.environ.get("HAICO_FUZZ_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("HAICO_FUZZ_EXAMPLES", "12"))
 STREAMS = {"/api/conversations/{thread_id}/turns", "/api/conversations/{thread_id}/events"}
 POSITIVE_CHECKS = [
     not_a_server_error,

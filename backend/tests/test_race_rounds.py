@@ -29,8 +29,9 @@ from tests.sse_client import send_turn
 
 pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 
-ROUNDS = int(os.environ.get("HAICO_RACE_ROUNDS", "1000"))
-# Rounds of the races whose family grows every round (the issue asks for ≥ 200).
+# Rounds per race (at least 200 each; a longer run: HAICO_RACE_ROUNDS=1000).
+ROUNDS = int(os.environ.get("HAICO_RACE_ROUNDS", "200"))
+# Rounds of the races whose family grows every round.
 GROWING_ROUNDS = min(ROUNDS, 200)
 
 
