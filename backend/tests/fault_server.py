@@ -20,7 +20,6 @@ from app.cli import migrate
 from app.config import get_settings
 from app.main import create_app
 
-
 KILL_HEADER = "x-haico-test-kill"
 # Set for the duration of a request that carries KILL_HEADER (and the tasks it starts).
 _doomed: contextvars.ContextVar[bool] = contextvars.ContextVar("doomed", default=False)
