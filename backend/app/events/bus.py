@@ -20,6 +20,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
+from app import background
 from app.config import Settings
 from app.db.engine import Database
 from app.db.models import ActionLogEntry
@@ -118,29 +119,27 @@ class EventBus:
 
     async def close(self) -> None:
         self._closing = True
-        if self._reconnect is not None:
-            self._reconnect.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reconnect
+        await background.stop(self._reconnect)
         if self.wake in self.db.commit_listeners:
             self.db.commit_listeners.remove(self.wake)
-        if self._pump:
-            self._pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pump
+        await background.stop(self._pump)
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.close()
 
     async def _run(self) -> None:
-        while True:
+        # `asyncio.timeout`, not `wait_for`: on Python 3.11 `wait_for` can swallow the
+        # cancellation that stops the pump (see `app.background`).
+        while not self._closing:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=self.poll_seconds or None)
+                async with asyncio.timeout(self.poll_seconds or None):
+                    await self._wake.wait()
             self._wake.clear()
             try:
                 # A read that hangs (a lost connection, a stuck lock) is given up and
                 # tried again, instead of stopping the fan-out for good.
-                await asyncio.wait_for(self._drain(), timeout=DRAIN_TIMEOUT_SECONDS)
+                async with asyncio.timeout(DRAIN_TIMEOUT_SECONDS):
+                    await self._drain()
             except Exception:
                 logger.exception("reading the action log failed")
                 await asyncio.sleep(self.poll_seconds or 1.0)

@@ -25,6 +25,7 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 
+from app import background
 from app.db.engine import Database
 from app.events import actions
 from app.events import log as action_log
@@ -129,9 +130,6 @@ class DeltaLog:
                 logger.exception("logging streamed text failed; retrying")
 
     async def close(self) -> None:
-        if self._writer is not None:
-            self._writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._writer
+        await background.stop(self._writer)
         with contextlib.suppress(Exception):
             await self.flush()

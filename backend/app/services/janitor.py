@@ -11,11 +11,11 @@ retention policy, when one is configured.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from app import background
 from app.agent.runtime import AgentRuntime
 from app.config import Settings
 from app.db.engine import Database
@@ -95,10 +95,7 @@ class Janitor:
         self._task = asyncio.create_task(self._loop())
 
     async def close(self) -> None:
-        if self._task:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await background.stop(self._task)
 
     async def _loop(self) -> None:
         while True:

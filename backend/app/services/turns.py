@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
+from app import background
 from app.agent.runtime import AgentEvent, AgentRuntime, TranscriptMessage
 from app.config import Settings
 from app.db.engine import Database, fault
@@ -86,10 +87,7 @@ class TurnManager:
 
     async def close(self) -> None:
         self._shutting_down = True
-        if self._sweeper:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
+        await background.stop(self._sweeper)
         tasks = [t.task for t in self.running.values() if t.task]
         for task in tasks:
             task.cancel()
