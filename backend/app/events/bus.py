@@ -125,7 +125,7 @@ class EventBus:
         await background.stop(self._pump)
         if self._listener is not None:
             with contextlib.suppress(Exception):
-                await self._listener.close()
+                await self._listener.close(timeout=5)
 
     async def _run(self) -> None:
         # `asyncio.timeout`, not `wait_for`: on Python 3.11 `wait_for` can swallow the
