@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -76,6 +77,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await app.state.turns.start()
         janitor = Janitor(settings, db, runtime)
         janitor.start()
+        if settings.gc_freeze:
+            gc.collect()
+            gc.freeze()
         try:
             # A stop signal ends the event streams first, so that uvicorn's wait for
             # open responses is short.

@@ -26,6 +26,9 @@ from app.main import create_app
 PG_ADMIN_URL = os.environ.get(
     "HAICO_TEST_PG_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
+# Many apps live and die in one test process, and frozen objects are never freed: no
+# app of the test process freezes (a test that wants it says so).
+os.environ["HAICO_GC_FREEZE"] = "false"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
