@@ -1,5 +1,6 @@
 """`haico serve [--workers N] | migrate | janitor | users (create NAME | list |
-token NAME --rotate | delete NAME) | export THREAD_ID | import FILE`."""
+token NAME --rotate | delete NAME) | export THREAD_ID | import FILE | check |
+backup FILE | restore FILE`."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app import cli_transfer
+from app import cli_maintenance, cli_transfer
 from app.config import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -298,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     delete_p.add_argument("name")
     delete_p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
     cli_transfer.add_parsers(sub)
+    cli_maintenance.add_parsers(sub)
     args = parser.parse_args(argv)
 
     if args.command == "ahp":
@@ -317,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in cli_transfer.COMMANDS:
         migrate(settings)
         return cli_transfer.run(settings, args)
+    if args.command in cli_maintenance.COMMANDS:
+        return cli_maintenance.run(settings, args)
     if args.command == "serve":
         import uvicorn
 
