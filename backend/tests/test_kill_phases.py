@@ -111,6 +111,20 @@ def _janitor(env: dict[str, str]) -> list[str]:
     return [t for key in ("pending_branches", "building_forks") for t in report[key]]
 
 
+def _check(env: dict[str, str]) -> dict[str, Any]:
+    """`haico check` on the database the janitor left: exit 0, no problem."""
+    out = subprocess.run(
+        [sys.executable, "-m", "app.cli", "check"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    report: dict[str, Any] = json.loads(out.stdout)
+    return report
+
+
 @pytest.mark.parametrize(("backend", "op", "step"), CASES, indirect=["backend"])
 async def test_sigkill_at_a_step_leaves_no_half_state(
     server_env: dict[str, str], op: str, step: str
@@ -135,6 +149,7 @@ async def test_sigkill_at_a_step_leaves_no_half_state(
             if step in ("seed", "activate") and op != "promote":
                 assert len(reclaimed) == 1, reclaimed  # the half-built thread
             assert await asyncio.to_thread(_janitor, server_env) == []
+            assert (await asyncio.to_thread(_check, server_env))["families_checked"] == 1
             assert await _state(c, family) == before
             # The operation works now, on the same family.
             r = await _operation(c, family, op)

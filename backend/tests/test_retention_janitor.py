@@ -21,7 +21,7 @@ from sqlalchemy import func, select, update
 
 from app.db.models import ActionLogEntry, Conversation, ConversationBranch
 from app.domain import now
-from app.services import janitor
+from app.services import consistency, janitor
 from tests.helpers import db_of
 from tests.history_helpers import live_server
 from tests.sse_client import send_turn
@@ -40,6 +40,13 @@ async def _family(client: httpx.AsyncClient) -> tuple[str, str, str]:
     r = await client.post(f"/api/conversations/{root}/checkout", json={"turn_id": f"{root}:4"})
     assert r.status_code == 200 and r.json()["working_thread_id"] == root
     return root, b1["thread_id"], b2["thread_id"]
+
+
+async def _assert_consistent(app: FastAPI, *roots: str) -> None:
+    """`haico check`'s rules pass on these families after the janitor (the session's
+    PostgreSQL database is shared, so only the test's own families are checked)."""
+    report = await consistency.check(db_of(app), None, max_age_seconds=600, roots=set(roots))
+    assert report.families == len(roots) and report.problems == []
 
 
 async def _node_ids(client: httpx.AsyncClient, thread_id: str) -> set[str]:
@@ -74,6 +81,7 @@ class TestCountPolicy:
             db_of(app), runtime, max_age_seconds=600, settings=app.state.settings
         )
         assert report.pruned_turn_ids[root] == [f"{b1}:3"]
+        await _assert_consistent(app, root)
         nodes = await _node_ids(client, root)
         assert f"{b1}:3" not in nodes and f"{b2}:4" in nodes
         assert {f"{root}:{k}" for k in range(1, 5)} <= nodes
@@ -98,6 +106,7 @@ class TestCountPolicy:
         )
         assert root not in report.pruned_turn_ids
         assert f"{b1}:3" in await _node_ids(client, root)
+        await _assert_consistent(app, root)
 
 
 class TestAgePolicy:
@@ -119,6 +128,7 @@ class TestAgePolicy:
             db_of(app), app.state.runtime, max_age_seconds=600, settings=app.state.settings
         )
         assert report.pruned_turn_ids[root] == [f"{b2}:4"]
+        await _assert_consistent(app, root)
         nodes = await _node_ids(client, root)
         assert f"{b1}:3" in nodes and f"{b2}:4" not in nodes
 
@@ -130,6 +140,7 @@ async def test_no_policy_prunes_nothing(app: FastAPI, client: httpx.AsyncClient)
     )
     assert root not in report.pruned_turn_ids
     assert {f"{b1}:3", f"{b2}:4"} <= await _node_ids(client, root)
+    await _assert_consistent(app, root)
 
 
 async def test_janitor_drops_orphan_drafts_but_keeps_the_working_one(
@@ -163,7 +174,10 @@ async def test_janitor_drops_orphan_drafts_but_keeps_the_working_one(
                 thread_id=orphan, parent_thread_id=root, branch_point_turn=1, status="draft"
             )
         )
+    before = await consistency.check(db_of(app), None, max_age_seconds=600, roots={root})
+    assert [(p.kind, p.thread_id) for p in before.problems] == [("orphan_draft", orphan)]
     report = await janitor.run_once(db_of(app), app.state.runtime, max_age_seconds=600)
+    await _assert_consistent(app, root)
     assert orphan in report.orphan_drafts and draft not in report.orphan_drafts
     async with db_of(app).read() as s:
         assert await s.get(Conversation, orphan) is None
@@ -218,3 +232,13 @@ async def test_cli_janitor_reports(server_env: dict[str, str]) -> None:
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["pending_branches"] == [] and report["orphan_drafts"] == []
+    check = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "app.cli", "check"],
+        env={**env, "PATH": os.environ.get("PATH", "")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert json.loads(check.stdout)["problems"] == []
