@@ -71,6 +71,21 @@ export class StudioPage {
   async stepLabels() {
     return this.page.locator('[data-testid="chat-message"][data-role="user"] [data-testid="step-label"]').allInnerTexts();
   }
+  /** Waits until the chat's user messages carry exactly these step labels (a path
+   *  just opened renders its transcript a moment after the graph). */
+  async expectStepLabels(labels) {
+    const selector = '[data-testid="chat-message"][data-role="user"] [data-testid="step-label"]';
+    try {
+      await this.page.waitForFunction(
+        ([sel, want]) =>
+          JSON.stringify([...document.querySelectorAll(sel)].map((e) => e.innerText)) === JSON.stringify(want),
+        [selector, labels],
+        { timeout: T },
+      );
+    } catch (err) {
+      throw new Error(`step labels ${JSON.stringify(await this.stepLabels())}, expected ${JSON.stringify(labels)}: ${err}`);
+    }
+  }
   async openFromHistory(threadId, shot = null) {
     await this.byTest("history-menu-button").click();
     const item = this.page.locator(`[data-testid="conversation-item"][data-thread-id="${threadId}"]`);

@@ -46,7 +46,7 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   await s.expectCount("preference-item", 2);
   await s.expectCount("artifact-item", 1);
   await s.expectCount("graph-node", 3);
-  assert.deepEqual(await s.stepLabels(), ["1", "2", "3"]);
+  await s.expectStepLabels(["1", "2", "3"]);
   await s.expectHead(`${root}:3`);
   // Artifacts open to show their content.
   await s.byTest("artifact-item").locator("button").click();
@@ -58,7 +58,7 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   await s.expectCount("preference-item", 1);
   await s.expectCount("artifact-item", 0);
   await s.expectHead(`${root}:2`);
-  assert.deepEqual(await s.stepLabels(), ["1", "2"]);
+  await s.expectStepLabels(["1", "2"]);
   assert.equal(await s.node(`${root}:3`).getAttribute("data-active"), "false");
   await screenshot(page, "03-restored-step-2");
 
@@ -92,7 +92,7 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
     assert.equal(await s.node(`${root}:${k}`).getAttribute("data-label"), label);
   }
   assert.equal(await s.node(`${root}:3`).getAttribute("data-active"), "false");
-  assert.deepEqual(await s.stepLabels(), ["1", "2", "3.1"]);
+  await s.expectStepLabels(["1", "2", "3.1"]);
   await s.expectObjective("Argue for protected bike lanes"); // the preview edit went onto the branch
   await s.expectCount("todo-item", 3);
   await screenshot(page, "05-branched-graph");
@@ -101,7 +101,7 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   await s.openFromHistory(root);
   await s.expectHead(`${root}:3`);
   await s.expectObjective("Argue formally for bike lanes");
-  assert.deepEqual(await s.stepLabels(), ["1", "2", "3"]);
+  await s.expectStepLabels(["1", "2", "3"]);
   const chip = page.locator(`[data-testid="offshoot-chip"][data-thread-id="${branch}"]`);
   await chip.waitFor();
   assert.match(await chip.innerText(), /3\.1/);
@@ -112,7 +112,7 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   assert.match(itemText, /branched at step 2/);
   await s.expectHead(branchNodeId);
   await s.expectObjective("Argue for protected bike lanes");
-  assert.deepEqual(await s.stepLabels(), ["1", "2", "3.1"]);
+  await s.expectStepLabels(["1", "2", "3.1"]);
 
   // 7. A second browser context follows the family live: a turn and a checkout made
   //    in the first one show up without a reload.
