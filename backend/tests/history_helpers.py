@@ -50,6 +50,17 @@ async def history(client: httpx.AsyncClient, thread_id: str) -> dict[str, Any]:
     return body
 
 
+async def wait_for_active_turn(client: httpx.AsyncClient, thread_id: str) -> dict[str, Any]:
+    """The family's running turn, once the server has opened it (a sent turn opens
+    after its request is read, which under load can take a while)."""
+    async with asyncio.timeout(30):
+        while True:
+            active: dict[str, Any] | None = (await history(client, thread_id))["active_turn"]
+            if active is not None:
+                return active
+            await asyncio.sleep(0.05)
+
+
 async def checkout(
     client: httpx.AsyncClient, thread_id: str, turn_id: str | None, **kw: Any
 ) -> httpx.Response:

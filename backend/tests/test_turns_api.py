@@ -14,6 +14,7 @@ from app.db.models import ActiveTurn
 from app.domain import now
 from app.events import log as action_log
 from tests.helpers import armed_faults, db_of
+from tests.history_helpers import wait_for_active_turn
 from tests.sse_client import send_turn
 
 
@@ -85,7 +86,7 @@ async def test_artifact_is_stamped_with_its_turn(client: httpx.AsyncClient, tid:
 
 async def test_second_send_during_a_turn_is_409(client: httpx.AsyncClient, tid: str) -> None:
     first = asyncio.create_task(send_turn(client, tid, "wait: 2"))
-    await asyncio.sleep(0.5)
+    await wait_for_active_turn(client, tid)
     status, _, body = await send_turn(client, tid, "objective: too soon")
     assert status == 409 and body["code"] == "turn_in_progress"
     # a branch-free sibling request in the same family is refused the same way
@@ -97,7 +98,7 @@ async def test_second_send_during_a_turn_is_409(client: httpx.AsyncClient, tid: 
 
 async def test_cancel_records_a_cancelled_node(client: httpx.AsyncClient, tid: str) -> None:
     first = asyncio.create_task(send_turn(client, tid, "wait: 10"))
-    await asyncio.sleep(0.8)
+    await wait_for_active_turn(client, tid)
     r = await client.post(f"/api/conversations/{tid}/turns/cancel")
     assert r.status_code == 200
     assert r.json() == {"node_id": f"{tid}:1", "state": "cancelled"}
