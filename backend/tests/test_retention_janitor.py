@@ -219,26 +219,22 @@ async def test_janitor_trims_the_action_log_window(app: FastAPI, client: httpx.A
     assert data["action"]["history"]["head_turn_id"] == f"{root}:1"
 
 
-async def test_cli_janitor_reports(server_env: dict[str, str]) -> None:
-    env = server_env
-    out = await asyncio.to_thread(
+async def _cli(env: dict[str, str], command: str) -> subprocess.CompletedProcess[str]:
+    return await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "app.cli", "janitor"],
+        [sys.executable, "-m", "app.cli", command],
         env={**env, "PATH": os.environ.get("PATH", "")},
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+async def test_cli_janitor_reports(server_env: dict[str, str]) -> None:
+    out = await _cli(server_env, "janitor")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["pending_branches"] == [] and report["orphan_drafts"] == []
-    check = await asyncio.to_thread(
-        subprocess.run,
-        [sys.executable, "-m", "app.cli", "check"],
-        env={**env, "PATH": os.environ.get("PATH", "")},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    check = await _cli(server_env, "check")
     assert check.returncode == 0, check.stdout + check.stderr
     assert json.loads(check.stdout)["problems"] == []
