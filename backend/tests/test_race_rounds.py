@@ -1,8 +1,9 @@
 """Races with many rounds on PostgreSQL: exactly one winner, every round.
 
 Two checkouts asserting the same expected head, two sends on one family, branch
-creations on one thread, REST edits while a turn edits the same workspace, and
-retention racing a checkout. The invariant is checked after every round.
+creations on one thread, REST edits while a turn edits the same workspace,
+retention racing a checkout, and two first writes of one document. The invariant
+is checked after every round.
 """
 
 from __future__ import annotations
@@ -114,6 +115,20 @@ async def test_workspace_edits_while_a_turn_runs(client: httpx.AsyncClient) -> N
         assert conv["turn_index"] == i + 1, i
         h = await history(client, tid)
         assert h["head_turn_id"] == f"{tid}:{i + 1}" and h["working_thread_id"] == tid
+
+
+async def test_first_document_writes_at_once(client: httpx.AsyncClient) -> None:
+    """Two first writes of a thread's document at once (neither finds a document row):
+    both succeed and the document is one of the two, never a 500 on the row's unique
+    thread id (seen in a soak run)."""
+    for i in range(ROUNDS):
+        tid = (await client.post("/api/conversations", json={})).json()["thread_id"]
+        bodies = [f"first {i}", f"second {i}"]
+        puts = await asyncio.gather(
+            *(client.put(f"/api/conversations/{tid}/document", json={"content": b}) for b in bodies)
+        )
+        assert [r.status_code for r in puts] == [200, 200], (i, [r.text for r in puts])
+        assert (await workspace(client, tid))["document"]["content"] in bodies, i
 
 
 async def test_retention_never_leaves_the_head_on_a_pruned_node(

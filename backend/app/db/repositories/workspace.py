@@ -22,11 +22,21 @@ async def get_document(s: AsyncSession, thread_id: str) -> Document | None:
 
 
 async def ensure_document(s: AsyncSession, thread_id: str) -> Document:
+    """The thread's document row, created empty when it has none.
+
+    Two first writes at once both find no row: the insert does nothing on the second
+    (it waits for the first to commit on PostgreSQL), which then reads the row the
+    first wrote, instead of failing on the unique thread id."""
     doc = await get_document(s, thread_id)
     if doc is None:
-        doc = Document(thread_id=thread_id, title="", content="")
-        s.add(doc)
-        await s.flush()
+        insert_new = dialect_of(s).insert(Document)
+        await s.execute(
+            insert_new.values(thread_id=thread_id, title="", content="").on_conflict_do_nothing(
+                index_elements=["thread_id"]
+            )
+        )
+        doc = await get_document(s, thread_id)
+        assert doc is not None
     return doc
 
 
