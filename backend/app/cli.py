@@ -218,6 +218,7 @@ def _janitor(settings: Settings) -> int:
                 "pending_branches": report.pending_branches,
                 "building_forks": report.building_forks,
                 "orphan_drafts": report.orphan_drafts,
+                "orphan_checkpoints": report.orphan_checkpoints,
                 "log_entries_dropped": report.log_entries_dropped,
                 "pruned_turn_ids": report.pruned_turn_ids,
                 "checkpoint_failures": report.checkpoint_failures,
@@ -250,7 +251,9 @@ def main(argv: list[str] | None = None) -> int:
 
     cli_client.add_parser(sub)
     sub.add_parser(
-        "janitor", help="reclaim half-built branches, orphaned drafts and old log entries once"
+        "janitor",
+        help="reclaim half-built branches, orphaned drafts, orphan checkpoints and old log "
+        "entries once",
     )
     users_p = sub.add_parser(
         "users",

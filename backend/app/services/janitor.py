@@ -1,4 +1,4 @@
-"""The janitor: reclaims threads that a crash left half-built.
+"""The janitor: reclaims threads that a crash left half-built, and orphan transcripts.
 
 A branch stays `pending` only between the first and last phase of its creation, and a
 fork stays `building` likewise; one older than the configured age was abandoned by a
@@ -6,6 +6,22 @@ crash. Its rows and its checkpointer thread are removed. Drafts that are no long
 family's working thread are removed too (a checkout normally drops them itself), and
 so are action-log entries older than the replay window. Each run also applies the
 retention policy, when one is configured.
+
+Last, it removes orphan checkpoints: transcripts of threads that have no
+`conversations` row, left when a deletion removed the rows and then could not reach
+the checkpointer (a crash or an error between the two). Every path that writes a
+thread's checkpoints (a turn, a branch's or fork's seed phase, draft promotion, a
+pruned thread's cut-back transcript, a family import) commits the thread's row
+first, so a thread being created is never an orphan, provided the two sets are read
+in this order: first the thread ids the checkpointer holds, then the thread ids with
+a row (soft-deleted threads, drafts, pending branches and building forks all keep
+their row). A thread whose checkpoints the first read saw had its row committed
+before that read, so the second read sees the row unless a deletion removed it
+meanwhile, and then the thread is an orphan. A thread created after the first read
+is not in it. Each orphan's row is looked up once more just before its checkpoints
+go: clients may choose a new thread's id (AHP `createSession`, `createChat`), and a
+row that came after the second read keeps its checkpoints. A thread whose
+checkpoints could not be deleted earlier in the same run is left to the next run.
 """
 
 from __future__ import annotations
@@ -16,9 +32,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from app import background
+from app.agent import checkpoint_threads
 from app.agent.runtime import AgentRuntime
 from app.config import Settings
 from app.db.engine import Database
+from app.db.repositories import consistency as consistency_repo
 from app.db.repositories import threads as repo
 from app.domain import now
 from app.events import log as action_log
@@ -32,12 +50,15 @@ class JanitorReport:
     pending_branches: list[str] = field(default_factory=list)
     building_forks: list[str] = field(default_factory=list)
     orphan_drafts: list[str] = field(default_factory=list)
+    # Threads with checkpoints and no row: only their checkpoints were deleted.
+    orphan_checkpoints: list[str] = field(default_factory=list)
     checkpoint_failures: list[str] = field(default_factory=list)
     log_entries_dropped: int = 0
     pruned_turn_ids: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def removed(self) -> list[str]:
+        """The threads whose rows this run deleted (orphan checkpoints had none)."""
         return self.pending_branches + self.building_forks + self.orphan_drafts
 
 
@@ -48,8 +69,9 @@ async def run_once(
     max_age_seconds: float,
     settings: Settings | None = None,
 ) -> JanitorReport:
-    """Remove half-built threads older than `max_age_seconds` and orphaned drafts; with
-    `settings`, also trim the action log and apply the retention policy."""
+    """Remove half-built threads older than `max_age_seconds`, orphaned drafts and
+    orphan checkpoints; with `settings`, also trim the action log and apply the
+    retention policy."""
     cutoff = now() - timedelta(seconds=max_age_seconds)
     report = JanitorReport()
     async with db.transaction() as s:
@@ -77,9 +99,40 @@ async def run_once(
             max_branches=settings.retention_max_branches,
         )
         report.pruned_turn_ids = retained.pruned_turn_ids
+    await _remove_orphan_checkpoints(db, runtime, report)
     if report.removed:
         log.info("janitor removed %d thread(s): %s", len(report.removed), report.removed)
+    if report.orphan_checkpoints:
+        log.info(
+            "janitor removed the checkpoints of %d thread(s) with no row: %s",
+            len(report.orphan_checkpoints),
+            report.orphan_checkpoints,
+        )
     return report
+
+
+async def _remove_orphan_checkpoints(
+    db: Database, runtime: AgentRuntime, report: JanitorReport
+) -> None:
+    """Delete the checkpoints of threads with no row (the order of the reads is what
+    keeps a thread being created safe: see the module doc)."""
+    if runtime.store is None:
+        raise RuntimeError("AgentRuntime.start() has not been called")
+    with_checkpoints = await checkpoint_threads.thread_ids(runtime.store)
+    async with db.read() as s:
+        with_rows = await consistency_repo.thread_ids(s)
+    failed = set(report.checkpoint_failures)
+    for thread_id in sorted(with_checkpoints - with_rows - failed):
+        async with db.read() as s:
+            if await repo.get_thread(s, thread_id) is not None:
+                continue
+        try:
+            await runtime.delete_thread(thread_id)
+        except Exception:
+            log.exception("could not delete the checkpoints of %s", thread_id)
+            report.checkpoint_failures.append(thread_id)
+            continue
+        report.orphan_checkpoints.append(thread_id)
 
 
 class Janitor:
