@@ -1,12 +1,12 @@
 """The action log: append committed changes with a global, commit-ordered sequence.
 
 Every append happens inside the caller's transaction, as its last write. On Postgres
-it first takes a transaction-scoped advisory lock, so no two appending transactions
-interleave: sequence numbers are handed out and committed in the same order. The
-NOTIFY sent in the same statement is delivered only at commit, which wakes the
-fan-out of every process; its payload names the sending process (`ORIGIN`), whose
-own fan-out was already woken by the commit and skips it. SQLite transactions
-already hold the database write lock.
+its first append takes a transaction-scoped advisory lock in the same statement, so
+no two appending transactions interleave: sequence numbers are handed out and
+committed in the same order. The NOTIFY sent in that statement is delivered only at
+commit, which wakes the fan-out of every process; its payload names the sending
+process (`ORIGIN`), whose own fan-out was already woken by the commit and skips it.
+SQLite transactions already hold the database write lock.
 
 The lock makes appending transactions queue one behind another, so writers that log
 often batch: streamed text of every turn of a process goes in one transaction per
@@ -15,6 +15,7 @@ tick (`events.coalescer.DeltaLog`).
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -32,7 +33,17 @@ APPEND_LOCK_KEY = 0x6861_6963_6F00  # "haico"
 # This process, as named in the payload of its NOTIFYs (see the module doc).
 ORIGIN = uuid.uuid4().hex
 
-_LOCK_AND_NOTIFY_SQL = "SELECT pg_advisory_xact_lock(:k), pg_notify(:c, :p)"
+# PostgreSQL, the first append of a transaction: the lock, the wake-up and the rows in
+# one round trip. The lock's one-row CTE is joined to the rows, so it is taken before
+# the first row exists to be numbered; rows are inserted in the order given (sorted by
+# their position), so their `seq`s ascend in that order.
+_LOCKED_APPEND_SQL = text(
+    "WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(:k), pg_notify(:c, :p)) "
+    "INSERT INTO action_log (root_thread_id, channel, action) "
+    "SELECT v.r, v.ch, CAST(v.a AS jsonb) FROM l, unnest(CAST(:roots AS varchar[]), "
+    "CAST(:channels AS varchar[]), CAST(:actions AS text[])) WITH ORDINALITY AS v(r, ch, a, n) "
+    "ORDER BY v.n RETURNING seq"
+)
 
 
 def family_uuid(root_thread_id: str) -> str:
@@ -67,16 +78,22 @@ async def append_rows(
     if not rows:
         return []
     if dialect_of(session).is_postgres and not session.info.get("haico_append_lock"):
-        # One round trip for the lock and the wake-up: the notification is delivered
-        # only at commit, and one per transaction is enough (listeners read the log
-        # from where they are).
-        await session.execute(
-            text(_LOCK_AND_NOTIFY_SQL), {"k": APPEND_LOCK_KEY, "c": NOTIFY_CHANNEL, "p": ORIGIN}
-        )
+        # The notification is delivered only at commit, and one per transaction is
+        # enough (listeners read the log from where they are).
+        params = {
+            "k": APPEND_LOCK_KEY,
+            "c": NOTIFY_CHANNEL,
+            "p": ORIGIN,
+            "roots": [r for r, _, _ in rows],
+            "channels": [c for _, c, _ in rows],
+            "actions": [json.dumps(a) for _, _, a in rows],
+        }
+        seqs = sorted((await session.execute(_LOCKED_APPEND_SQL, params)).scalars().all())
         session.info["haico_append_lock"] = True
-    values = [{"root_thread_id": r, "channel": c, "action": a} for r, c, a in rows]
-    stmt = insert(ActionLogEntry).returning(ActionLogEntry.seq, sort_by_parameter_order=True)
-    seqs = (await session.execute(stmt, values)).scalars().all()
+    else:
+        values = [{"root_thread_id": r, "channel": c, "action": a} for r, c, a in rows]
+        stmt = insert(ActionLogEntry).returning(ActionLogEntry.seq, sort_by_parameter_order=True)
+        seqs = list((await session.execute(stmt, values)).scalars().all())
     session.info["haico_events"] = True
     return [
         ActionLogEntry(seq=seq, root_thread_id=r, channel=c, action=a)

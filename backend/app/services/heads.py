@@ -14,13 +14,16 @@ forced. A real thread is never discarded: its live rows are its own tip.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.exc import StaleDataError
 
+from app.db.dialect import dialect_of
 from app.db.engine import fault
-from app.db.models import ChatHead, Conversation, ConversationBranch
+from app.db.models import ActiveTurn, ChatHead, Conversation, ConversationBranch
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
 from app.db.repositories.threads import LockNotAvailable
@@ -29,7 +32,16 @@ from app.errors import CheckoutWouldDiscardChanges, Conflict, NotFound
 from app.events import actions
 from app.events import log as action_log
 from app.services.family import Family, Lineage, first_owned_turn
-from app.services.snapshots import copy_as_of_in, live_state, resolve_restore_state, restore_source
+from app.services.snapshots import (
+    RestoreSource,
+    copy_as_of_in,
+    live_state,
+    rejected_from,
+    resolve_restore_state,
+    restore_source,
+)
+
+T = TypeVar("T")
 
 
 async def ensure_head(s: AsyncSession, root: Conversation) -> None:
@@ -39,20 +51,37 @@ async def ensure_head(s: AsyncSession, root: Conversation) -> None:
     await repo.insert_head_if_missing(s, root_thread_id=root.thread_id, head_turn_id=head)
 
 
-async def lock_head(s: AsyncSession, root_thread_id: str, *, nowait: bool) -> ChatHead:
-    """The family's head row, locked for this transaction (created first if missing)."""
+async def _locked(
+    s: AsyncSession, root_thread_id: str, lock: Callable[[], Awaitable[T | None]]
+) -> T:
+    """`lock()`'s row (the head row, locked), with the head row created first if missing."""
     for attempt in range(2):
         try:
-            head = await repo.lock_head_row(s, root_thread_id, nowait=nowait)
+            found = await lock()
         except LockNotAvailable as exc:
             raise Conflict("another checkout holds this conversation's lease; retry") from exc
-        if head is not None:
-            return head
+        if found is not None:
+            return found
         root = await repo.get_thread(s, root_thread_id)
         if root is None or attempt:
             break
         await ensure_head(s, root)
     raise NotFound("conversation family not found")
+
+
+async def lock_head(s: AsyncSession, root_thread_id: str, *, nowait: bool) -> ChatHead:
+    """The family's head row, locked for this transaction (created first if missing)."""
+    return await _locked(
+        s, root_thread_id, lambda: repo.lock_head_row(s, root_thread_id, nowait=nowait)
+    )
+
+
+async def lock_head_and_turn(
+    s: AsyncSession, root_thread_id: str
+) -> tuple[ChatHead, ActiveTurn | None]:
+    """The head row locked NOWAIT (as `lock_head`) and the family's active turn, read
+    together."""
+    return await _locked(s, root_thread_id, lambda: repo.lock_head_row_and_turn(s, root_thread_id))
 
 
 async def read_head(s: AsyncSession, root_thread_id: str) -> ChatHead:
@@ -185,12 +214,45 @@ async def guard_discard(
     return working
 
 
+async def insert_draft_in_sql(
+    s: AsyncSession, source: RestoreSource, parent: Conversation, *, thread_id: str, turn: int
+) -> bool:
+    """On PostgreSQL, for a restore out of a current snapshot: write the draft `thread_id`
+    at `turn` of `parent` (its thread and branch rows) with the workspace after
+    `source.turn` in one statement (`snapshots` repository, `DRAFT_FROM_SNAPSHOT_SQL`).
+    False, having written nothing, where the caller must take the general path (SQLite,
+    a restore from live rows, an older snapshot format)."""
+    snap = source.snapshot
+    if not dialect_of(s).is_postgres or snap is None or snap.format < 2:
+        return False
+    await snap_repo.load_items(s, snap, frozenset({"rejected"}))
+    rejected = [rejected_from(r) for r in snap.rejected or []]
+    await s.flush()
+    await snap_repo.insert_draft_from_snapshot(
+        s,
+        snap,
+        thread_id=thread_id,
+        user_id=parent.user_id,
+        root_thread_id=parent.root_thread_id,
+        title=parent.title,
+        objective=source.objective,
+        parent_thread_id=parent.thread_id,
+        turn=turn,
+        rejected=[r.to_json() for r in rejected if r.rejected_after_turn <= source.turn],
+        stamp=now(),
+    )
+    return True
+
+
 async def create_draft(s: AsyncSession, target: Target) -> str:
     """A hidden branch at the target node whose workspace is copied as of that node."""
     source = target.thread
     restore = await restore_source(s, source, target.turn)
+    thread_id = new_thread_id()
+    if await insert_draft_in_sql(s, restore, source, thread_id=thread_id, turn=target.turn):
+        return thread_id
     draft = Conversation(
-        thread_id=new_thread_id(),
+        thread_id=thread_id,
         user_id=source.user_id,
         root_thread_id=source.root_thread_id,
         title=source.title,

@@ -76,7 +76,7 @@ async def checkout(
         root_id = conv.root_thread_id
         # The target is validated under the family lock: retention takes the same lock,
         # so it cannot prune the node between the check and the move.
-        head = await heads.lock_head(s, root_id, nowait=True)
+        head, active = await heads.lock_head_and_turn(s, root_id)
         target = await heads.resolve_target(
             s, root_thread_id=root_id, user_id=user_id, turn_id=turn_id, known=(conv, branch)
         )
@@ -86,7 +86,7 @@ async def checkout(
                 f"the head moved: it is {head.head_turn_id or 'the baseline'}, "
                 f"not {expected_head_turn_id or 'the baseline'}"
             )
-        if await repo.get_active_turn(s, root_id) is not None:
+        if active is not None:
             raise TurnInProgress("a turn is running in this conversation; wait or cancel it")
         await fault(s, "lease")
         # Checking out the head itself restores it like any other node: an edited

@@ -87,7 +87,7 @@ class RejectedState:
         }
 
 
-def _rejected_from(entry: dict[str, Any]) -> RejectedState:
+def rejected_from(entry: dict[str, Any]) -> RejectedState:
     """A rejected item from a snapshot's JSON entry or a row's columns."""
     return RejectedState(
         uid=str(entry.get("uid") or ""),
@@ -220,7 +220,7 @@ async def snapshot_state(
         artifacts=[artifact_summary(a) for a in arts],
         source_thread_id=snap.thread_id,
         # Format 3 on; an older snapshot recorded no rejections.
-        rejected=[_rejected_from(r) for r in snap.rejected or []],
+        rejected=[rejected_from(r) for r in snap.rejected or []],
     )
 
 
@@ -331,7 +331,7 @@ async def copy_as_of_in(s: AsyncSession, source: RestoreSource, target: Conversa
     # Preferences and todos were copied in SQL: only the rejected list is read here.
     await snap_repo.load_items(s, snap, frozenset({"rejected"}))
     await _insert_rejected(
-        s, target.thread_id, [_rejected_from(r) for r in snap.rejected or []], up_to=source.turn
+        s, target.thread_id, [rejected_from(r) for r in snap.rejected or []], up_to=source.turn
     )
     await repo.copy_artifacts(s, target.thread_id, source=snap.thread_id, up_to=source.turn)
 

@@ -6,8 +6,10 @@ node state lives here too. Hand-written SQL is kept as named constants.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, func, inspect, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -16,13 +18,14 @@ from sqlalchemy.orm import defer
 from app.db.dialect import dialect_of
 from app.db.models import Artifact, SearchEntry, WorkspaceSnapshot
 
-# Copy a snapshot's item lists (JSON) into a thread's live rows, positions by index.
+# Copy a snapshot's item lists (JSON) into a thread's live rows, positions by index
+# (on PostgreSQL both lists in one statement).
 COPY_ITEMS_SQL = {
     "postgresql": (
-        "INSERT INTO preferences (uid, thread_id, text, locked, position) "
+        "WITH p AS (INSERT INTO preferences (uid, thread_id, text, locked, position) "
         "SELECT e->>'uid', :t, e->>'text', COALESCE((e->>'locked')::boolean, false), o - 1 "
         "FROM workspace_snapshots s, "
-        "jsonb_array_elements(s.preferences) WITH ORDINALITY AS x(e, o) WHERE s.id = :sid",
+        "jsonb_array_elements(s.preferences) WITH ORDINALITY AS x(e, o) WHERE s.id = :sid) "
         "INSERT INTO todos (uid, thread_id, text, done, depth, position) "
         "SELECT e->>'uid', :t, e->>'text', COALESCE((e->>'done')::boolean, false), "
         "COALESCE((e->>'depth')::int, 0), o - 1 "
@@ -41,6 +44,32 @@ COPY_ITEMS_SQL = {
         "FROM workspace_snapshots s, json_each(s.todos) j WHERE s.id = :sid",
     ),
 }
+
+
+# PostgreSQL: a draft thread restored from a snapshot in one statement: its thread and
+# branch rows, the document (pointing at the snapshot's stored body), preferences and
+# todos out of the snapshot's JSON (`COPY_ITEMS_SQL`), the rejected decisions given
+# (`:rejected`, a JSON list, in order) and the artifacts of the source thread up to the
+# restored turn. The foreign keys between these rows are checked at the end of the
+# statement, when all of them exist.
+DRAFT_FROM_SNAPSHOT_SQL = (
+    "WITH c AS (INSERT INTO conversations (thread_id, user_id, root_thread_id, title, "
+    "objective, turn_index, message_count, created_at, updated_at, building) "
+    "VALUES (:t, :user_id, :root, :title, :objective, :turn, :messages, :stamp, :stamp, false)), "
+    "b AS (INSERT INTO conversation_branches (thread_id, parent_thread_id, branch_point_turn, "
+    "status, dirty, created_at) VALUES (:t, :parent, :turn, 'draft', false, :stamp)), "
+    "d AS (INSERT INTO documents (thread_id, title, content, body_hash) "
+    "SELECT :t, COALESCE(s.document_title, ''), '', s.document_hash "
+    "FROM workspace_snapshots s WHERE s.id = :sid "
+    "AND (s.document_title IS NOT NULL OR s.document_hash IS NOT NULL)), "
+    "r AS (INSERT INTO rejected_items (thread_id, uid, surface, text, rejected_after_turn) "
+    "SELECT :t, e->>'uid', e->>'surface', e->>'text', (e->>'rejected_after_turn')::int "
+    "FROM jsonb_array_elements(CAST(:rejected AS jsonb)) WITH ORDINALITY AS x(e, o) ORDER BY o), "
+    "a AS (INSERT INTO artifacts (thread_id, turn_index, kind, title, content, created_at) "
+    "SELECT :t, turn_index, kind, title, content, created_at FROM artifacts "
+    "WHERE thread_id = :source AND turn_index <= :turn ORDER BY id), "
+    + COPY_ITEMS_SQL["postgresql"][0].removeprefix("WITH ")
+)
 
 
 async def get_snapshot(
@@ -90,6 +119,41 @@ async def last_kept_turn(s: AsyncSession, thread_id: str, *, from_turn: int) -> 
 async def copy_items_into(s: AsyncSession, snap: WorkspaceSnapshot, target: str) -> None:
     for sql in COPY_ITEMS_SQL[dialect_of(s).name]:
         await s.execute(text(sql), {"t": target, "sid": snap.id})
+
+
+async def insert_draft_from_snapshot(
+    s: AsyncSession,
+    snap: WorkspaceSnapshot,
+    *,
+    thread_id: str,
+    user_id: int,
+    root_thread_id: str,
+    title: str,
+    objective: str | None,
+    parent_thread_id: str,
+    turn: int,
+    rejected: list[dict[str, Any]],
+    stamp: datetime,
+) -> None:
+    """PostgreSQL only: `DRAFT_FROM_SNAPSHOT_SQL` (the draft at `turn` of
+    `parent_thread_id`, its workspace out of `snap`)."""
+    await s.execute(
+        text(DRAFT_FROM_SNAPSHOT_SQL),
+        {
+            "t": thread_id,
+            "user_id": user_id,
+            "root": root_thread_id,
+            "title": title,
+            "objective": objective,
+            "turn": turn,
+            "messages": 2 * turn,
+            "stamp": stamp,
+            "parent": parent_thread_id,
+            "sid": snap.id,
+            "rejected": json.dumps(rejected),
+            "source": snap.thread_id,
+        },
+    )
 
 
 async def set_node_state(

@@ -351,6 +351,28 @@ async def lock_head_row(s: AsyncSession, root_thread_id: str, *, nowait: bool) -
         raise
 
 
+async def lock_head_row_and_turn(
+    s: AsyncSession, root_thread_id: str
+) -> tuple[ChatHead, ActiveTurn | None] | None:
+    """The head row locked NOWAIT, with the family's active turn read in the same round
+    trip; `LockNotAvailable` if the row is locked. NOWAIT only: after waiting for the
+    lock, PostgreSQL would hand back the joined turn as of before the wait."""
+    stmt = (
+        select(ChatHead, ActiveTurn)
+        .outerjoin(ActiveTurn, ActiveTurn.root_thread_id == ChatHead.root_thread_id)
+        .where(ChatHead.root_thread_id == root_thread_id)
+        .with_for_update(nowait=True, of=ChatHead)
+        .execution_options(populate_existing=True)
+    )
+    try:
+        row = (await s.execute(stmt)).one_or_none()
+    except DBAPIError as exc:
+        if "lock" in str(exc).lower():
+            raise LockNotAvailable(str(exc)) from exc
+        raise
+    return None if row is None else (row[0], row[1])
+
+
 async def advance_head_if_working(
     s: AsyncSession, *, root_thread_id: str, working_thread_id: str, head_turn_id: str
 ) -> None:
