@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.repositories import threads as threads_repo
 from app.domain import now
+from app.services import workspace as ws_service
 from app.services.pruning import prune_family_in
 from tests.helpers import db_of
 from tests.history_helpers import (
@@ -129,6 +133,32 @@ async def test_first_document_writes_at_once(client: httpx.AsyncClient) -> None:
         )
         assert [r.status_code for r in puts] == [200, 200], (i, [r.text for r in puts])
         assert (await workspace(client, tid))["document"]["content"] in bodies, i
+
+
+async def test_an_edit_of_a_thread_deleted_after_its_read_is_a_conflict(
+    app: FastAPI, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout deletes a restored draft between an edit's read of the draft and its
+    write (a soak run hit this): the edit answers 409 `conflict`, not a 500, and
+    changes nothing; the next try answers 404."""
+    tid = await thread_with_turns(client, 2)
+    draft = (await checkout(client, tid, f"{tid}:1")).json()["working_thread_id"]
+    db = db_of(app)
+    read = ws_service.get_owned
+
+    async def read_then_lose_it(s: AsyncSession, **kw: Any) -> Any:
+        found = await read(s, **kw)
+        async with db.transaction() as other:  # another request's checkout, committed
+            await threads_repo.delete_thread_rows(other, draft)
+        return found
+
+    monkeypatch.setattr(ws_service, "get_owned", read_then_lose_it)
+    r = await client.put(f"/api/conversations/{draft}/objective", json={"text": "lost"})
+    assert r.status_code == 409 and r.json()["code"] == "conflict", r.text
+    monkeypatch.setattr(ws_service, "get_owned", read)
+    r = await client.put(f"/api/conversations/{draft}/objective", json={"text": "lost"})
+    assert r.status_code == 404, r.text
+    assert (await workspace(client, tid))["objective"] != "lost"
 
 
 async def test_retention_never_leaves_the_head_on_a_pruned_node(

@@ -14,9 +14,11 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.orm.exc import StaleDataError
 
 from app.db.dialect import Dialect, dialect_for_url
 from app.domain import Limits
+from app.errors import Conflict
 
 # A test seam: called with the name of a step of a multi-step write; raising from it
 # injects a failure there. Production code runs with `no_faults`.
@@ -105,8 +107,16 @@ class Database:
     @asynccontextmanager
     async def _one_transaction(self) -> AsyncIterator[AsyncSession]:
         async with self._session() as session:
-            async with session.begin():
-                yield session
+            try:
+                async with session.begin():
+                    yield session
+            except StaleDataError as exc:
+                # An UPDATE matched no row: another transaction deleted it (or moved a
+                # versioned row) after this one read it. Nothing was committed here.
+                raise Conflict(
+                    "what this request changes was deleted or changed meanwhile by "
+                    "another request; reload and retry"
+                ) from exc
             if session.info.pop("haico_events", False):
                 for listener in self.commit_listeners:
                     listener()
