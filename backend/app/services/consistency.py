@@ -91,6 +91,11 @@ async def check(
     checkpoint threads; `max_age_seconds` is the janitor's age for half-built threads."""
     report = CheckReport()
     cutoff = now() - timedelta(seconds=max_age_seconds)
+    # The checkpoint threads before the rows: every path commits a thread's row before
+    # its first checkpoint, so a thread created meanwhile is never taken for an orphan.
+    checkpointed = (
+        await checkpoint_threads.thread_ids(store) if store is not None and roots is None else set()
+    )
     async with db.read() as s:
         all_roots = await repo.family_roots(s)
         heads = await repo.heads(s)
@@ -109,7 +114,7 @@ async def check(
             _check_building(report, family, half_built, abandoned)
         known = await repo.thread_ids(s) if store is not None and roots is None else set()
     if store is not None and roots is None:
-        for thread_id in sorted(await checkpoint_threads.thread_ids(store) - known):
+        for thread_id in sorted(checkpointed - known):
             report.problems.append(
                 Problem(
                     "orphan_checkpoint",
