@@ -21,8 +21,10 @@ Per operation: count, errors, expected outcomes of concurrency (409
 restored draft that another researcher's checkout discarded meanwhile, confirmed by
 the history), p50/p99 latency. An error is any 5xx, transport error or other status,
 and a turn stream that does not end with `turn_completed`. Overall: operations/s and
-turns/s; the RSS of the server's process tree sampled every 10 s (first minute's
-mean against the last minute's, target: < 10% growth); the load average.
+turns/s; the RSS of the server's process tree sampled every 10 s: the first minute's
+mean against the last minute's (target: < 10% growth; it includes the warm-up of the
+bounded caches), and the steady state, the minute ending half-way through the run
+against the last (target: < 2%); the load average.
 
 At the end, for every family: the history's head is a node of the graph, the
 working thread's tip is the head (or the working thread is the head's draft), no
@@ -55,6 +57,7 @@ from bench.soak_researcher import (
     Researcher,
 )
 from bench.soak_support import (
+    RSS_STEADY_TARGET,
     RSS_TARGET,
     Family,
     Stats,
@@ -264,6 +267,10 @@ def summarize(
     first = _window_mean(samples, 0, 60)
     last = _window_mean(samples, max(0.0, seconds - 60), seconds + 1)
     growth = (last - first) / first if first else float("nan")
+    # Steady state: the minute that ends half-way through the run against the last
+    # minute (the first minutes include the warm-up of the bounded caches).
+    middle = _window_mean(samples, max(0.0, seconds / 2 - 60), seconds / 2)
+    growth_second_half = (last - middle) / middle if middle else float("nan")
     loads_seen = [ld for _, _, ld in samples]
 
     print(
@@ -293,6 +300,11 @@ def summarize(
         f"server RSS (process tree): first minute {first:.0f} MB, last minute {last:.0f} MB, "
         f"growth {growth:+.1%} (target < {RSS_TARGET:.0%}); max "
         f"{max((r for _, r, _ in samples), default=0):.0f} MB over {len(samples)} samples"
+    )
+    print(
+        f"server RSS, second half: {middle:.0f} MB in the minute ending half-way, "
+        f"{last:.0f} MB in the last, growth {growth_second_half:+.1%} "
+        f"(target < {RSS_STEADY_TARGET:.0%})"
     )
     per_minute = [
         _window_mean(samples, m * 60, (m + 1) * 60 - 0.001) for m in range(int(seconds // 60) + 1)
@@ -335,6 +347,8 @@ def summarize(
         "list_has_no_draft": broken.get("list_has_no_draft", 0) == 0,
     }
     print(f"  {'met ' if growth < RSS_TARGET else 'MISSED'}  rss_growth_lt_10pct (reported)")
+    steady = growth_second_half < RSS_STEADY_TARGET
+    print(f"  {'met ' if steady else 'MISSED'}  rss_second_half_growth_lt_2pct (reported)")
     return report(
         "soak",
         checks,
@@ -353,6 +367,8 @@ def summarize(
         rss_first_min_mb=first,
         rss_last_min_mb=last,
         rss_growth=growth,
+        rss_middle_min_mb=middle,
+        rss_growth_second_half=growth_second_half,
         rss_samples=[(round(t), round(rss, 1)) for t, rss, _ in samples],
         server_cpu_s=cpu,
         load_start=loads[0],

@@ -20,6 +20,7 @@ from bench.concurrency import cpu_seconds
 EXPECTED_409 = {"turn_in_progress", "conflict", "checkout_would_discard_changes"}
 SAMPLE_EVERY_S = 10.0
 RSS_TARGET = 0.10
+RSS_STEADY_TARGET = 0.02
 SHARED_P = 0.10  # an operation on another researcher's family
 WORDS = [
     "sources",

@@ -61,12 +61,15 @@ _SQLITE_RECORDS_SQL = (
 _SQLITE_MAX_PARAMS = 500
 
 # Decoded turn records kept per process (see `RecordCache`): at most this many, and
-# at most about this many bytes of decoded messages (estimated from the stored blob:
-# decoded messages take about four times their serialised size). A soak run showed
-# the count alone let a busy process grow by ~3 MB a minute for over an hour.
+# at most about this many bytes of decoded messages, estimated from the stored blob.
+# Measured with tracemalloc on a soak run's records (1,037 of them: 2.2 MB stored,
+# 12.5 MB decoded), decoded messages take 5.6 times their serialised size. A soak run
+# showed the count alone let a busy process grow by ~3 MB a minute for over an hour;
+# the byte bound is what a process's memory settles at. 8 MiB holds about 700 records
+# of that soak (12 KB each), i.e. the recent turns of dozens of conversations.
 RECORD_CACHE_SIZE = 20_000
-RECORD_CACHE_BYTES = 16 * 1024 * 1024
-DECODED_PER_STORED_BYTE = 4
+RECORD_CACHE_BYTES = 8 * 1024 * 1024
+DECODED_PER_STORED_BYTE = 6
 
 
 class RecordCache:
