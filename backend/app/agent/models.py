@@ -259,9 +259,9 @@ class OfflineChatModel(BaseChatModel):
 def make_chat_model(settings: Settings) -> BaseChatModel:
     """The chat model `settings.llm` names; real providers stream their tokens."""
     if settings.llm == "openai":
-        from langchain_openai import ChatOpenAI
+        from app.agent.openai_stream import LeanChatOpenAI
 
-        return ChatOpenAI(
+        return LeanChatOpenAI(
             model=settings.llm_model or "gpt-4o-mini",
             base_url=settings.llm_base_url,
             # Local OpenAI-compatible servers (Ollama, vLLM) accept any key.
