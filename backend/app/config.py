@@ -38,6 +38,12 @@ class Settings(BaseSettings):
     max_items: int = Field(default=1000, ge=1)
     max_document_chars: int = Field(default=900_000, ge=1)
     max_message_chars: int = Field(default=100_000, ge=1)
+    # PostgreSQL connections per process for the app's SQL: kept open, and opened
+    # beyond that for a burst. N workers use up to N * (size + overflow), plus a few
+    # each for the checkpointer and the event listener: keep it under the server's
+    # `max_connections` (100 by default).
+    db_pool_size: int = Field(default=20, ge=1)
+    db_pool_overflow: int = Field(default=10, ge=0)
     # A turn whose heartbeat is older than this is considered abandoned.
     turn_stale_seconds: float = Field(default=30.0, gt=0)
     heartbeat_seconds: float = Field(default=5.0, gt=0)

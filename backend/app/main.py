@@ -59,7 +59,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        db = Database(settings.sql_url, limits=settings.limits())
+        db = Database(
+            settings.sql_url,
+            limits=settings.limits(),
+            pool=(settings.db_pool_size, settings.db_pool_overflow),
+        )
         app.state.db = db
         app.state.settings = settings
         app.state.local_user = None
