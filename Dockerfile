@@ -31,6 +31,11 @@ RUN /opt/venv/bin/pip install --no-deps -e . \
 FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PATH=/opt/venv/bin:$PATH \
     HAICO_DATA_DIR=/data HAICO_HOST=0.0.0.0 PORT=8000
+# jemalloc keeps a long-running server's memory flat (backend/app/allocator.py);
+# HAICO_ALLOCATOR=jemalloc makes `haico serve` refuse to start without it.
+ENV HAICO_ALLOCATOR=jemalloc
+RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 \
+    && rm -rf /var/lib/apt/lists/*
 RUN useradd --system --uid 10001 --no-create-home --home-dir /srv/haico haico \
     && mkdir -p /data && chown haico /data
 COPY --from=python /opt/venv /opt/venv

@@ -327,8 +327,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         import uvicorn
 
+        from app.allocator import AllocatorMissing, reexec_with_jemalloc
         from app.main import create_app
 
+        try:
+            reexec_with_jemalloc(settings.allocator)
+        except AllocatorMissing as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         if args.workers < 1:
             parser.error("--workers must be at least 1")
         if args.workers > 1 and not settings.is_postgres:

@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     max_items: int = Field(default=1000, ge=1)
     max_document_chars: int = Field(default=900_000, ge=1)
     max_message_chars: int = Field(default=100_000, ge=1)
+    # The allocator `haico serve` runs on (`app.allocator`): jemalloc if installed
+    # (`auto`), jemalloc or refuse to start (`jemalloc`), or CPython's own (`system`).
+    allocator: Literal["auto", "jemalloc", "system"] = "auto"
     # PostgreSQL connections per process for the app's SQL: kept open, and opened
     # beyond that for a burst. N workers use up to N * (size + overflow), plus a few
     # each for the checkpointer and the event listener: keep it under the server's

@@ -128,8 +128,15 @@ def test_dockerfile_is_multi_stage_locked_and_unprivileged() -> None:
     assert "COPY backend/requirements-runtime.lock /tmp/requirements-runtime.lock" in joined
     assert "--require-hashes -r /tmp/requirements-runtime.lock" in joined
     assert "--no-deps -e ." in joined
-    final_text = "\n".join(final)
     assert final[0].startswith("FROM python:") and "slim" in final[0]
+    # The one package the final stage installs is the allocator `haico serve` requires
+    # there (HAICO_ALLOCATOR=jemalloc), with the package lists removed afterwards.
+    (apt,) = [ln for ln in final if "apt-get" in ln]
+    assert apt.endswith("&& rm -rf /var/lib/apt/lists/*")
+    installed = apt.split("--no-install-recommends", 1)[1].split("&&")[0].split()
+    assert installed == ["libjemalloc2"]
+    assert "ENV HAICO_ALLOCATOR=jemalloc" in final
+    final_text = "\n".join(ln for ln in final if ln != apt)
     for build_tool in ("apt-get", "npm", "gcc", "pip install"):
         assert build_tool not in final_text
     user = next(ln for ln in final if ln.startswith("USER "))

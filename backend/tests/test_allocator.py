@@ -1,0 +1,87 @@
+"""`haico serve` runs on jemalloc when it can (`app.allocator`, `HAICO_ALLOCATOR`).
+
+The served process is checked from outside (its memory maps and environment), for
+each setting; the decisions that need a machine without the library, or a loader
+that refused it, are checked in-process with the lookup and `execve` replaced.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app import allocator
+from tests.server import Server
+
+
+def _maps(pid: int) -> str:
+    return Path(f"/proc/{pid}/maps").read_text()
+
+
+def _environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+def _env(tmp_path: Path, choice: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAICO_")}
+    env.pop("LD_PRELOAD", None)
+    env.pop("PYTHONMALLOC", None)
+    return {**env, "HAICO_DATA_DIR": str(tmp_path), "HAICO_ALLOCATOR": choice}
+
+
+@pytest.mark.parametrize("choice", ["auto", "system"])
+async def test_the_served_process_runs_on_the_allocator_asked_for(
+    tmp_path: Path, choice: str
+) -> None:
+    server = Server(_env(tmp_path, choice))
+    await server.start()
+    try:
+        assert server.proc is not None
+        maps, environ = _maps(server.proc.pid), _environ(server.proc.pid)
+    finally:
+        server.stop()
+    # `auto` uses jemalloc where it is installed (the CI machine has it), else not.
+    wanted = choice == "auto" and allocator.find_jemalloc() is not None
+    assert ("libjemalloc" in maps) is wanted
+    assert (environ.get("PYTHONMALLOC") == "malloc") is wanted
+
+
+def _no_exec(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    calls: list[Any] = []
+    monkeypatch.setattr(allocator.os, "execve", lambda *args: calls.append(args))
+    monkeypatch.setattr(allocator, "jemalloc_loaded", lambda: False)
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    return calls
+
+
+def test_required_jemalloc_that_is_missing_refuses_to_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = _no_exec(monkeypatch)
+    monkeypatch.setattr(allocator, "find_jemalloc", lambda: None)
+    with pytest.raises(allocator.AllocatorMissing, match="apt-get install libjemalloc2"):
+        allocator.reexec_with_jemalloc("jemalloc")
+    allocator.reexec_with_jemalloc("auto")  # auto goes on with CPython's own
+    assert calls == []
+
+
+def test_the_command_is_run_again_once_with_the_library_preloaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = _no_exec(monkeypatch)
+    monkeypatch.setattr(allocator, "find_jemalloc", lambda: "libjemalloc.so.2")
+    monkeypatch.setenv("LD_PRELOAD", "libother.so")
+    allocator.reexec_with_jemalloc("auto")
+    ((executable, argv, env),) = calls
+    assert (executable, argv) == (sys.executable, sys.orig_argv)  # the same command
+    assert env["LD_PRELOAD"] == "libjemalloc.so.2:libother.so"
+    assert env["PYTHONMALLOC"] == "malloc"
+    # The loader already had it and still did not load it: never a second time.
+    monkeypatch.setenv("LD_PRELOAD", env["LD_PRELOAD"])
+    allocator.reexec_with_jemalloc("auto")
+    assert len(calls) == 1
