@@ -111,6 +111,7 @@ class AhpClient:
         self.arrived = asyncio.Event()
         self.task = asyncio.create_task(self._read())
         self.close_code: int | None = None
+        self.broken = ""
 
     @classmethod
     async def open(cls, base_url: str, *, token: str | None = None, **kw: Any) -> AhpClient:
@@ -120,6 +121,7 @@ class AhpClient:
         return cls(ws)
 
     async def _read(self) -> None:
+        raw: str | bytes = ""
         try:
             async for raw in self.ws:
                 msg = json.loads(raw)
@@ -144,11 +146,19 @@ class AhpClient:
                 self.arrived.set()
         except ConnectionClosed:
             pass
+        except Exception as exc:
+            # The reader itself failed on a message (the connection may still be open):
+            # say so, with the message, instead of a bare "closed None".
+            self.broken = f"{exc!r} while reading {raw[:500]!r}"
+            raise
         finally:
             self.close_code = self.ws.close_code
+            reason = f"closed {self.ws.close_code}"
+            if self.broken:
+                reason = f"the test client's reader stopped: {self.broken}"
             for _, fut in self.pending.values():
                 if not fut.done():
-                    fut.set_exception(ConnectionError(f"closed {self.ws.close_code}"))
+                    fut.set_exception(ConnectionError(reason))
             self.arrived.set()
 
     def _check(self, msg: Json) -> None:
