@@ -24,6 +24,7 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import AIMessageChunk, BaseMessage, BaseMessageChunk
 from langchain_core.outputs import ChatGenerationChunk
 from langchain_openai import ChatOpenAI
+from langchain_openai.chat_models import base as stock_openai
 
 STREAM_ERROR = "An error occurred during streaming"
 
@@ -104,11 +105,9 @@ class LeanChatOpenAI(ChatOpenAI):
                     yield generation
         except openai.APIError as exc:
             # The same translation as the stock path (a clearer message for some).
-            from langchain_openai.chat_models import base
-
             if isinstance(exc, openai.BadRequestError):
-                base._handle_openai_bad_request(exc)
-            base._handle_openai_api_error(exc)
+                stock_openai._handle_openai_bad_request(exc)
+            stock_openai._handle_openai_api_error(exc)
             raise
 
     async def _chunks(self, response: Any) -> AsyncIterator[dict[str, Any]]:
