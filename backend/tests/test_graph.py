@@ -10,6 +10,7 @@ import itertools
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -361,17 +362,29 @@ class TestNodeCap:
 
 @contextmanager
 def recorded_statements(app: FastAPI) -> Iterator[list[str]]:
+    """The SQL that this task (and the request it makes) runs meanwhile.
+
+    Background tasks of the app (the event pump, the stale-turn sweep, the janitor)
+    were started in another context, so their statements, BEGIN included, are not
+    recorded, however the timing falls.
+    """
     statements: list[str] = []
     engine = db_of(app).engine.sync_engine
 
     def record(*args: Any) -> None:
-        statements.append(str(args[2]))
+        if _recording.get():
+            statements.append(str(args[2]))
 
     event.listen(engine, "before_cursor_execute", record)
+    token = _recording.set(True)
     try:
         yield statements
     finally:
+        _recording.reset(token)
         event.remove(engine, "before_cursor_execute", record)
+
+
+_recording: ContextVar[bool] = ContextVar("recording_statements", default=False)
 
 
 async def test_query_count_does_not_grow_with_the_family(
@@ -395,13 +408,8 @@ async def test_query_count_does_not_grow_with_the_family(
     with recorded_statements(app) as big_sql:
         g_big = await graph(client, tips[-1])
     assert len(g_small["threads"]) == 2 and len(g_big["threads"]) == 30
-    # Background tasks of this process (the event pump, the stale-turn sweep) may run
-    # meanwhile: their statements are not the graph's.
-    background = ("action_log", "active_turns")
-    small_sql = [q for q in small_sql if not any(t in q for t in background)]
-    big_sql = [q for q in big_sql if not any(t in q for t in background)]
     assert len(small_sql) == len(big_sql), (small_sql, big_sql)
-    assert len(big_sql) <= 6  # 5 queries (+ BEGIN IMMEDIATE on SQLite)
+    assert 5 <= len(big_sql) <= 6  # 5 queries (+ BEGIN on SQLite)
     # Turn records are read without the heavy snapshot columns or document bodies.
     for sql in big_sql:
         assert "document_bodies" not in sql and "document_hash" not in sql

@@ -36,9 +36,18 @@ RESYNC_SCHEMA = (
 
 
 async def read_stream(
-    base: str, tid: str, *, want: int, headers: dict[str, str] | None = None, **params: Any
+    base: str,
+    tid: str,
+    *,
+    want: int,
+    headers: dict[str, str] | None = None,
+    first: asyncio.Event | None = None,
+    **params: Any,
 ) -> tuple[list[tuple[str | None, str | None, Any]], str]:
-    """(id, event, data) of the first `want` events of GET …/events, and the raw text."""
+    """(id, event, data) of the first `want` events of GET …/events, and the raw text.
+
+    `first`, when given, is set once the first event has arrived.
+    """
     events: list[tuple[str | None, str | None, Any]] = []
     raw = ""
     async with (
@@ -70,6 +79,8 @@ async def read_stream(
                                     json.loads("\n".join(fields["data"])),
                                 )
                             )
+                            if first is not None:
+                                first.set()
                     if len(events) >= want:
                         break
     return events, raw
@@ -151,8 +162,11 @@ async def test_a_follower_from_before_the_window_starts_with_a_resync(
         oldest, newest = await action_log.bounds(s)
     assert oldest == newest > first_newest
     async with live_server(app) as base:
-        reader = asyncio.create_task(read_stream(base, tid, want=2, after=1))
-        await asyncio.sleep(0.5)
+        resync_arrived = asyncio.Event()
+        reader = asyncio.create_task(read_stream(base, tid, want=2, first=resync_arrived, after=1))
+        # The resync carries the newest id at connect time: edit only once it is here.
+        async with asyncio.timeout(10):
+            await resync_arrived.wait()
         await edits(client, tid, "live after the resync")
         events, _ = await reader
     first_id, name, envelope = events[0]

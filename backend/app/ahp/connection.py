@@ -112,6 +112,10 @@ class Connection(ConnectionState):
             self.out.error(None, RpcError(INVALID_REQUEST, "Invalid Request: not JSON-RPC 2.0"))
             return
         msg_id = msg.get("id")
+        if not _valid_id(msg_id):
+            # JSON-RPC ids are strings, numbers or null; anything else is not echoed.
+            self.out.error(None, RpcError(INVALID_REQUEST, "Invalid Request: bad id"))
+            return
         method = msg.get("method")
         is_request = "id" in msg
         if not isinstance(method, str):
@@ -254,3 +258,9 @@ class Connection(ConnectionState):
                 self.seen_seq = position
                 delivery.start_pump(self, position)
             return {"type": "replay", "actions": actions, "missing": missing}
+
+
+def _valid_id(msg_id: object) -> bool:
+    return msg_id is None or (
+        isinstance(msg_id, str | int | float) and not isinstance(msg_id, bool)
+    )
