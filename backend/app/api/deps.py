@@ -17,12 +17,12 @@ from app.services.turns import TurnManager
 from app.services.users import Principal
 
 
-def get_db(request: Request) -> Database:
+async def get_db(request: Request) -> Database:
     db: Database = request.app.state.db
     return db
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
@@ -55,17 +55,17 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 CurrentUser = Annotated[Principal, Depends(current_user)]
 
 
-def get_runtime(request: Request) -> AgentRuntime:
+async def get_runtime(request: Request) -> AgentRuntime:
     runtime: AgentRuntime = request.app.state.runtime
     return runtime
 
 
-def get_bus(request: Request) -> EventBus:
+async def get_bus(request: Request) -> EventBus:
     bus: EventBus = request.app.state.bus
     return bus
 
 
-def get_turns(request: Request) -> TurnManager:
+async def get_turns(request: Request) -> TurnManager:
     turns: TurnManager = request.app.state.turns
     return turns
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import Artifact, Conversation, Document, WorkspaceSnapshot
+from app.db.models import Artifact, Conversation, Document, RejectedItem, WorkspaceSnapshot
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as repo
@@ -169,16 +169,13 @@ async def live_state(s: AsyncSession, conv: Conversation) -> WorkspaceState:
         todos=[TodoState(t.uid, t.text, t.done, t.depth, t.id) for t in todos],
         artifacts=[artifact_summary(a) for a in arts],
         source_thread_id=conv.thread_id,
-        rejected=[
-            RejectedState(
-                r.uid,
-                "todo" if r.surface == "todo" else "preference",
-                r.text,
-                r.rejected_after_turn,
-            )
-            for r in rejected
-        ],
+        rejected=[_rejected_state(r) for r in rejected],
     )
+
+
+def _rejected_state(r: RejectedItem) -> RejectedState:
+    surface: RejectedSurface = "todo" if r.surface == "todo" else "preference"
+    return RejectedState(r.uid, surface, r.text, r.rejected_after_turn)
 
 
 def _legacy_uid(snapshot_id: int, kind: str, index: int) -> str:
@@ -339,28 +336,29 @@ async def copy_as_of_in(s: AsyncSession, source: RestoreSource, target: Conversa
 async def capture_snapshot(
     s: AsyncSession, conv: Conversation, *, turn_index: int, user_message: str
 ) -> WorkspaceSnapshot:
-    """Write snapshot `turn_index` from the live rows (the start of that turn)."""
-    state = await live_state(s, conv)
+    """Write snapshot `turn_index` from the live rows (the start of that turn).
+
+    Reads only what a snapshot holds (no artifacts: they are rows of their own turn),
+    and the document once: an unedited restored document already is a stored version
+    and keeps its hash without its text being read."""
+    tid = conv.thread_id
+    doc = await repo.get_document(s, tid)
     digest = None
-    if state.document is not None:
-        doc = await repo.get_document(s, conv.thread_id)
-        # An unedited restored document already is a stored version.
-        if doc is not None and doc.body_hash is not None:
-            digest = doc.body_hash
-        else:
-            digest = await repo.store_body(s, state.document.content)
+    if doc is not None:
+        digest = doc.body_hash or await repo.store_body(s, doc.content)
+    prefs = await repo.list_preferences(s, tid)
+    todos = await repo.list_todos(s, tid)
+    rejected = await repo.list_rejected(s, tid)
     snap = WorkspaceSnapshot(
-        thread_id=conv.thread_id,
+        thread_id=tid,
         turn_index=turn_index,
         format=SNAPSHOT_FORMAT,
-        objective=state.objective,
-        document_title=state.document.title if state.document else None,
+        objective=conv.objective,
+        document_title=doc.title if doc is not None else None,
         document_hash=digest,
-        preferences=[{"uid": p.uid, "text": p.text, "locked": p.locked} for p in state.preferences],
-        todos=[
-            {"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth} for t in state.todos
-        ],
-        rejected=[r.to_json() for r in state.rejected],
+        preferences=[{"uid": p.uid, "text": p.text, "locked": p.locked} for p in prefs],
+        todos=[{"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth} for t in todos],
+        rejected=[_rejected_state(r).to_json() for r in rejected],
         user_message=user_message[:MAX_USER_MESSAGE_PREVIEW],
         state=NodeState.RUNNING,
     )
