@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from app.agent.checkpointer import setup_checkpointer
 from app.agent.models import make_chat_model
-from app.agent.openai_stream import LeanChatOpenAI, StreamStalled, sse_payloads
+from app.agent.openai_stream import LeanChatOpenAI, StreamStalled, sse_payloads, untransformed
 from app.agent.runtime import AgentRuntime
 from app.config import Settings
 from app.db.engine import Database
@@ -43,13 +43,13 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> str:
     return f"data: {json.dumps(body)}\n\n"
 
 
-def scripted_app(script: dict[str, str]) -> FastAPI:
-    """Answers every request the way `script["mode"]` says."""
+def scripted_app(script: dict[str, str], received: list[dict[str, Any]]) -> FastAPI:
+    """Answers every request the way `script["mode"]` says; keeps each request's JSON."""
     app = FastAPI()
 
     @app.post("/v1/chat/completions")
     async def completions(request: Request) -> Response:
-        await request.body()
+        received.append(json.loads(await request.body()))
         mode = script["mode"]
         if mode == "unauthorized":
             error = {"message": "bad key for this fake", "type": "invalid_request_error"}
@@ -74,9 +74,14 @@ def scripted_app(script: dict[str, str]) -> FastAPI:
 
 
 @pytest.fixture
-def fake() -> Iterator[tuple[str, dict[str, str]]]:
+def received() -> list[dict[str, Any]]:
+    return []
+
+
+@pytest.fixture
+def fake(received: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, str]]]:
     script = {"mode": "text"}
-    with FakeServer(scripted_app(script)) as server:
+    with FakeServer(scripted_app(script, received)) as server:
         yield f"http://127.0.0.1:{server.port}/v1", script
 
 
@@ -114,6 +119,47 @@ async def test_tokens_arrive_one_by_one_past_comments_and_ids(openai_thread: Thr
         ("user", "hello"),
         ("assistant", "".join(WORDS)),
     ]
+
+
+async def test_the_provider_receives_the_whole_conversation(
+    openai_thread: Thread, received: list[dict[str, Any]]
+) -> None:
+    """The request body goes to the SDK untransformed (`untransformed`): what the
+    provider receives is still every message, the model and the streaming options."""
+    await openai_thread.turn("first question")
+    await openai_thread.turn("second question")
+    body = received[-1]
+    assert body["model"] == "m" and body["stream"] is True
+    roles = [m["role"] for m in body["messages"]]
+    assert roles[0] == "system" and roles[1:] == ["user", "assistant", "user"]
+    assert [m["content"] for m in body["messages"][1:]] == [
+        "first question",
+        "".join(WORDS),
+        "second question",
+    ]
+    assert isinstance(body["tools"], list) and body["tools"]
+
+
+def test_extra_body_keys_join_the_body_and_call_options_stay_options() -> None:
+    payload = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "stream": True,
+        "temperature": 0.2,
+        "extra_body": {"ttl": 300},
+        "extra_headers": {"X-Trace": "1"},
+        "timeout": 7.0,
+    }
+    args = untransformed(payload)
+    assert args["extra_body"] == {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "stream": True,
+        "temperature": 0.2,
+        "ttl": 300,
+    }
+    assert args["extra_headers"] == {"X-Trace": "1"} and args["timeout"] == 7.0
+    assert (args["model"], args["messages"], args["stream"]) == ("m", [], True)
 
 
 async def _failed_turn(thread: Thread) -> BaseException:
