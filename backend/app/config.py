@@ -72,6 +72,12 @@ class Settings(BaseSettings):
     # garbage collector's reach (`gc.freeze`): a full collection over those ~200,000
     # objects stalls the event loop for 50-80 ms, which every open stream would feel.
     gc_freeze: bool = True
+    # The collector's thresholds while serving (`gc.set_threshold`), set with the freeze.
+    # CPython's (700, 10, 10) made a full collection every 2 s with 64 replies streaming,
+    # each over the ~130,000 objects of the running turns (100 ms, felt by every open
+    # stream as a pause); with (50000, 20, 10) none happened in such a run, and the p99
+    # gap between streamed tokens fell from ~125 ms to ~80 ms (docs/BENCHMARKS.md).
+    gc_thresholds: tuple[int, int, int] = (50_000, 20, 10)
     # The AHP host (`/ahp`): the largest text frame accepted (a bigger one closes the
     # connection with 1009), subscriptions per connection, requests per second per
     # connection (a short burst of twice that is allowed; per process), messages and

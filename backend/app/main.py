@@ -84,6 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.gc_freeze:
             gc.collect()
             gc.freeze()
+            gc.set_threshold(*settings.gc_thresholds)
         try:
             # A stop signal ends the event streams first, so that uvicorn's wait for
             # open responses is short.

@@ -92,12 +92,18 @@ async def test_app_shutdown_ends_when_the_event_pump_loses_its_cancel(
 
 async def test_a_serving_process_freezes_what_start_up_left_alive(tmp_path: Path) -> None:
     """A full collection over the libraries' objects stalls the event loop; after
-    start-up they are out of the collector's reach."""
-    settings = Settings(data_dir=tmp_path / "d", secret_key="t", gc_freeze=True)
+    start-up they are out of the collector's reach, and the thresholds are set."""
+    settings = Settings(
+        data_dir=tmp_path / "d", secret_key="t", gc_freeze=True, gc_thresholds=(40_000, 15, 12)
+    )
     await sqlite_schema(settings)
     app = create_app(settings)
+    before = gc.get_threshold()
     try:
         async with app.router.lifespan_context(app):
             assert gc.get_freeze_count() > 50_000
+            # Young collections are rarer, and so are the full ones they lead to.
+            assert gc.get_threshold() == (40_000, 15, 12)
     finally:
         gc.unfreeze()
+        gc.set_threshold(*before)
