@@ -357,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
                 workers=args.workers,
                 log_level="info",
                 timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+                timeout_keep_alive=settings.keep_alive_seconds,
             )
         else:
             uvicorn.run(
@@ -365,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
                 port=args.port,
                 log_level="info",
                 timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+                timeout_keep_alive=settings.keep_alive_seconds,
             )
         return 0
     return 2

@@ -41,6 +41,12 @@ class Settings(BaseSettings):
     # The allocator `haico serve` runs on (`app.allocator`): jemalloc if installed
     # (`auto`), jemalloc or refuse to start (`jemalloc`), or CPython's own (`system`).
     allocator: Literal["auto", "jemalloc", "system"] = "auto"
+    # How long `haico serve` keeps an idle HTTP connection open for the client's next
+    # request. Longer than the clients' and the proxy's own idle limits (httpx keeps a
+    # connection 5 s, Caddy's upstream pool 60 s in deploy/Caddyfile): when the server
+    # closes first, a request sent at that moment meets a closed socket (a ReadError,
+    # or a 502 from the proxy). uvicorn's own default is 5 s.
+    keep_alive_seconds: int = Field(default=75, ge=1)
     # PostgreSQL connections per process for the app's SQL: kept open, and opened
     # beyond that for a burst. N workers use up to N * (size + overflow), plus a few
     # each for the checkpointer and the event listener: keep it under the server's

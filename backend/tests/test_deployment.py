@@ -23,6 +23,7 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 
+from app.config import Settings
 from tests.conftest import PG_ADMIN_URL, _admin
 from tests.server import free_port
 
@@ -105,6 +106,9 @@ def test_replicas_behind_a_proxy() -> None:
     caddyfile = (ROOT / mount.split(":")[0]).read_text()
     assert "flush_interval -1" in caddyfile  # SSE unbuffered
     assert re.search(r"dynamic a \{\s*name app\s*port 8000", caddyfile)
+    # The proxy drops an idle connection to a replica before the replica does.
+    pool = re.search(r"transport http \{\s*keepalive (\d+)s", caddyfile)
+    assert pool is not None and int(pool.group(1)) < Settings(secret_key="x").keep_alive_seconds
 
 
 def _stages(dockerfile: str) -> list[list[str]]:
