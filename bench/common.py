@@ -26,6 +26,7 @@ from app.db import models  # noqa: F401  (registers every table on Base.metadata
 from app.db.base import Base
 from app.db.engine import Database
 from app.events.bus import EventBus
+from app.main import quiet_collector
 from app.services import conversations, users
 from app.services.agent_workspace import AgentWorkspace
 from app.services.turns import TurnManager
@@ -78,7 +79,8 @@ async def temp_settings(backend: str = "postgres") -> AsyncIterator[Settings]:
 
 @dataclass
 class Harness:
-    """What the app's lifespan wires up, minus HTTP, the event bus and the janitor."""
+    """What the app's lifespan wires up (the garbage collector's serving setup
+    included), minus HTTP and the janitor."""
 
     settings: Settings
     db: Database
@@ -100,6 +102,7 @@ class Harness:
             await bus.start()
             turns = TurnManager(settings, db, runtime, bus)
             await turns.start()
+            quiet_collector(settings)
             yield cls(settings, db, runtime, turns, user.id)
         finally:
             if turns is not None:

@@ -53,6 +53,15 @@ def _with_links(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
+def quiet_collector(settings: Settings) -> None:
+    """Once the process is wired up: what is alive then leaves the garbage collector's
+    reach, and its thresholds become the serving ones (`gc_freeze`, `gc_thresholds`)."""
+    if settings.gc_freeze:
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(*settings.gc_thresholds)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
 
@@ -81,10 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await app.state.turns.start()
         janitor = Janitor(settings, db, runtime)
         janitor.start()
-        if settings.gc_freeze:
-            gc.collect()
-            gc.freeze()
-            gc.set_threshold(*settings.gc_thresholds)
+        quiet_collector(settings)
         try:
             # A stop signal ends the event streams first, so that uvicorn's wait for
             # open responses is short.
