@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app import cli_maintenance, cli_transfer
 from app.config import Settings, get_settings
@@ -346,28 +346,19 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if not args.no_migrate:
             migrate(settings, local_user=True)
+        server: dict[str, Any] = {
+            "host": args.host,
+            "port": args.port,
+            "log_level": "info",
+            "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_S,
+            "timeout_keep_alive": settings.keep_alive_seconds,
+        }
         if args.workers > 1:
             # Each worker process builds its own app from the environment (the same
             # settings as here): uvicorn needs an import string to start them.
-            uvicorn.run(
-                "app.main:create_app",
-                factory=True,
-                host=args.host,
-                port=args.port,
-                workers=args.workers,
-                log_level="info",
-                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-                timeout_keep_alive=settings.keep_alive_seconds,
-            )
+            uvicorn.run("app.main:create_app", factory=True, workers=args.workers, **server)
         else:
-            uvicorn.run(
-                create_app(settings),
-                host=args.host,
-                port=args.port,
-                log_level="info",
-                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-                timeout_keep_alive=settings.keep_alive_seconds,
-            )
+            uvicorn.run(create_app(settings), **server)
         return 0
     return 2
 
