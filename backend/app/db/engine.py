@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.orm.exc import StaleDataError
 
 from app.db.dialect import Dialect, dialect_for_url
+from app.db.models import ActionLogEntry
 from app.domain import Limits
 from app.errors import Conflict
 
@@ -29,6 +30,13 @@ FaultPoint = Callable[[str], Awaitable[None]]
 
 # The execution option that marks a `Database.read()` connection.
 READ_ONLY = "haico_read_only"
+
+# `session.info` key: the action-log entries a transaction appended, in `seq` order
+# (`app.events.log` adds them; the listeners get them once the transaction commits).
+APPENDED = "haico_appended"
+
+# Told, after a transaction that appended to the action log committed, what it appended.
+CommitListener = Callable[[list[ActionLogEntry]], None]
 
 
 async def no_faults(_: str) -> None:
@@ -115,7 +123,7 @@ class Database:
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         # Called after a transaction that appended to the action log commits.
-        self.commit_listeners: list[Callable[[], None]] = []
+        self.commit_listeners: list[CommitListener] = []
 
     @property
     def is_sqlite(self) -> bool:
@@ -157,9 +165,10 @@ class Database:
                     "what this request changes was deleted or changed meanwhile by "
                     "another request; reload and retry"
                 ) from exc
-            if session.info.pop("haico_events", False):
+            appended: list[ActionLogEntry] | None = session.info.pop(APPENDED, None)
+            if appended:
                 for listener in self.commit_listeners:
-                    listener()
+                    listener(appended)
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:

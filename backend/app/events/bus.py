@@ -2,13 +2,19 @@
 
 The log is the source of truth; notifications are only wake-ups. One pump per
 process reads new entries in order and hands them to matching subscribers. It wakes
-on a local commit, on a Postgres NOTIFY from another process (its own NOTIFYs are
-skipped: the commit already woke it), or every `HAICO_EVENT_POLL_SECONDS` as a
-fallback (0 turns the poll off), so a lost notification delays delivery but never
-drops an action. Subscriptions are indexed by family, so handing out an entry costs
-the subscribers of its family, not every subscriber of the process. The LISTEN connection is
-watched: when it drops, it is opened again (with backoff) and the pump reads the log
-from where it was, so whatever was committed meanwhile is replayed in order.
+on a Postgres NOTIFY from another process (its own NOTIFYs are skipped: the commit
+already told the bus), or every `HAICO_EVENT_POLL_SECONDS` as a fallback (0 turns the
+poll off), so a lost notification delays delivery but never drops an action.
+
+A local commit hands the bus the entries it appended. Sequence numbers are committed
+in order (`events.log`), so when they follow on from the last entry handed out they
+are handed out at once, without reading them back; when they do not (another
+process's entries, or the hole an append that rolled back left, come first), the
+pump is woken to read the log from where it is. Subscriptions are indexed by family,
+so handing out an entry costs the subscribers of its family, not every subscriber of
+the process. The LISTEN connection is watched: when it drops, it is opened again
+(with backoff) and the pump reads the log from where it was, so whatever was
+committed meanwhile is replayed in order.
 """
 
 from __future__ import annotations
@@ -16,8 +22,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from app import background
@@ -64,7 +71,7 @@ class EventBus:
     async def start(self) -> None:
         async with self.db.read() as s:
             _, self.last_seq = await action_log.bounds(s)
-        self.db.commit_listeners.append(self.wake)
+        self.db.commit_listeners.append(self.committed)
         if self.settings.is_postgres and not await self._listen():
             self._reconnect = asyncio.create_task(self._relisten())
         self._pump = asyncio.create_task(self._run())
@@ -109,6 +116,27 @@ class EventBus:
     def wake(self) -> None:
         self._wake.set()
 
+    def committed(self, entries: Sequence[ActionLogEntry]) -> None:
+        """A transaction of this process committed `entries` (ascending `seq`s): hand
+        them out now if they follow on from the last entry handed out, else wake the
+        pump (see the module doc)."""
+        follows = entries[0].seq == self.last_seq + 1
+        if follows and all(b.seq == a.seq + 1 for a, b in pairwise(entries)):
+            self._hand_out(entries)
+        else:
+            self.wake()
+
+    def _hand_out(self, entries: Sequence[ActionLogEntry]) -> None:
+        """Give each entry past `last_seq` to its subscribers, in order. No await: an
+        entry is handed out and counted in `last_seq` in one step."""
+        everyone = self._subs.get(None, ())
+        for entry in entries:
+            if entry.seq <= self.last_seq:
+                continue  # handed out already, by a local commit during the read
+            self.last_seq = entry.seq
+            for sub in (*everyone, *self._subs.get(entry.root_thread_id, ())):
+                sub.queue.put_nowait(entry)
+
     def end_streams(self) -> None:
         """End every open stream, and any opened from now on, after what it has been
         handed: the server is shutting down, and an endless response would hold it."""
@@ -120,8 +148,8 @@ class EventBus:
     async def close(self) -> None:
         self._closing = True
         await background.stop(self._reconnect)
-        if self.wake in self.db.commit_listeners:
-            self.db.commit_listeners.remove(self.wake)
+        if self.committed in self.db.commit_listeners:
+            self.db.commit_listeners.remove(self.committed)
         await background.stop(self._pump)
         if self._listener is not None:
             with contextlib.suppress(Exception):
@@ -160,11 +188,7 @@ class EventBus:
         while True:
             async with self.db.read() as s:
                 entries = await action_log.read_after(s, after=self.last_seq)
-            everyone = self._subs.get(None, ())
-            for entry in entries:
-                self.last_seq = entry.seq
-                for sub in (*everyone, *self._subs.get(entry.root_thread_id, ())):
-                    sub.queue.put_nowait(entry)
+            self._hand_out(entries)
             if len(entries) < 500:
                 return
 

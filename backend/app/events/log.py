@@ -25,6 +25,7 @@ from sqlalchemy import delete, func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import dialect_of
+from app.db.engine import APPENDED
 from app.db.models import ActionLogEntry
 from app.events import actions
 
@@ -94,11 +95,12 @@ async def append_rows(
         values = [{"root_thread_id": r, "channel": c, "action": a} for r, c, a in rows]
         stmt = insert(ActionLogEntry).returning(ActionLogEntry.seq, sort_by_parameter_order=True)
         seqs = list((await session.execute(stmt, values)).scalars().all())
-    session.info["haico_events"] = True
-    return [
+    entries = [
         ActionLogEntry(seq=seq, root_thread_id=r, channel=c, action=a)
         for seq, (r, c, a) in zip(seqs, rows, strict=True)
     ]
+    session.info.setdefault(APPENDED, []).extend(entries)
+    return entries
 
 
 async def append_chat(

@@ -332,9 +332,9 @@ class TurnManager:
     async def _pump(self, turn: RunningTurn) -> None:
         """The sender's stream: this turn's logged actions, in log order, as SSE events,
         ending with the action that ends the turn."""
-        stream = self.bus.stream(
-            root_thread_ids={turn.root_thread_id}, after=max(0, turn.started_seq - 1)
-        )
+        # From after `turnStarted` (sent directly): with nothing logged since, the
+        # stream starts live, with no read of the log.
+        stream = self.bus.stream(root_thread_ids={turn.root_thread_id}, after=turn.started_seq)
         try:
             async for entry in stream:
                 action = entry.action
