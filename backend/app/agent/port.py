@@ -147,9 +147,45 @@ class WorkspacePort(Protocol):
 
     async def apply(self, thread_id: str, edit: WorkspaceEdit) -> WorkspaceView:
         """Check and perform `edit` in one transaction; return the workspace as it stood
-        just before it. A refused edit (`DomainError`, e.g. `InvalidInput` from `resolve`,
-        or a pydantic `ValidationError`) writes nothing."""
+        just before it, as far as the edit reads it: the objective, the turn and the
+        lists named by `reads(edit)` (an implementation may fill in more). A refused
+        edit (`DomainError`, e.g. `InvalidInput` from `resolve`, or a pydantic
+        `ValidationError`) writes nothing."""
         ...
+
+
+def reads(edit: WorkspaceEdit) -> frozenset[str]:
+    """The lists of the workspace that `resolve` checks `edit` against, and that a tool
+    describes the edit with afterwards (`preferences`, `todos`)."""
+    match edit:
+        case ChangePreference():
+            return frozenset({"preferences"})
+        case AddTodo(nest_under_last=True) | ChangeTodo():
+            return frozenset({"todos"})
+        case _:
+            return frozenset()
+
+
+class StartingFrom:
+    """`inner`, except that the first read of `thread_id` returns `view`, a workspace
+    the caller read moments ago (a turn's agent starts from the workspace its snapshot
+    recorded). Every later read, and every edit, goes to `inner`; an edit first drops
+    `view`, which it would make stale."""
+
+    def __init__(self, inner: WorkspacePort, thread_id: str, view: WorkspaceView) -> None:
+        self.inner = inner
+        self.thread_id = thread_id
+        self.view: WorkspaceView | None = view
+
+    async def read(self, thread_id: str) -> WorkspaceView:
+        view, self.view = self.view, None
+        if view is not None and thread_id == self.thread_id:
+            return view
+        return await self.inner.read(thread_id)
+
+    async def apply(self, thread_id: str, edit: WorkspaceEdit) -> WorkspaceView:
+        self.view = None
+        return await self.inner.apply(thread_id, edit)
 
 
 # ---- the checks every implementation applies ----

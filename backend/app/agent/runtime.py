@@ -32,7 +32,7 @@ from langchain_core.runnables import RunnableConfig
 from app.agent.checkpointer import CheckpointStore, open_checkpointers, turn_records
 from app.agent.graph import META_PREFIX, AgentGraph, build_graph
 from app.agent.models import make_chat_model
-from app.agent.port import WorkspacePort
+from app.agent.port import StartingFrom, WorkspacePort, WorkspaceView
 from app.agent.state import join_records
 from app.agent.tools import SURFACES
 from app.config import Settings
@@ -120,24 +120,33 @@ class AgentRuntime:
             raise RuntimeError("AgentRuntime.start() has not been called")
         return self._graphs[self.store.shard(thread_id)]
 
-    def _config(self, thread_id: str) -> RunnableConfig:
+    def _config(self, thread_id: str, workspace: WorkspacePort | None = None) -> RunnableConfig:
         return {
-            "configurable": {"thread_id": thread_id, "workspace": self.workspace},
+            "configurable": {"thread_id": thread_id, "workspace": workspace or self.workspace},
             "recursion_limit": RECURSION_LIMIT,
         }
 
     async def run_turn(
-        self, *, thread_id: str, turn_index: int, user_message: str, on_event: OnEvent
+        self,
+        *,
+        thread_id: str,
+        turn_index: int,
+        user_message: str,
+        on_event: OnEvent,
+        start: WorkspaceView | None = None,
     ) -> str:
         """Run one turn on `thread_id` and return the final reply text.
 
         The caller has already advanced the turn clock to `turn_index` and captured the
-        snapshot. Tools edit the workspace through the `WorkspacePort`, each edit in its
-        own transaction. If the run fails or is cancelled, the user message and whatever
-        reply streamed so far are still written to the transcript before re-raising.
+        snapshot; `start`, when given, is the workspace that snapshot was taken from,
+        which the agent's first step uses instead of reading it again. Tools edit the
+        workspace through the `WorkspacePort`, each edit in its own transaction. If the
+        run fails or is cancelled, the user message and whatever reply streamed so far
+        are still written to the transcript before re-raising.
         """
         graph = self.graph_for(thread_id)
-        config = self._config(thread_id)
+        workspace = StartingFrom(self.workspace, thread_id, start) if start else None
+        config = self._config(thread_id, workspace)
         human = HumanMessage(
             content=user_message, id=str(uuid.uuid4()), additional_kwargs={TURN_KEY: turn_index}
         )

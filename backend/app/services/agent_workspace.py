@@ -25,11 +25,13 @@ from app.agent.port import (
     TodoView,
     WorkspaceEdit,
     WorkspaceView,
+    reads,
     resolve,
 )
 from app.db.engine import Database
 from app.db.models import Conversation
 from app.db.repositories import threads as threads_repo
+from app.db.repositories import workspace as items_repo
 from app.errors import NotFound
 from app.schemas import PreferencePatch, TodoPatch
 from app.services.workspace import (
@@ -117,6 +119,20 @@ class AgentWorkspace:
     async def apply(self, thread_id: str, edit: WorkspaceEdit) -> WorkspaceView:
         async with self.db.transaction() as s:
             conv = await _thread(s, thread_id)
-            before = view_of(await live_state(s, conv), conv.turn_index)
+            before = await _before(s, conv, reads(edit))
             await _write(s, conv, resolve(edit, before), before)
             return before
+
+
+async def _before(s: AsyncSession, conv: Conversation, lists: frozenset[str]) -> WorkspaceView:
+    """The live workspace as an edit reads it: the objective, the turn, and `lists`
+    (the document and artifacts are left out: no edit is checked against them)."""
+    prefs = await items_repo.list_preferences(s, conv.thread_id) if "preferences" in lists else []
+    todos = await items_repo.list_todos(s, conv.thread_id) if "todos" in lists else []
+    return WorkspaceView(
+        objective=conv.objective,
+        document=None,
+        preferences=tuple(PreferenceView(_id(p.id), p.uid, p.text, p.locked) for p in prefs),
+        todos=tuple(TodoView(_id(t.id), t.uid, t.text, t.done, t.depth) for t in todos),
+        turn_index=conv.turn_index,
+    )

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from app.agent.port import WorkspaceView
 from app.domain import NodeId, now
 
 
@@ -49,6 +50,8 @@ class RunningTurn:
     started_seq: int = 0
     reply: str = ""
     pump: asyncio.Task[None] | None = None
+    # The workspace the turn's snapshot was taken from: where the agent starts.
+    start: WorkspaceView | None = None
 
     @property
     def node_id(self) -> str:

@@ -155,12 +155,17 @@ async def document_body(s: AsyncSession, doc: Document) -> str:
 
 
 async def live_state(s: AsyncSession, conv: Conversation) -> WorkspaceState:
+    return (await _live(s, conv))[1]
+
+
+async def _live(s: AsyncSession, conv: Conversation) -> tuple[Document | None, WorkspaceState]:
+    """The live rows of `conv` as a state, and its document row."""
     doc = await repo.get_document(s, conv.thread_id)
     prefs = await repo.list_preferences(s, conv.thread_id)
     todos = await repo.list_todos(s, conv.thread_id)
     arts = await repo.list_artifacts(s, conv.thread_id)
     rejected = await repo.list_rejected(s, conv.thread_id)
-    return WorkspaceState(
+    return doc, WorkspaceState(
         objective=conv.objective,
         document=(
             DocumentOut(title=doc.title, content=await document_body(s, doc)) if doc else None
@@ -335,36 +340,35 @@ async def copy_as_of_in(s: AsyncSession, source: RestoreSource, target: Conversa
 
 async def capture_snapshot(
     s: AsyncSession, conv: Conversation, *, turn_index: int, user_message: str
-) -> WorkspaceSnapshot:
-    """Write snapshot `turn_index` from the live rows (the start of that turn).
+) -> tuple[WorkspaceSnapshot, WorkspaceState]:
+    """Write snapshot `turn_index` from the live rows (the start of that turn); return
+    it with the live workspace it was taken from, artifacts included (the turn's agent
+    starts from that workspace, without reading it again).
 
-    Reads only what a snapshot holds (no artifacts: they are rows of their own turn),
-    and the document once: an unedited restored document already is a stored version
-    and keeps its hash without its text being read."""
-    tid = conv.thread_id
-    doc = await repo.get_document(s, tid)
+    The document is read once: an unedited restored document already is a stored
+    version and keeps its hash without its text being stored again."""
+    doc, state = await _live(s, conv)
     digest = None
     if doc is not None:
         digest = doc.body_hash or await repo.store_body(s, doc.content)
-    prefs = await repo.list_preferences(s, tid)
-    todos = await repo.list_todos(s, tid)
-    rejected = await repo.list_rejected(s, tid)
     snap = WorkspaceSnapshot(
-        thread_id=tid,
+        thread_id=conv.thread_id,
         turn_index=turn_index,
         format=SNAPSHOT_FORMAT,
         objective=conv.objective,
         document_title=doc.title if doc is not None else None,
         document_hash=digest,
-        preferences=[{"uid": p.uid, "text": p.text, "locked": p.locked} for p in prefs],
-        todos=[{"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth} for t in todos],
-        rejected=[_rejected_state(r).to_json() for r in rejected],
+        preferences=[{"uid": p.uid, "text": p.text, "locked": p.locked} for p in state.preferences],
+        todos=[
+            {"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth} for t in state.todos
+        ],
+        rejected=[r.to_json() for r in state.rejected],
         user_message=user_message[:MAX_USER_MESSAGE_PREVIEW],
         state=NodeState.RUNNING,
     )
     s.add(snap)
     await s.flush()
-    return snap
+    return snap, state
 
 
 async def replace_workspace_in(

@@ -49,6 +49,7 @@ from app.events import log as action_log
 from app.events.bus import EventBus
 from app.events.coalescer import DeltaLog
 from app.services import heads, pruning, search
+from app.services.agent_workspace import view_of
 from app.services.branching import promote_draft, transcript_prefix
 from app.services.conversations import get_owned
 from app.services.running_turn import RunningTurn, TurnEvent, make_process_id, short_error
@@ -198,13 +199,16 @@ class TurnManager:
                 await s.flush()
                 conv.turn_index += 1
                 conv.updated_at = now()
-                await capture_snapshot(s, conv, turn_index=conv.turn_index, user_message=content)
+                _, opened_on = await capture_snapshot(
+                    s, conv, turn_index=conv.turn_index, user_message=content
+                )
                 turn = RunningTurn(
                     root_thread_id=root_id,
                     thread_id=conv.thread_id,
                     turn_index=conv.turn_index,
                     parent_turn_id=parent,
                     content=content,
+                    start=view_of(opened_on, conv.turn_index),
                 )
                 started = actions.turn_started(
                     turn.node_id,
@@ -283,6 +287,7 @@ class TurnManager:
                 turn_index=turn.turn_index,
                 user_message=turn.content,
                 on_event=on_event,
+                start=turn.start,
             )
             turn.state = "complete"
             final = TurnEvent(

@@ -27,6 +27,7 @@ from app.agent.port import (
     PreferenceView,
     SetDocument,
     SetObjective,
+    StartingFrom,
     TodoView,
     WorkspaceEdit,
     WorkspacePort,
@@ -36,6 +37,7 @@ from app.agent.port import (
 from app.agent.tools import TOOLS_BY_NAME
 from app.db.engine import Database
 from app.db.models import Conversation
+from app.db.repositories import workspace as workspace_repo
 from app.errors import InvalidInput, NotFound
 from app.schemas import MAX_DEPTH
 from app.services import conversations, users
@@ -273,10 +275,78 @@ async def test_agent_workspace_refuses_a_bad_edit_and_writes_nothing(db: Databas
     with pytest.raises(NotFound):
         await ws.apply("th_missing", SetObjective("x"))
 
-    # `apply` hands back the workspace as it stood just before the edit.
+    # `apply` hands back the workspace as it stood just before the edit, as far as
+    # the edit reads it (here the preferences).
     returned = await ws.apply(thread_id, ChangePreference(1, remove=True))
-    assert returned == before
+    assert returned.preferences == before.preferences and returned.preferences
+    assert (returned.objective, returned.turn_index) == (before.objective, before.turn_index)
     assert (await ws.read(thread_id)).preferences == ()
     returned = await ws.apply(thread_id, ChangeTodo(1, toggle=True))
     assert [t.done for t in returned.todos] == [False]
     assert [t.done for t in (await ws.read(thread_id)).todos] == [True]
+
+
+async def test_agent_workspace_reads_only_what_an_edit_is_checked_against(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit reads the lists `reads(edit)` names; never the document or artifacts
+    (a tool call on a conversation with a large document does not load it)."""
+    user = await users.ensure_local(db, name="port-test")
+    thread_id = (await conversations.create(db, user_id=user.id, title="port")).thread_id
+    ws = AgentWorkspace(db)
+    for edit in (SetDocument(content="x" * 50_000), AddPreference("p"), AddTodo("t")):
+        await ws.apply(thread_id, edit)
+    loaded: list[str] = []
+    for name in ("get_document", "list_artifacts", "list_rejected"):
+        real = getattr(workspace_repo, name)
+
+        async def spy(*a: Any, _name: str = name, _real: Any = real, **kw: Any) -> Any:
+            loaded.append(_name)
+            return await _real(*a, **kw)
+
+        monkeypatch.setattr(workspace_repo, name, spy)
+    plain = await ws.apply(thread_id, AddTodo("second"))
+    assert plain.preferences == () and plain.todos == () and plain.turn_index == 0
+    nested = await ws.apply(thread_id, AddTodo("under", nest_under_last=True))
+    assert [t.text for t in nested.todos] == ["t", "second"] and nested.preferences == ()
+    pref = await ws.apply(thread_id, ChangePreference(1, locked=True))
+    assert [p.text for p in pref.preferences] == ["p"] and pref.todos == ()
+    assert loaded == []
+    live = await ws.read(thread_id)
+    assert [t.depth for t in live.todos] == [0, 0, 1] and live.preferences[0].locked
+
+
+class _Inner:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    async def read(self, thread_id: str) -> WorkspaceView:
+        self.calls.append(("read", thread_id))
+        return WorkspaceView(objective="live", document=None)
+
+    async def apply(self, thread_id: str, edit: WorkspaceEdit) -> WorkspaceView:
+        self.calls.append(("apply", thread_id))
+        return WorkspaceView(objective="live", document=None)
+
+
+async def test_starting_from_serves_its_view_once_and_never_after_an_edit() -> None:
+    held = WorkspaceView(objective="held", document=DocumentView("t", "body"))
+    inner = _Inner()
+    ws = StartingFrom(inner, "th_a", held)
+    assert (await ws.read("th_b")).objective == "live"  # another thread: not the view
+    assert (await ws.read("th_a")).objective == "live"  # used up by the first read
+    ws = StartingFrom(inner, "th_a", held)
+    assert await ws.read("th_a") is held
+    assert (await ws.read("th_a")).objective == "live"
+    ws = StartingFrom(inner, "th_a", held)
+    await ws.apply("th_a", SetObjective("new"))
+    assert (await ws.read("th_a")).objective == "live"
+    await ws.apply("th_a", AddTodo("x"))
+    assert inner.calls == [
+        ("read", "th_b"),
+        ("read", "th_a"),
+        ("read", "th_a"),
+        ("apply", "th_a"),
+        ("read", "th_a"),
+        ("apply", "th_a"),
+    ]
