@@ -42,6 +42,7 @@ class RunningTurn:
     turn_index: int
     parent_turn_id: str | None
     content: str
+    user_id: int
     queue: asyncio.Queue[TurnEvent | None] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
     reply_parts: list[str] = field(default_factory=list)

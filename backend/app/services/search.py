@@ -38,12 +38,17 @@ async def index_node_in(
     user_message: str,
     reply: str,
     document: str | None,
+    owner: tuple[int, str] | None = None,
 ) -> None:
     """Index one node: its user message, its reply, and the document after it when it
-    differs from the last one indexed for the thread."""
-    conv = await threads_repo.get_thread(s, thread_id)
-    if conv is None:
-        return
+    differs from the last one indexed for the thread. `owner` is the thread's (user id,
+    family root) when the caller knows it (read otherwise)."""
+    if owner is None:
+        conv = await threads_repo.get_thread(s, thread_id)
+        if conv is None:
+            return
+        owner = conv.user_id, conv.root_thread_id
+    user_id, root_thread_id = owner
     texts: list[tuple[str, str, str | None]] = [
         ("user", user_message, None),
         ("assistant", reply, None),
@@ -54,8 +59,8 @@ async def index_node_in(
             texts.append(("document", document, digest))
     await repo.add_entries(
         s,
-        user_id=conv.user_id,
-        root_thread_id=conv.root_thread_id,
+        user_id=user_id,
+        root_thread_id=root_thread_id,
         thread_id=thread_id,
         turn_index=turn_index,
         texts=texts,
@@ -63,9 +68,15 @@ async def index_node_in(
 
 
 async def index_turn_in(
-    s: AsyncSession, thread_id: str, turn_index: int, user_message: str, reply: str
+    s: AsyncSession,
+    thread_id: str,
+    turn_index: int,
+    user_message: str,
+    reply: str,
+    owner: tuple[int, str] | None = None,
 ) -> None:
-    """A turn completed: index it with the thread's live document (the workspace after it)."""
+    """A turn completed: index it with the thread's live document (the workspace after
+    it). `owner` as for `index_node_in`."""
     doc = await workspace_repo.get_document(s, thread_id)
     body = None
     if doc is not None:
@@ -79,6 +90,7 @@ async def index_turn_in(
         user_message=user_message,
         reply=reply,
         document=body,
+        owner=owner,
     )
 
 

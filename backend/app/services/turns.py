@@ -208,6 +208,7 @@ class TurnManager:
                     turn_index=conv.turn_index,
                     parent_turn_id=parent,
                     content=content,
+                    user_id=conv.user_id,
                     start=view_of(opened_on, conv.turn_index),
                 )
                 started = actions.turn_started(
@@ -393,7 +394,14 @@ class TurnManager:
                 completed_at=now(),
                 reply=reply[:MAX_REPLY_CHARS],
             )
-            await search.index_turn_in(s, turn.thread_id, turn.turn_index, turn.content, reply)
+            await search.index_turn_in(
+                s,
+                turn.thread_id,
+                turn.turn_index,
+                turn.content,
+                reply,
+                owner=(turn.user_id, turn.root_thread_id),
+            )
             await repo.count_turn_finished(s, turn.thread_id)
             await heads.advance_head(
                 s,
