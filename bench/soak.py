@@ -57,11 +57,13 @@ from bench.soak_researcher import (
     Researcher,
 )
 from bench.soak_support import (
+    MEMORY_REPORT_EVERY_S,
     RSS_STEADY_TARGET,
     RSS_TARGET,
     Family,
     Stats,
     _window_mean,
+    allocator_series,
     sample,
     server_log_problems,
     tree_cpu_s,
@@ -156,6 +158,7 @@ async def soak(minutes: float, researchers: int, workers: int) -> int:
                 "HAICO_DATA_DIR": tmp,
                 "HAICO_SECRET_KEY": "bench",
                 "HAICO_LLM": "offline",
+                "HAICO_MEMORY_REPORT_SECONDS": str(MEMORY_REPORT_EVERY_S),
             }
             server = spawn(
                 [
@@ -176,6 +179,7 @@ async def soak(minutes: float, researchers: int, workers: int) -> int:
                     flush=True,
                 )
                 t0 = time.monotonic()
+                t0_wall = time.time()
                 cpu0 = tree_cpu_s(server.pid)
                 sampler = asyncio.create_task(sample(server.pid, samples, t0))
                 end = t0 + minutes * 60
@@ -213,6 +217,7 @@ async def soak(minutes: float, researchers: int, workers: int) -> int:
         loads=(load_start, load_end),
         args=(minutes, researchers, workers),
         log_path=log_path,
+        memory=allocator_series(log_path, t0_wall),
     )
 
 
@@ -241,6 +246,7 @@ def summarize(
     loads: tuple[tuple[float, float, float], tuple[float, float, float]],
     args: tuple[float, int, int],
     log_path: Path,
+    memory: dict[str, list[tuple[float, float, float]]],
 ) -> int:
     minutes, researchers, workers = args
     broken = dict(broken)
@@ -272,6 +278,23 @@ def summarize(
     middle = _window_mean(samples, max(0.0, seconds / 2 - 60), seconds / 2)
     growth_second_half = (last - middle) / middle if middle else float("nan")
     loads_seen = [ld for _, _, ld in samples]
+    # The allocator's own view (jemalloc): live memory against what it holds.
+    allocator: dict[str, dict[str, float]] = {}
+    for name, series in memory.items():
+        mid, end = (
+            _window_mean(series, max(0.0, seconds / 2 - 60), seconds / 2),
+            _window_mean(series, max(0.0, seconds - 60), seconds + 1),
+        )
+        allocator[name] = {
+            "first_min_mb": _window_mean(series, 0, 60),
+            "middle_min_mb": mid,
+            "last_min_mb": end,
+            "growth_second_half": (end - mid) / mid if mid else float("nan"),
+            "per_minute_mb": [  # type: ignore[dict-item]
+                round(_window_mean(series, m * 60, (m + 1) * 60 - 0.001), 1)
+                for m in range(int(seconds // 60) + 1)
+            ],
+        }
 
     print(
         f"\n{researchers} researchers for {seconds:.0f} s against `haico serve --workers "
@@ -310,6 +333,15 @@ def summarize(
         _window_mean(samples, m * 60, (m + 1) * 60 - 0.001) for m in range(int(seconds // 60) + 1)
     ]
     print("server RSS per minute (MB): " + " ".join(f"{x:.0f}" for x in per_minute if x == x))
+    for name, fig in allocator.items():
+        print(
+            f"jemalloc {name}: first minute {fig['first_min_mb']:.0f} MB, half-way "
+            f"{fig['middle_min_mb']:.0f} MB, last minute {fig['last_min_mb']:.0f} MB "
+            f"({fig['growth_second_half']:+.1%} over the second half); per minute: "
+            + " ".join(f"{x:.0f}" for x in fig["per_minute_mb"] if x == x)  # type: ignore[attr-defined]
+        )
+    if not allocator:
+        print("jemalloc figures: none (the server does not run on jemalloc)")
     print(f"server CPU: {cpu:.0f} s over {seconds:.0f} s ({cpu / seconds:.0%} of one core)")
     print(
         f"load average (1/5/15 min): start {'/'.join(f'{x:.2f}' for x in loads[0])}, "
@@ -370,6 +402,7 @@ def summarize(
         rss_middle_min_mb=middle,
         rss_growth_second_half=growth_second_half,
         rss_samples=[(round(t), round(rss, 1)) for t, rss, _ in samples],
+        allocator=allocator,
         server_cpu_s=cpu,
         load_start=loads[0],
         load_end=loads[1],

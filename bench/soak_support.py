@@ -10,6 +10,7 @@ import random
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +187,42 @@ async def sample(pid: int, samples: list[tuple[float, float, float]], t0: float)
 def _window_mean(samples: list[tuple[float, float, float]], lo: float, hi: float) -> float:
     values = [rss for t, rss, _ in samples if lo <= t <= hi]
     return sum(values) / len(values) if values else float("nan")
+
+
+# How often the soak's server logs its memory (`HAICO_MEMORY_REPORT_SECONDS`).
+MEMORY_REPORT_EVERY_S = 10.0
+ALLOCATOR_FIGURES = ("allocated", "resident", "retained")
+
+
+def allocator_series(path: Path, t0_wall: float) -> dict[str, list[tuple[float, float, float]]]:
+    """The server's `haico.memory` log lines as samples (seconds since `t0_wall`, MB,
+    0.0) per figure, added up over its processes (one report of each per period);
+    {} when the server logged none (it does not run on jemalloc: RSS only)."""
+    slots: dict[str, dict[int, dict[str, float]]] = {}
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return {}
+    for line in lines:
+        head, sep, rest = line.partition(" haico.memory memory ")
+        if not sep:
+            continue
+        try:
+            stamp = datetime.strptime(head.split(" INFO")[0], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+        except ValueError:
+            continue
+        words = dict(w.split("=", 1) for w in rest.split() if "=" in w)
+        slot = round((stamp - t0_wall) / MEMORY_REPORT_EVERY_S)
+        for name in ALLOCATOR_FIGURES:
+            if name in words:
+                per_pid = slots.setdefault(name, {}).setdefault(slot, {})
+                per_pid[words["pid"]] = float(words[name].removesuffix("MB"))
+    return {
+        name: [
+            (slot * MEMORY_REPORT_EVERY_S, sum(v.values()), 0.0) for slot, v in sorted(by.items())
+        ]
+        for name, by in slots.items()
+    }
 
 
 def server_log_problems(path: Path, limit: int = 40) -> list[str]:

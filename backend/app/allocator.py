@@ -17,12 +17,23 @@ uvicorn inherit the environment.
 
 from __future__ import annotations
 
+import asyncio
+import ctypes
 import ctypes.util
+import logging
 import os
 import sys
 from pathlib import Path
 
 LIBRARY = "jemalloc"
+
+log = logging.getLogger("haico.memory")
+
+# jemalloc's counters, in bytes (`mallctl("stats.<name>")`). With PYTHONMALLOC=malloc
+# every Python object is allocated through it too, so `allocated` is the whole live
+# heap; `resident` is what jemalloc holds in RAM, `retained` what it keeps mapped
+# without using (returned to the system by `dirty_decay_ms`/`muzzy_decay_ms`).
+JEMALLOC_STATS = ("allocated", "active", "resident", "mapped", "retained")
 
 
 class AllocatorMissing(RuntimeError):
@@ -70,3 +81,52 @@ def reexec_with_jemalloc(choice: str) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, sys.orig_argv, preload_environ(dict(os.environ), library))
+
+
+def jemalloc_stats() -> dict[str, int] | None:
+    """jemalloc's counters for this process (`JEMALLOC_STATS`), refreshed now; None
+    when jemalloc is not the allocator."""
+    if not jemalloc_loaded():
+        return None
+    try:
+        mallctl = ctypes.CDLL(None).mallctl
+    except AttributeError:
+        return None
+    size_p = ctypes.POINTER(ctypes.c_size_t)
+    mallctl.argtypes = [ctypes.c_char_p, ctypes.c_void_p, size_p, ctypes.c_void_p, ctypes.c_size_t]
+    # The counters are a snapshot taken at the last "epoch" write.
+    epoch = ctypes.c_uint64(1)
+    mallctl(b"epoch", None, None, ctypes.byref(epoch), ctypes.sizeof(epoch))
+    out: dict[str, int] = {}
+    for name in JEMALLOC_STATS:
+        value = ctypes.c_size_t(0)
+        size = ctypes.c_size_t(ctypes.sizeof(value))
+        if mallctl(f"stats.{name}".encode(), ctypes.byref(value), ctypes.byref(size), None, 0) == 0:
+            out[name] = value.value
+    return out
+
+
+def rss_bytes(status: Path = Path("/proc/self/status")) -> int | None:
+    """This process's resident set (VmRSS), or None where /proc has no such file."""
+    try:
+        for line in status.read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def memory_line() -> str:
+    """`rss=… allocated=…` in MB: the RSS, then jemalloc's counters when it is in use."""
+    figures = {"rss": rss_bytes(), **(jemalloc_stats() or {})}
+    return " ".join(f"{k}={v / 2**20:.1f}MB" for k, v in figures.items() if v is not None)
+
+
+async def report_memory(every: float) -> None:
+    """Log `memory_line()` every `every` seconds (`HAICO_MEMORY_REPORT_SECONDS`), so a
+    long run shows whether live memory (`allocated`) or only the allocator's hold on
+    pages (`resident` - `allocated`) grows."""
+    while True:
+        log.info("memory pid=%d %s", os.getpid(), memory_line())
+        await asyncio.sleep(every)

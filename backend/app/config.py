@@ -84,6 +84,9 @@ class Settings(BaseSettings):
     # stream as a pause); with (50000, 20, 10) none happened in such a run, and the p99
     # gap between streamed tokens fell from ~125 ms to ~80 ms (docs/BENCHMARKS.md).
     gc_thresholds: tuple[int, int, int] = (50_000, 20, 10)
+    # Log the process's memory every this many seconds (logger `haico.memory`): RSS,
+    # and jemalloc's own counters when it is the allocator; 0 (the default) logs none.
+    memory_report_seconds: float = Field(default=0.0, ge=0)
     # The AHP host (`/ahp`): the largest text frame accepted (a bigger one closes the
     # connection with 1009), subscriptions per connection, requests per second per
     # connection (a short burst of twice that is allowed; per process), messages and

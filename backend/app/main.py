@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 from collections.abc import AsyncIterator
@@ -12,9 +13,11 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 
+from app import background
 from app.agent.checkpointer import setup_checkpointer
 from app.agent.runtime import AgentRuntime
 from app.ahp.router import router as ahp_router
+from app.allocator import report_memory
 from app.api import branching, conversations, health, history, research, turns, workspace
 from app.api import errors as api_errors
 from app.api import graph as graph_api
@@ -91,12 +94,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         janitor = Janitor(settings, db, runtime)
         janitor.start()
         quiet_collector(settings)
+        every = settings.memory_report_seconds
+        reporter = asyncio.create_task(report_memory(every)) if every > 0 else None
         try:
             # A stop signal ends the event streams first, so that uvicorn's wait for
             # open responses is short.
             with on_stop_signal(bus.end_streams):
                 yield
         finally:
+            await background.stop(reporter)
             await janitor.close()
             await app.state.turns.close()
             await bus.close()

@@ -7,7 +7,10 @@ that refused it, are checked in-process with the lookup and `execve` replaced.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +18,9 @@ from typing import Any
 import pytest
 
 from app import allocator
+from app.config import Settings
+from app.main import create_app
+from tests.conftest import sqlite_schema
 from tests.server import Server
 
 
@@ -85,3 +91,49 @@ def test_the_command_is_run_again_once_with_the_library_preloaded(
     monkeypatch.setenv("LD_PRELOAD", env["LD_PRELOAD"])
     allocator.reexec_with_jemalloc("auto")
     assert len(calls) == 1
+
+
+_GROW = """
+from app.allocator import jemalloc_stats, memory_line
+before = jemalloc_stats()
+held = [bytes(1000) for _ in range(50_000)]
+after = jemalloc_stats()
+print(memory_line())
+print(None if before is None else after["allocated"] - before["allocated"])
+"""
+
+
+@pytest.mark.parametrize("choice", ["jemalloc", "system"])
+def test_memory_figures_count_live_allocations_under_jemalloc(tmp_path: Path, choice: str) -> None:
+    env = _env(tmp_path, choice)
+    library = allocator.find_jemalloc()
+    if choice == "jemalloc" and library is not None:
+        env = allocator.preload_environ(env, library)
+    out = subprocess.run(
+        [sys.executable, "-c", _GROW], env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    line, grown = out
+    assert line.startswith("rss=") and line.endswith("MB")
+    if choice == "jemalloc" and library is not None:
+        # 50,000 objects of ~1 KB each, all alive: jemalloc counts them.
+        assert 45 * 2**20 < int(grown) < 80 * 2**20
+        assert {"allocated=", "resident=", "retained="} <= {
+            w.split("=")[0] + "=" for w in line.split()
+        }
+    else:
+        assert grown == "None" and line.count("=") == 1
+
+
+async def test_a_serving_process_reports_its_memory_when_asked(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = Settings(data_dir=tmp_path / "d", secret_key="t", memory_report_seconds=0.05)
+    await sqlite_schema(settings)
+    app = create_app(settings)
+    with caplog.at_level(logging.INFO, logger="haico.memory"):
+        async with app.router.lifespan_context(app):
+            await asyncio.sleep(0.3)
+        reported = [r.getMessage() for r in caplog.records if r.name == "haico.memory"]
+        await asyncio.sleep(0.2)  # none after shutdown
+    assert len(reported) >= 3 and all(m.startswith("memory rss=") for m in reported)
+    assert len([r for r in caplog.records if r.name == "haico.memory"]) == len(reported)
