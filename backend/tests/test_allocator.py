@@ -135,5 +135,6 @@ async def test_a_serving_process_reports_its_memory_when_asked(
             await asyncio.sleep(0.3)
         reported = [r.getMessage() for r in caplog.records if r.name == "haico.memory"]
         await asyncio.sleep(0.2)  # none after shutdown
-    assert len(reported) >= 3 and all(m.startswith("memory rss=") for m in reported)
+    assert len(reported) >= 3
+    assert all(m.startswith(f"memory pid={os.getpid()} rss=") for m in reported)
     assert len([r for r in caplog.records if r.name == "haico.memory"]) == len(reported)

@@ -82,7 +82,7 @@ async def add_thread(
             )
         for i, k in enumerate(range(bp + 1, bp + turns + 1)):
             conv.turn_index = k
-            snap = await snapshots.capture_snapshot(
+            snap, _ = await snapshots.capture_snapshot(
                 s, conv, turn_index=k, user_message=f"message {k} on {tid}"
             )
             snap.captured_at = times[i] if times else tick()
