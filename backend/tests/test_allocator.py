@@ -12,6 +12,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ async def test_the_served_process_runs_on_the_allocator_asked_for(
     wanted = choice == "auto" and allocator.find_jemalloc() is not None
     assert ("libjemalloc" in maps) is wanted
     assert (environ.get("PYTHONMALLOC") == "malloc") is wanted
+    assert (environ.get("MALLOC_CONF") == allocator.JEMALLOC_CONF) is wanted
 
 
 def _no_exec(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
@@ -87,6 +89,10 @@ def test_the_command_is_run_again_once_with_the_library_preloaded(
     assert (executable, argv) == (sys.executable, sys.orig_argv)  # the same command
     assert env["LD_PRELOAD"] == "libjemalloc.so.2:libother.so"
     assert env["PYTHONMALLOC"] == "malloc"
+    assert env["MALLOC_CONF"] == allocator.JEMALLOC_CONF
+    # An operator's own jemalloc settings are kept.
+    monkeypatch.setenv("MALLOC_CONF", "narenas:2")
+    assert allocator.preload_environ(dict(os.environ), "lib.so")["MALLOC_CONF"] == "narenas:2"
     # The loader already had it and still did not load it: never a second time.
     monkeypatch.setenv("LD_PRELOAD", env["LD_PRELOAD"])
     allocator.reexec_with_jemalloc("auto")
@@ -138,3 +144,38 @@ async def test_a_serving_process_reports_its_memory_when_asked(
     assert len(reported) >= 3
     assert all(m.startswith(f"memory pid={os.getpid()} rss=") for m in reported)
     assert len([r for r in caplog.records if r.name == "haico.memory"]) == len(reported)
+
+
+_GIVE_BACK = """
+import time
+from app.allocator import jemalloc_stats
+held = [bytes(1000) for _ in range(100_000)]
+peak = jemalloc_stats()
+del held
+deadline = time.monotonic() + 10
+while time.monotonic() < deadline:
+    now = jemalloc_stats()
+    if now is None or now["resident"] < peak["resident"] - 80 * 2**20:
+        break
+    time.sleep(0.2)
+print(None if now is None else (peak["resident"] - now["resident"]) // 2**20)
+"""
+
+
+def test_freed_memory_goes_back_to_the_system_within_seconds(tmp_path: Path) -> None:
+    """Under the settings `haico serve` gives jemalloc, ~100 MB freed by an idle
+    process leave its resident memory without any further allocation (jemalloc's
+    background thread returns them)."""
+    env = _env(tmp_path, "jemalloc")
+    library = allocator.find_jemalloc()
+    if library is not None:
+        env = allocator.preload_environ(env, library)
+    started = time.monotonic()
+    returned = subprocess.run(
+        [sys.executable, "-c", _GIVE_BACK], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    if library is None:
+        assert returned == "None"  # CPython's allocator: nothing of jemalloc's to ask
+        return
+    assert int(returned) >= 80, returned
+    assert time.monotonic() - started < 10
