@@ -15,7 +15,7 @@ library is installed; `jemalloc`: required; `system`: never). Workers started by
 uvicorn inherit the environment.
 
 jemalloc's own counters (`HAICO_MEMORY_REPORT_SECONDS`) showed what was left: over
-an hour's soak the live heap (`allocated`) stayed flat while `resident` grew, freed
+half an hour's soak the live heap (`allocated`) stayed flat while `resident` grew, freed
 pages waiting to be given back. jemalloc gives them back only as it works in the
 arena that freed them, and several arenas serve few allocations. `JEMALLOC_CONF` is
 therefore the default `MALLOC_CONF` (one set by the operator wins): a background
