@@ -42,7 +42,7 @@ log = logging.getLogger("haico.memory")
 # every Python object is allocated through it too, so `allocated` is the whole live
 # heap; `resident` is what jemalloc holds in RAM, `retained` what it keeps mapped
 # without using (returned to the system by `dirty_decay_ms`/`muzzy_decay_ms`).
-JEMALLOC_STATS = ("allocated", "active", "resident", "mapped", "retained")
+JEMALLOC_STATS = ("allocated", "active", "metadata", "resident", "mapped", "retained")
 
 
 class AllocatorMissing(RuntimeError):
