@@ -15,12 +15,14 @@ library is installed; `jemalloc`: required; `system`: never). Workers started by
 uvicorn inherit the environment.
 
 jemalloc's own counters (`HAICO_MEMORY_REPORT_SECONDS`) showed what was left: over
-half an hour's soak the live heap (`allocated`) stayed flat while `resident` grew, freed
-pages waiting to be given back. jemalloc gives them back only as it works in the
-arena that freed them, and several arenas serve few allocations. `JEMALLOC_CONF` is
-therefore the default `MALLOC_CONF` (one set by the operator wins): a background
-thread returns freed pages after a second, at once (no lazy `MADV_FREE` stage, which
-still counts in RSS).
+half an hour's soak the live heap (`allocated`) stayed flat while `resident` grew:
+freed pages jemalloc kept (it gives them back only as it works in the arena that
+freed them), and partly filled pages spread over its several arenas. `JEMALLOC_CONF`
+is therefore the default `MALLOC_CONF` (one set by the operator wins): one arena (the
+server allocates almost only on its event loop's thread), and a background thread
+that returns freed pages after a second, at once (no lazy `MADV_FREE` stage, which
+still counts in RSS). RSS still grows slowly outside jemalloc's own figures
+(docs/reliability.md, "jemalloc's own counters").
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import sys
 from pathlib import Path
 
 LIBRARY = "jemalloc"
-JEMALLOC_CONF = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0"
+JEMALLOC_CONF = "narenas:1,background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0"
 
 log = logging.getLogger("haico.memory")
 
