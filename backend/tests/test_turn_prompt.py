@@ -5,41 +5,28 @@ and a step after a tool's edit reads it afresh."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
-from langchain_core.messages import BaseMessage, SystemMessage
-from langchain_core.outputs import ChatGenerationChunk
-from pydantic import Field
+from langchain_core.messages import SystemMessage
 
 from app.agent import runtime as runtime_module
-from app.agent.models import OfflineChatModel
 from app.agent.port import WorkspaceView
 from app.config import Settings
 from app.main import create_app
 from app.services.agent_workspace import AgentWorkspace
+from tests.agent.test_runtime import RecordingModel
 
 pytestmark = pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
 
 
-class PromptRecorder(OfflineChatModel):
-    """The offline model, keeping the system prompt of every call."""
+class PromptRecorder(RecordingModel):
+    """The offline model, keeping every call's messages (`prompts`: the system ones)."""
 
-    prompts: list[str] = Field(default_factory=list)
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        self.prompts += [str(m.content) for m in messages if isinstance(m, SystemMessage)]
-        async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
-            yield chunk
+    @property
+    def prompts(self) -> list[str]:
+        return [str(m.content) for call in self.calls for m in call if isinstance(m, SystemMessage)]
 
 
 @pytest.fixture
@@ -84,7 +71,7 @@ async def test_the_first_step_sees_edits_made_before_the_send_without_a_read(
     assert r.status_code == 200
     r = await client.post(f"/api/conversations/{tid}/todos", json={"text": "survey bays"})
     assert r.status_code == 201
-    model.prompts.clear()
+    model.calls.clear()
     reads.clear()
     await _send(client, tid, "what next?")
     (prompt,) = model.prompts
@@ -96,7 +83,7 @@ async def test_a_step_after_a_tool_edit_reads_the_workspace_again(
     client: httpx.AsyncClient, model: PromptRecorder, reads: list[str]
 ) -> None:
     tid = (await client.post("/api/conversations", json={"title": "t"})).json()["thread_id"]
-    model.prompts.clear()
+    model.calls.clear()
     await _send(client, tid, "todo: draft the outline")
     first, after_tool = model.prompts
     assert "draft the outline" not in first

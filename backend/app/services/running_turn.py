@@ -58,6 +58,11 @@ class RunningTurn:
     def node_id(self) -> str:
         return NodeId.format(self.thread_id, self.turn_index)
 
+    @property
+    def owner(self) -> tuple[int, str]:
+        """(user id, family root): whose turn this is."""
+        return self.user_id, self.root_thread_id
+
     async def events(self) -> AsyncIterator[TurnEvent]:
         """The sender's events in order. Text that queued up while the sender was
         behind leaves as one `token` event (the same text, in fewer writes)."""

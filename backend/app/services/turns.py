@@ -395,12 +395,7 @@ class TurnManager:
                 reply=reply[:MAX_REPLY_CHARS],
             )
             await search.index_turn_in(
-                s,
-                turn.thread_id,
-                turn.turn_index,
-                turn.content,
-                reply,
-                owner=(turn.user_id, turn.root_thread_id),
+                s, turn.thread_id, turn.turn_index, turn.content, reply, owner=turn.owner
             )
             await repo.count_turn_finished(s, turn.thread_id)
             await heads.advance_head(
