@@ -7,6 +7,7 @@ here: the turn service checked it before the run started.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import assert_never
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -29,11 +30,12 @@ from app.agent.port import (
     resolve,
 )
 from app.db.engine import Database
-from app.db.models import Conversation
+from app.db.models import Conversation, Preference, Todo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as items_repo
 from app.errors import NotFound
 from app.schemas import PreferencePatch, TodoPatch
+from app.services.snapshots import PreferenceState, TodoState
 from app.services.workspace import (
     WorkspaceState,
     add_preference_in,
@@ -54,16 +56,25 @@ def _id(item_id: int | None) -> int:
     return item_id
 
 
+def _items(
+    preferences: Sequence[Preference | PreferenceState], todos: Sequence[Todo | TodoState]
+) -> tuple[tuple[PreferenceView, ...], tuple[TodoView, ...]]:
+    """Live preference and todo rows as the agent sees them."""
+    return (
+        tuple(PreferenceView(_id(p.id), p.uid, p.text, p.locked) for p in preferences),
+        tuple(TodoView(_id(t.id), t.uid, t.text, t.done, t.depth) for t in todos),
+    )
+
+
 def view_of(state: WorkspaceState, turn_index: int) -> WorkspaceView:
     """A live `WorkspaceState` as the agent sees it."""
     doc = state.document
+    preferences, todos = _items(state.preferences, state.todos)
     return WorkspaceView(
         objective=state.objective,
         document=DocumentView(doc.title, doc.content) if doc is not None else None,
-        preferences=tuple(
-            PreferenceView(_id(p.id), p.uid, p.text, p.locked) for p in state.preferences
-        ),
-        todos=tuple(TodoView(_id(t.id), t.uid, t.text, t.done, t.depth) for t in state.todos),
+        preferences=preferences,
+        todos=todos,
         artifacts=tuple(ArtifactView(a.id, a.turn_index, a.kind, a.title) for a in state.artifacts),
         turn_index=turn_index,
     )
@@ -127,12 +138,14 @@ class AgentWorkspace:
 async def _before(s: AsyncSession, conv: Conversation, lists: frozenset[str]) -> WorkspaceView:
     """The live workspace as an edit reads it: the objective, the turn, and `lists`
     (the document and artifacts are left out: no edit is checked against them)."""
-    prefs = await items_repo.list_preferences(s, conv.thread_id) if "preferences" in lists else []
-    todos = await items_repo.list_todos(s, conv.thread_id) if "todos" in lists else []
+    preferences, todos = _items(
+        await items_repo.list_preferences(s, conv.thread_id) if "preferences" in lists else [],
+        await items_repo.list_todos(s, conv.thread_id) if "todos" in lists else [],
+    )
     return WorkspaceView(
         objective=conv.objective,
         document=None,
-        preferences=tuple(PreferenceView(_id(p.id), p.uid, p.text, p.locked) for p in prefs),
-        todos=tuple(TodoView(_id(t.id), t.uid, t.text, t.done, t.depth) for t in todos),
+        preferences=preferences,
+        todos=todos,
         turn_index=conv.turn_index,
     )
