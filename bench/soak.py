@@ -278,7 +278,8 @@ def summarize(
     middle = _window_mean(samples, max(0.0, seconds / 2 - 60), seconds / 2)
     growth_second_half = (last - middle) / middle if middle else float("nan")
     loads_seen = [ld for _, _, ld in samples]
-    # The allocator's own view (jemalloc): live memory against what it holds.
+    # The RSS's anonymous and file-backed parts, and the allocator's own view
+    # (jemalloc): live memory against what it holds.
     allocator: dict[str, dict[str, float]] = {}
     for name, series in memory.items():
         mid, end = (
@@ -334,8 +335,9 @@ def summarize(
     ]
     print("server RSS per minute (MB): " + " ".join(f"{x:.0f}" for x in per_minute if x == x))
     for name, fig in allocator.items():
+        source = "RSS" if name in ("anon", "file") else "jemalloc"
         print(
-            f"jemalloc {name}: first minute {fig['first_min_mb']:.0f} MB, half-way "
+            f"{source} {name}: first minute {fig['first_min_mb']:.0f} MB, half-way "
             f"{fig['middle_min_mb']:.0f} MB, last minute {fig['last_min_mb']:.0f} MB "
             f"({fig['growth_second_half']:+.1%} over the second half); per minute: "
             + " ".join(f"{x:.0f}" for x in fig["per_minute_mb"] if x == x)  # type: ignore[attr-defined]

@@ -191,7 +191,9 @@ def _window_mean(samples: list[tuple[float, float, float]], lo: float, hi: float
 
 # How often the soak's server logs its memory (`HAICO_MEMORY_REPORT_SECONDS`).
 MEMORY_REPORT_EVERY_S = 10.0
-ALLOCATOR_FIGURES = ("allocated", "resident", "retained")
+# From each `haico.memory` line: the anonymous and file-backed parts of the RSS, and
+# jemalloc's live (`allocated`), held (`resident`) and kept-unused (`retained`) bytes.
+ALLOCATOR_FIGURES = ("anon", "file", "allocated", "resident", "retained")
 
 
 def allocator_series(path: Path, t0_wall: float) -> dict[str, list[tuple[float, float, float]]]:

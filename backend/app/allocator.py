@@ -119,21 +119,36 @@ def jemalloc_stats() -> dict[str, int] | None:
     return out
 
 
-def rss_bytes(status: Path = Path("/proc/self/status")) -> int | None:
-    """This process's resident set (VmRSS), or None where /proc has no such file."""
+# The resident set as /proc splits it (`/proc/PID/status`): `rss` = `anon` (the heap,
+# jemalloc's pages among them, and thread stacks) + `file` (mapped libraries and files)
+# + shared memory. Comparing `anon` with jemalloc's `resident` shows whether growth is
+# the allocator's or outside it.
+RSS_FIELDS = {"VmRSS": "rss", "RssAnon": "anon", "RssFile": "file"}
+
+
+def rss_split(status: Path = Path("/proc/self/status")) -> dict[str, int]:
+    """This process's resident memory (`RSS_FIELDS`) in bytes; {} without /proc."""
+    out: dict[str, int] = {}
     try:
         for line in status.read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
+            key, _, value = line.partition(":")
+            if key in RSS_FIELDS:
+                out[RSS_FIELDS[key]] = int(value.split()[0]) * 1024
     except OSError:
-        return None
-    return None
+        return {}
+    return out
+
+
+def rss_bytes(status: Path = Path("/proc/self/status")) -> int | None:
+    """This process's resident set (VmRSS), or None where /proc has no such file."""
+    return rss_split(status).get("rss")
 
 
 def memory_line() -> str:
-    """`rss=… allocated=…` in MB: the RSS, then jemalloc's counters when it is in use."""
-    figures = {"rss": rss_bytes(), **(jemalloc_stats() or {})}
-    return " ".join(f"{k}={v / 2**20:.1f}MB" for k, v in figures.items() if v is not None)
+    """`rss=… anon=… file=… allocated=…` in MB: the resident set and its split, then
+    jemalloc's counters when it is in use."""
+    figures = {**rss_split(), **(jemalloc_stats() or {})}
+    return " ".join(f"{k}={v / 2**20:.1f}MB" for k, v in figures.items())
 
 
 async def report_memory(every: float) -> None:

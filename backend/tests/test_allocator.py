@@ -127,7 +127,46 @@ def test_memory_figures_count_live_allocations_under_jemalloc(tmp_path: Path, ch
             w.split("=")[0] + "=" for w in line.split()
         }
     else:
-        assert grown == "None" and line.count("=") == 1
+        assert grown == "None"
+        assert [w.split("=")[0] for w in line.split()] == ["rss", "anon", "file"]
+
+
+def test_the_resident_set_is_split_into_anonymous_and_file_backed(tmp_path: Path) -> None:
+    status = tmp_path / "status"
+    status.write_text(
+        "Name:\tpython\nVmRSS:\t  204800 kB\nRssAnon:\t  153600 kB\n"
+        "RssFile:\t   51200 kB\nRssShmem:\t       0 kB\n"
+    )
+    assert allocator.rss_split(status) == {
+        "rss": 200 * 2**20,
+        "anon": 150 * 2**20,
+        "file": 50 * 2**20,
+    }
+    assert allocator.rss_bytes(status) == 200 * 2**20
+    assert allocator.rss_split(tmp_path / "missing") == {}
+
+
+_HOLD = """
+from app.allocator import rss_split
+before = rss_split()
+held = bytearray(100 * 2**20)
+held[::4096] = b"x" * len(held[::4096])  # touch every page
+after = rss_split()
+print(after["anon"] - before["anon"], after["file"] - before["file"])
+"""
+
+
+def test_memory_a_process_holds_shows_as_anonymous(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _HOLD],
+        env=_env(tmp_path, "system"),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    anon, file = (int(x) for x in out)
+    assert 95 * 2**20 <= anon < 110 * 2**20
+    assert abs(file) < 5 * 2**20
 
 
 async def test_a_serving_process_reports_its_memory_when_asked(
