@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import httpx
+
+# Output files of servers still unremoved (a test that ended its server itself): removed
+# when the test session ends.
+_LOGS: set[Path] = set()
+atexit.register(lambda: [p.unlink(missing_ok=True) for p in list(_LOGS)])
 
 
 def free_port() -> int:
@@ -27,15 +35,23 @@ class Server:
         self.kill_at = kill_at
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
+        self.log: Path | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self) -> None:
-        # HAICO_TEST_SERVER_LOG=<file> keeps the process's output for debugging.
+        # The process's output goes to a temporary file (`log_tail` reads it for a failing
+        # test's message; removed when the server stops), or to HAICO_TEST_SERVER_LOG.
+        self._forget_log()
         log_path = os.environ.get("HAICO_TEST_SERVER_LOG")
-        out = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: ASYNC230, SIM115
+        if log_path is None:
+            fd, log_path = tempfile.mkstemp(prefix="haico-test-server-", suffix=".log")
+            os.close(fd)
+            self.log = Path(log_path)
+            _LOGS.add(self.log)
+        out = open(log_path, "ab")  # noqa: ASYNC230, SIM115
         command = ["-m", "app.cli", "serve", "--port", str(self.port)]
         if self.kill_at is not None:
             command = ["-m", "tests.fault_server", str(self.port), self.kill_at]
@@ -45,6 +61,7 @@ class Server:
             stdout=out,
             stderr=out,
         )
+        out.close()  # the child holds its own copy
         deadline = time.monotonic() + 60
         async with httpx.AsyncClient(base_url=self.url, timeout=2) as c:
             while True:
@@ -57,6 +74,20 @@ class Server:
                 assert time.monotonic() < deadline, "server did not start"
                 await asyncio.sleep(0.2)
 
+    def log_tail(self, lines: int = 40) -> str:
+        """The end of the server's output (for an assertion's message)."""
+        path = self.log or Path(os.environ.get("HAICO_TEST_SERVER_LOG", "/dev/null"))
+        try:
+            return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def _forget_log(self) -> None:
+        if self.log is not None:
+            self.log.unlink(missing_ok=True)
+            _LOGS.discard(self.log)
+            self.log = None
+
     def wait_killed(self, timeout: float = 30) -> None:
         """Wait for the process to die by its own SIGKILL (a `kill_at` server)."""
         assert self.proc is not None
@@ -67,6 +98,7 @@ class Server:
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(timeout=20)
+        self._forget_log()
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -75,3 +107,4 @@ class Server:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.kill()
+        self._forget_log()

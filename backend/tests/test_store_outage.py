@@ -126,7 +126,7 @@ async def test_outage_during_a_turn_ends_its_stream_with_an_error(
             )
             if r.status_code == 200 and parse_sse(r.text)[-1][0] == "turn_completed":
                 break
-            assert r.status_code in (409, 503), r.text
+            assert r.status_code in (409, 503), f"{r.text}\n{server.log_tail()}"
             assert time.monotonic() < deadline, "the family never took a turn again"
             await asyncio.sleep(0.5)
         graph = (await c.get(f"/api/conversations/{tid}/graph")).json()
