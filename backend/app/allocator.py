@@ -139,11 +139,6 @@ def rss_split(status: Path = Path("/proc/self/status")) -> dict[str, int]:
     return out
 
 
-def rss_bytes(status: Path = Path("/proc/self/status")) -> int | None:
-    """This process's resident set (VmRSS), or None where /proc has no such file."""
-    return rss_split(status).get("rss")
-
-
 def memory_line() -> str:
     """`rss=… anon=… file=… allocated=…` in MB: the resident set and its split, then
     jemalloc's counters when it is in use."""
