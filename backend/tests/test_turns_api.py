@@ -183,3 +183,44 @@ async def test_failed_close_is_swept_as_error(
     _, events, _ = await send_turn(client, tid, "objective: again")
     assert events[-1][0] == "turn_completed"
     assert events[0][1]["parent_node_id"] == f"{tid}:1"
+
+
+async def test_a_send_during_the_sweep_waits_for_it(
+    app: FastAPI, client: httpx.AsyncClient, tid: str
+) -> None:
+    """A send that arrives while the sweep is closing the family's abandoned turn (its
+    lease already deleted, the head not yet moved) waits for the sweep and then runs
+    on the failed node; it is never a 500 (a deadlock, before the sweep took the head
+    lock first)."""
+    turns = app.state.turns
+    db = db_of(app)
+    with armed_faults(db, "fail") as armed:
+        armed["fail"] = "close"
+        await send_turn(client, tid, "objective: x")
+    async with db.transaction() as s:
+        await s.execute(update(ActiveTurn).values(heartbeat_at=now() - timedelta(minutes=10)))
+
+    paused, resume = asyncio.Event(), asyncio.Event()
+
+    async def hold_the_sweep(step: str) -> None:
+        if step == "sweep":
+            paused.set()
+            await resume.wait()
+
+    original, db.faults = db.faults, hold_the_sweep
+    try:
+        sweep = asyncio.create_task(turns.sweep_stale())
+        await asyncio.wait_for(paused.wait(), 10)
+        send = asyncio.create_task(send_turn(client, tid, "objective: after"))
+        await asyncio.sleep(0.5)  # the send reaches the database and waits there
+        assert not send.done()
+        resume.set()
+        assert f"{tid}:1" in await asyncio.wait_for(sweep, 20)
+        status, events, body = await asyncio.wait_for(send, 20)
+    finally:
+        db.faults = original
+    assert status == 200, body
+    assert events[-1][0] == "turn_completed"
+    assert events[0][1]["parent_node_id"] == f"{tid}:1"
+    graph = (await client.get(f"/api/conversations/{tid}/graph")).json()
+    assert [n["state"] for n in graph["nodes"]] == ["error", "complete"]

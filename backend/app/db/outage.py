@@ -7,6 +7,8 @@ often wrapped. The HTTP face answers such an error with 503 instead of a 500.
 
 from __future__ import annotations
 
+import logging
+
 import asyncpg
 import psycopg
 import psycopg_pool
@@ -51,3 +53,13 @@ def is_store_outage(exc: BaseException) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+def log_failure(logger: logging.Logger, message: str, exc: BaseException) -> None:
+    """Log a failed background step: one line when the database is unreachable (the
+    step repeats until it is back, and a traceback each time would bury the log), the
+    traceback otherwise."""
+    if is_store_outage(exc):
+        logger.warning("%s: the database is unreachable (%s)", message, type(exc).__name__)
+    else:
+        logger.error(message, exc_info=exc)

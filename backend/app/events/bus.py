@@ -31,6 +31,7 @@ from app import background
 from app.config import Settings
 from app.db.engine import Database
 from app.db.models import ActionLogEntry
+from app.db.outage import log_failure
 from app.events import log as action_log
 
 logger = logging.getLogger("haico.events")
@@ -86,8 +87,10 @@ class EventBus:
             )
             await conn.add_listener(action_log.NOTIFY_CHANNEL, self._on_notify)
             conn.add_termination_listener(self._on_lost)
-        except Exception:
-            logger.exception("LISTEN failed; retrying, and polling the action log meanwhile")
+        except Exception as exc:
+            log_failure(
+                logger, "LISTEN failed; retrying, and polling the action log meanwhile", exc
+            )
             self._listener = None
             return False
         self._listener = conn
@@ -168,8 +171,8 @@ class EventBus:
                 # tried again, instead of stopping the fan-out for good.
                 async with asyncio.timeout(DRAIN_TIMEOUT_SECONDS):
                     await self._drain()
-            except Exception:
-                logger.exception("reading the action log failed")
+            except Exception as exc:
+                log_failure(logger, "reading the action log failed", exc)
                 await asyncio.sleep(self.poll_seconds or 1.0)
                 self.wake()
 

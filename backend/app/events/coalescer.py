@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from app import background
 from app.db.engine import Database
+from app.db.outage import log_failure
 from app.events import actions
 from app.events import log as action_log
 
@@ -56,6 +57,7 @@ class DeltaLog:
     module doc."""
 
     INTERVAL = 0.05
+    MAX_BACKOFF = 40  # × INTERVAL
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -122,12 +124,21 @@ class DeltaLog:
                 raise
 
     async def _write_ticks(self) -> None:
+        failures = 0
         while any(t.items for t in self._turns.values()):
-            await asyncio.sleep(self.INTERVAL)
+            # Failed writes are retried less and less often (up to every 2 s) and
+            # logged once per run of failures; the text waits in memory meanwhile.
+            await asyncio.sleep(self.INTERVAL * min(2**failures, self.MAX_BACKOFF))
             try:
                 await self.flush()
-            except Exception:
-                logger.exception("logging streamed text failed; retrying")
+            except Exception as exc:
+                if failures == 0:
+                    log_failure(logger, "logging streamed text failed; retrying", exc)
+                failures += 1
+            else:
+                if failures:
+                    logger.warning("logging streamed text works again (%d failed tries)", failures)
+                failures = 0
 
     async def close(self) -> None:
         await background.stop(self._writer)

@@ -16,7 +16,9 @@ import socket
 from datetime import timedelta
 
 from app.agent.runtime import AgentRuntime
-from app.db.engine import Database
+from app.db.engine import Database, fault
+from app.db.models import ActiveTurn
+from app.db.outage import log_failure
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
 from app.domain import NodeId, NodeState, aware, now
@@ -62,17 +64,27 @@ async def sweep_stale(
     ids) are its own turns whose end it could not record: they are swept at once.
     """
     cutoff = now() - stale_after
+
+    def is_stale(row: ActiveTurn) -> bool:
+        heartbeat = aware(row.heartbeat_at)
+        if row.process_id == process_id:
+            node = NodeId.format(row.thread_id, row.turn_index)
+            return row.root_thread_id not in running and (heartbeat < cutoff or node in abandoned)
+        return heartbeat < cutoff or is_dead_local(row.process_id, own=process_id)
+
+    async with db.transaction() as s:
+        candidates = sorted(r.root_thread_id for r in await repo.all_active_turns(s) if is_stale(r))
     swept: list[str] = []
     lost: list[tuple[str, int, str, str]] = []
-    async with db.transaction() as s:
-        for row in await repo.all_active_turns(s):
-            heartbeat = aware(row.heartbeat_at)
-            if row.process_id == process_id:
-                node = NodeId.format(row.thread_id, row.turn_index)
-                if row.root_thread_id in running or (heartbeat >= cutoff and node not in abandoned):
-                    continue
-            elif heartbeat >= cutoff and not is_dead_local(row.process_id, own=process_id):
-                continue
+    for root_thread_id in candidates:
+        # One family per transaction, its head locked before its lease is touched: the
+        # order a send takes them in (head, then the lease's primary key), so a send
+        # racing the sweep waits or gets its 409, never a deadlock.
+        async with db.transaction() as s:
+            await heads.lock_head(s, root_thread_id, nowait=False)
+            row = await repo.get_active_turn(s, root_thread_id)
+            if row is None or not is_stale(row):
+                continue  # closed, or taken over, while we waited for the lock
             await snap_repo.set_node_state(
                 s,
                 row.thread_id,
@@ -82,6 +94,8 @@ async def sweep_stale(
                 only_if=NodeState.RUNNING,
             )
             await s.delete(row)
+            await s.flush()
+            await fault(s, "sweep")
             stale_id = NodeId.format(row.thread_id, row.turn_index)
             await heads.advance_head(
                 s, root_thread_id=row.root_thread_id, thread_id=row.thread_id, turn_id=stale_id
@@ -94,9 +108,9 @@ async def sweep_stale(
                 message="the serving process stopped",
             )
             await action_log.append_chat(s, row.root_thread_id, ended)
-            swept.append(stale_id)
             partial = await action_log.turn_text(s, row.root_thread_id, stale_id)
             lost.append((row.thread_id, row.turn_index, row.user_message, partial))
+        swept.append(stale_id)
     for thread_id, turn_index, message, partial in lost:
         try:
             await runtime.record_lost_turn(
@@ -125,8 +139,8 @@ async def keep_lease(db: Database, turn: RunningTurn, *, every: float, owner: st
                 else:
                     row.heartbeat_at = now()
                     cancel = row.cancel_requested
-        except Exception:
-            log.exception("heartbeat of %s failed", turn.node_id)
+        except Exception as exc:
+            log_failure(log, f"heartbeat of {turn.node_id} failed", exc)
             continue
         if cancel and turn.task:
             turn.task.cancel()

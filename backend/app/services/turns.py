@@ -32,7 +32,7 @@ from app.agent.runtime import AgentEvent, AgentRuntime, TranscriptMessage
 from app.config import Settings
 from app.db.engine import Database, fault
 from app.db.models import ActiveTurn
-from app.db.outage import is_store_outage
+from app.db.outage import is_store_outage, log_failure
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
 from app.domain import BranchStatus, NodeId, now
@@ -105,8 +105,8 @@ class TurnManager:
             await asyncio.sleep(self.settings.heartbeat_seconds)
             try:
                 await self.sweep_stale()
-            except Exception:
-                log.exception("stale-turn sweep failed")
+            except Exception as exc:
+                log_failure(log, "stale-turn sweep failed", exc)
 
     async def sweep_stale(self, *, startup: bool = False) -> list[str]:
         """Mark turns whose serving process is gone as failed; return their node ids."""
