@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from tests.ahp.live import chat_of
+from tests.ahp.wire import AhpClient, RpcFailure
 from tests.server import Server
 from tests.sse_client import parse_sse
 from tests.tcp_proxy import TcpProxy
@@ -57,7 +59,15 @@ async def test_outage_answers_503_then_recovers(proxied: tuple[Server, TcpProxy]
         r = await c.post(f"/api/conversations/{tid}/turns", json={"content": "objective: one"})
         assert parse_sse(r.text)[-1][0] == "turn_completed"
 
+        ahp = await AhpClient.open(server.url)
+        await ahp.initialize(["1.0.0"])
+
         proxy.cut()
+        # AHP: the command fails with the database named, and the connection stays up.
+        with pytest.raises(RpcFailure) as failed:
+            await ahp.request("subscribe", {"channel": chat_of(tid)})
+        assert "database" in str(failed.value.message).lower(), failed.value.message
+        assert ahp.close_code is None
         # Reads, writes, a turn, a checkout and the health check: each a clear answer.
         calls = [
             ("GET", f"/api/conversations/{tid}", None),
@@ -92,6 +102,8 @@ async def test_outage_answers_503_then_recovers(proxied: tuple[Server, TcpProxy]
         assert events[-1][0] == "turn_completed", events[-3:]
         assert (await c.get(f"/api/conversations/{tid}/workspace")).json()["objective"] == "two"
         assert (await c.get("/api/health")).status_code == 200
+        await ahp.request("subscribe", {"channel": chat_of(tid)})
+        await ahp.ws.close()
 
 
 async def test_outage_during_a_turn_ends_its_stream_with_an_error(

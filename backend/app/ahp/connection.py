@@ -38,6 +38,7 @@ from app.ahp.protocol import (
     rpc_error,
 )
 from app.ahp.state import ConnectionState
+from app.db.outage import as_domain_error
 from app.errors import DomainError
 from app.services import turn_views
 
@@ -139,10 +140,15 @@ class Connection(ConnectionState):
             if is_request:
                 self.out.error(msg_id, rpc_error(exc))
             return
-        except Exception:
-            log.exception("AHP %s failed", method)
+        except Exception as exc:
+            known = as_domain_error(exc)
+            if known is None:
+                log.exception("AHP %s failed", method)
+            else:
+                log.warning("AHP %s: %s: %s", method, known.code, exc)
             if is_request:
-                self.out.error(msg_id, RpcError(INTERNAL, "Internal error"))
+                error = rpc_error(known) if known else RpcError(INTERNAL, "Internal error")
+                self.out.error(msg_id, error)
             return
         if is_request:
             self.out.reply(msg_id, result)

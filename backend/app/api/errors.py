@@ -10,7 +10,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from app.db.outage import DRIVER_ERRORS, is_store_outage
+from app.db.outage import DRIVER_ERRORS, as_domain_error
 from app.errors import DomainError, StoreUnavailable, http_status
 from app.schemas import ErrorOut, ValidationErrorOut
 
@@ -88,20 +88,16 @@ def store_unavailable() -> JSONResponse:
     return JSONResponse(body, status_code=503, headers=headers)
 
 
-async def _driver_error(request: Request, exc: Exception) -> JSONResponse:
-    """A driver error: 503 when it says the database is unreachable, else a 500.
-    Registered per type (not only as the catch-all) so that the 503 is an ordinary
-    answer and the client's keep-alive connection stays usable."""
-    if is_store_outage(exc):
-        log.warning("database unreachable: %s: %s", type(exc).__name__, exc)
-        return store_unavailable()
-    return await _unexpected(request, exc)
-
-
-async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-    if is_store_outage(exc):
-        log.warning("database unreachable: %s: %s", type(exc).__name__, exc)
-        return store_unavailable()
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    """An error no layer turned into a domain error: a driver error that says the
+    database is unreachable (503) or rolled back a lost race (409), else a 500.
+    Registered for each driver error type too (not only as the catch-all), so that
+    those answers are ordinary responses and the client's keep-alive connection stays
+    usable."""
+    known = as_domain_error(exc)
+    if known is not None:
+        log.warning("%s: %s: %s", known.code, type(exc).__name__, exc)
+        return await _domain(request, known)
     log.exception("unexpected error", exc_info=exc)
     return JSONResponse(error_body("internal_error", "internal server error"), status_code=500)
 
@@ -110,5 +106,5 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(DomainError, _domain)
     app.add_exception_handler(RequestValidationError, _validation)
     for error_type in DRIVER_ERRORS:
-        app.add_exception_handler(error_type, _driver_error)
+        app.add_exception_handler(error_type, _unexpected)
     app.add_exception_handler(Exception, _unexpected)

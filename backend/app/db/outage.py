@@ -14,6 +14,8 @@ import psycopg
 import psycopg_pool
 from sqlalchemy import exc as sa_exc
 
+from app.errors import Conflict, DomainError, StoreUnavailable
+
 _OUTAGE_TYPES: tuple[type[BaseException], ...] = (
     ConnectionError,  # refused, reset, aborted
     TimeoutError,
@@ -39,20 +41,54 @@ DRIVER_ERRORS: tuple[type[Exception], ...] = (
 )
 
 
+# SQLSTATEs of a transaction the database aborted to resolve a race (deadlock,
+# serialization failure): nothing was written, and the same request can be retried.
+_RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not e for e in seen):
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def is_lost_race(exc: BaseException) -> bool:
+    """Whether `exc`, or an error it wraps, is a transaction the database rolled back
+    to break a deadlock or a serialization conflict."""
+    for error in _chain(exc):
+        code = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
+        if code in _RETRYABLE_SQLSTATES:
+            return True
+    return False
+
+
 def is_store_outage(exc: BaseException) -> bool:
     """Whether `exc`, or an error it wraps, says the database could not be reached."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, _OUTAGE_TYPES):
+    for error in _chain(exc):
+        if isinstance(error, _OUTAGE_TYPES):
             return True
-        if isinstance(current, sa_exc.DBAPIError) and current.connection_invalidated:
+        if isinstance(error, sa_exc.DBAPIError) and error.connection_invalidated:
             return True
-        if isinstance(current, OSError) and not isinstance(current, FileNotFoundError):
+        if isinstance(error, OSError) and not isinstance(error, FileNotFoundError):
             return True
-        current = current.__cause__ or current.__context__
     return False
+
+
+LOST_RACE_MESSAGE = "a concurrent change won; nothing was written, retry"
+
+
+def as_domain_error(exc: BaseException) -> DomainError | None:
+    """The answer a face gives to a driver error it did not expect: 503 when the
+    database is unreachable, 409 when the database rolled the transaction back to
+    break a race; None for anything else (a bug: a 500)."""
+    if is_store_outage(exc):
+        return StoreUnavailable(StoreUnavailable.MESSAGE)
+    if is_lost_race(exc):
+        return Conflict(LOST_RACE_MESSAGE)
+    return None
 
 
 def log_failure(logger: logging.Logger, message: str, exc: BaseException) -> None:
