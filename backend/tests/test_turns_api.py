@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -224,3 +225,55 @@ async def test_a_send_during_the_sweep_waits_for_it(
     assert events[0][1]["parent_node_id"] == f"{tid}:1"
     graph = (await client.get(f"/api/conversations/{tid}/graph")).json()
     assert [n["state"] for n in graph["nodes"]] == ["error", "complete"]
+
+
+async def test_a_sweep_that_fails_midway_keeps_what_it_closed(
+    app: FastAPI, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two families with abandoned turns; the sweep's transaction for the second one
+        fails. The first stays closed, with the turn's user message in its transcript; the
+        second is still running and the next sweep closes it. Each gets its transcript record
+    (the user message of a turn whose process died is kept that way)."""
+    turns = app.state.turns
+    db = db_of(app)
+    tids = [(await client.post("/api/conversations", json={})).json()["thread_id"] for _ in "ab"]
+    with armed_faults(db, "fail") as armed:
+        armed["fail"] = "close"
+        for tid in tids:
+            await send_turn(client, tid, f"objective: lost in {tid}")
+    async with db.transaction() as s:
+        await s.execute(update(ActiveTurn).values(heartbeat_at=now() - timedelta(minutes=10)))
+
+    reached: list[str] = []
+
+    async def second_fails(step: str) -> None:
+        if step == "sweep":
+            reached.append(step)
+            if len(reached) == 2:
+                raise RuntimeError("injected: the second family's sweep failed")
+
+    recorded: list[str] = []
+    record = turns.runtime.record_lost_turn
+
+    async def recording(**kw: Any) -> None:
+        recorded.append(f"{kw['thread_id']}:{kw['turn_index']}")
+        await record(**kw)
+
+    original, db.faults = db.faults, second_fails
+    monkeypatch.setattr(turns.runtime, "record_lost_turn", recording)
+    try:
+        with pytest.raises(RuntimeError, match="second family"):
+            await turns.sweep_stale()
+    finally:
+        db.faults = original
+    first, second = sorted(tids)  # the sweep goes in family order
+    states = {}
+    for tid in tids:
+        graph = (await client.get(f"/api/conversations/{tid}/graph")).json()
+        states[tid] = [n["state"] for n in graph["nodes"]]
+    assert states == {first: ["error"], second: ["running"]}
+    assert recorded == [f"{first}:1"]  # its transcript record, despite the failure
+    assert await turns.sweep_stale() == [f"{second}:1"]
+    assert recorded == [f"{first}:1", f"{second}:1"]
+    graph = (await client.get(f"/api/conversations/{second}/graph")).json()
+    assert [n["state"] for n in graph["nodes"]] == ["error"]

@@ -13,6 +13,8 @@ import asyncio
 import logging
 import os
 import socket
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
 from app.agent.runtime import AgentRuntime
@@ -75,55 +77,81 @@ async def sweep_stale(
     async with db.transaction() as s:
         candidates = sorted(r.root_thread_id for r in await repo.all_active_turns(s) if is_stale(r))
     swept: list[str] = []
-    lost: list[tuple[str, int, str, str]] = []
-    for root_thread_id in candidates:
-        # One family per transaction, its head locked before its lease is touched: the
-        # order a send takes them in (head, then the lease's primary key), so a send
-        # racing the sweep waits or gets its 409, never a deadlock.
-        async with db.transaction() as s:
-            await heads.lock_head(s, root_thread_id, nowait=False)
-            row = await repo.get_active_turn(s, root_thread_id)
-            if row is None or not is_stale(row):
-                continue  # closed, or taken over, while we waited for the lock
-            await snap_repo.set_node_state(
-                s,
-                row.thread_id,
-                row.turn_index,
-                state=NodeState.ERROR,
-                completed_at=now(),
-                only_if=NodeState.RUNNING,
-            )
-            await s.delete(row)
-            await s.flush()
-            await fault(s, "sweep")
-            stale_id = NodeId.format(row.thread_id, row.turn_index)
-            await heads.advance_head(
-                s, root_thread_id=row.root_thread_id, thread_id=row.thread_id, turn_id=stale_id
-            )
-            ended = actions.turn_ended(
-                stale_id,
-                state=NodeState.ERROR,
-                duration_ms=0,
-                code="server_lost",
-                message="the serving process stopped",
-            )
-            await action_log.append_chat(s, row.root_thread_id, ended)
-            partial = await action_log.turn_text(s, row.root_thread_id, stale_id)
-            lost.append((row.thread_id, row.turn_index, row.user_message, partial))
-        swept.append(stale_id)
-    for thread_id, turn_index, message, partial in lost:
-        try:
-            await runtime.record_lost_turn(
-                thread_id=thread_id,
-                turn_index=turn_index,
-                user_message=message,
-                partial_reply=partial,
-            )
-        except Exception:
-            log.exception("could not record the lost turn %s:%s", thread_id, turn_index)
-    if swept:
-        log.warning("marked %d abandoned turn(s) as failed: %s", len(swept), swept)
+    lost: list[_Lost] = []
+    try:
+        for root_thread_id in candidates:
+            closed = await _close_stale(db, root_thread_id, is_stale)
+            if closed is not None:
+                lost.append(closed)
+                swept.append(NodeId.format(closed.thread_id, closed.turn_index))
+    finally:
+        # What was swept before a failure (the database going away midway) still gets
+        # its transcript record.
+        for turn in lost:
+            try:
+                await runtime.record_lost_turn(
+                    thread_id=turn.thread_id,
+                    turn_index=turn.turn_index,
+                    user_message=turn.user_message,
+                    partial_reply=turn.partial_reply,
+                )
+            except Exception:
+                log.exception(
+                    "could not record the lost turn %s:%s", turn.thread_id, turn.turn_index
+                )
+        if swept:
+            log.warning("marked %d abandoned turn(s) as failed: %s", len(swept), swept)
     return swept
+
+
+@dataclass(frozen=True)
+class _Lost:
+    """A swept turn, for its transcript record."""
+
+    thread_id: str
+    turn_index: int
+    user_message: str
+    partial_reply: str
+
+
+async def _close_stale(
+    db: Database, root_thread_id: str, is_stale: Callable[[ActiveTurn], bool]
+) -> _Lost | None:
+    """Close the family's turn as failed if its lease is still stale; None if not.
+
+    One family per transaction, its head locked before its lease is touched: the order
+    a send takes them in (head, then the lease's primary key), so a send racing the
+    sweep waits for it or gets its 409, never a deadlock."""
+    async with db.transaction() as s:
+        await heads.lock_head(s, root_thread_id, nowait=False)
+        row = await repo.get_active_turn(s, root_thread_id)
+        if row is None or not is_stale(row):
+            return None  # closed, or taken over, while we waited for the lock
+        await snap_repo.set_node_state(
+            s,
+            row.thread_id,
+            row.turn_index,
+            state=NodeState.ERROR,
+            completed_at=now(),
+            only_if=NodeState.RUNNING,
+        )
+        await s.delete(row)
+        await s.flush()
+        await fault(s, "sweep")
+        stale_id = NodeId.format(row.thread_id, row.turn_index)
+        await heads.advance_head(
+            s, root_thread_id=root_thread_id, thread_id=row.thread_id, turn_id=stale_id
+        )
+        ended = actions.turn_ended(
+            stale_id,
+            state=NodeState.ERROR,
+            duration_ms=0,
+            code="server_lost",
+            message="the serving process stopped",
+        )
+        await action_log.append_chat(s, root_thread_id, ended)
+        partial = await action_log.turn_text(s, root_thread_id, stale_id)
+        return _Lost(row.thread_id, row.turn_index, row.user_message, partial)
 
 
 async def keep_lease(db: Database, turn: RunningTurn, *, every: float, owner: str) -> None:
