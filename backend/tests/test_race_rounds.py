@@ -2,8 +2,9 @@
 
 Two checkouts asserting the same expected head, two sends on one family, branch
 creations on one thread, REST edits while a turn edits the same workspace,
-retention racing a checkout, and two first writes of one document. The invariant
-is checked after every round.
+retention racing a checkout, two first writes of one document, a send racing a
+checkout, and a send racing the delete of its thread. The invariant is checked after
+every round.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.repositories import threads as threads_repo
 from app.domain import now
+from app.services import consistency
 from app.services import workspace as ws_service
 from app.services.pruning import prune_family_in
 from tests.helpers import db_of
@@ -182,3 +184,64 @@ async def test_retention_never_leaves_the_head_on_a_pruned_node(
         h = await history(client, tid)
         nodes = {n["id"] for n in (await graph(client, h["working_thread_id"]))["nodes"]}
         assert h["head_turn_id"] in nodes, (i, co.status_code, h)
+
+
+async def _consistent(app: FastAPI, root: str) -> None:
+    report = await consistency.check(db_of(app), None, max_age_seconds=600, roots={root})
+    assert report.families == 1 and report.problems == [], report.problems
+
+
+def _answered(r: httpx.Response | tuple[int, Any, Any], allowed: set[int]) -> int:
+    status = r.status_code if isinstance(r, httpx.Response) else r[0]
+    assert status in allowed, r.text if isinstance(r, httpx.Response) else r
+    return status
+
+
+async def test_a_send_and_a_checkout_at_once(app: FastAPI, client: httpx.AsyncClient) -> None:
+    """A send on the working thread and a checkout to an earlier node of the same family
+    at once. Whatever the order, each answers 200 or 409 (never a 500), no turn is left
+    running, and the family passes `haico check` (heads on retained nodes, clocks
+    without gaps, the working thread's tip is the head)."""
+    root = await thread_with_turns(client, 2)
+    for i in range(GROWING_ROUNDS):
+        h = await history(client, root)
+        working = h["working_thread_id"]
+        target = f"{root}:{1 + i % 2}"
+        (sent, checked) = await asyncio.gather(
+            send_turn(client, working, f"todo: r{i}"),
+            checkout(client, root, target, force=True),
+        )
+        _answered(sent, {200, 409})
+        _answered(checked, {200, 409})
+        after = await history(client, root)
+        assert after["active_turn"] is None, (i, after)
+        await _consistent(app, root)
+
+
+async def test_a_send_and_a_delete_of_its_thread_at_once(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """A branch is sent to and deleted at once: the send answers 200, 404 or 409, the
+    delete 204 or 409 (never a 500); a deleted branch is gone from the list; no turn is
+    left running and the family passes `haico check`."""
+    root = await thread_with_turns(client, 1)
+    for i in range(GROWING_ROUNDS):
+        branch = await client.post(f"/api/conversations/{root}/branch", json={"from_turn": 1})
+        assert branch.status_code == 201, branch.text
+        bid = branch.json()["thread_id"]
+
+        async def delete_after(delay: float, thread_id: str = bid) -> httpx.Response:
+            await asyncio.sleep(delay)
+            return await client.delete(f"/api/conversations/{thread_id}")
+
+        # The delete leaves 0-28 ms after the send, so rounds fall on both sides of
+        # the moment the send opens its turn.
+        sent, deleted = await asyncio.gather(
+            send_turn(client, bid, f"todo: d{i}"), delete_after((i % 8) * 0.004)
+        )
+        _answered(sent, {200, 404, 409})
+        gone = _answered(deleted, {204, 409}) == 204
+        listed = {c["thread_id"] for c in (await client.get("/api/conversations")).json()}
+        assert (bid not in listed) == gone, i
+        assert (await history(client, root))["active_turn"] is None, i
+        await _consistent(app, root)
