@@ -45,3 +45,27 @@ async def test_reads_answer_while_a_writer_holds_the_lock(
         release.set()
         await task
     assert (await client.get(f"/api/conversations/{tid}")).json()["title"] == "during"
+
+
+async def test_a_sweep_with_nothing_stale_does_not_wait_for_the_lock(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """The stale-turn sweep runs every heartbeat; when no turn is stale it only reads,
+    so a writer holding the lock does not hold it up (nor does it queue behind one)."""
+    db = db_of(app)
+    holding, release = asyncio.Event(), asyncio.Event()
+
+    async def writer() -> None:
+        async with db.transaction() as s:
+            await s.execute(text("UPDATE conversations SET title = title"))
+            holding.set()
+            await release.wait()
+
+    task = asyncio.create_task(writer())
+    await holding.wait()
+    try:
+        async with asyncio.timeout(3):
+            assert await app.state.turns.sweep_stale() == []
+    finally:
+        release.set()
+        await task

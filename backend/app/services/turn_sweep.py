@@ -74,7 +74,9 @@ async def sweep_stale(
             return row.root_thread_id not in running and (heartbeat < cutoff or node in abandoned)
         return heartbeat < cutoff or is_dead_local(row.process_id, own=process_id)
 
-    async with db.transaction() as s:
+    # A read: on SQLite it does not take the write lock every heartbeat when nothing
+    # is stale (the common case); each stale family is closed in its own write below.
+    async with db.read() as s:
         candidates = sorted(r.root_thread_id for r in await repo.all_active_turns(s) if is_stale(r))
     swept: list[str] = []
     lost: list[_Lost] = []
