@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, BigInteger, Integer, MetaData, Text
+from typing import cast
+
+from sqlalchemy import JSON, BigInteger, Integer, MetaData, Table, Text
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
 from sqlalchemy.orm import DeclarativeBase
 
@@ -23,3 +25,10 @@ SearchVector = Text().with_variant(TSVECTOR(), "postgresql")
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def table_of(model: type[Base]) -> Table:
+    """A mapped class's table. Statements run with parameters are built on it, not on
+    the class: an ORM-enabled INSERT or UPDATE given parameters runs as an ORM bulk
+    operation."""
+    return cast(Table, model.__table__)

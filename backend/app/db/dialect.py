@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, String, any_, bindparam, func, select
+from sqlalchemy import ColumnElement, Select, String, any_, bindparam, func, literal_column, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.dml import UpdateBase
 
 
 @dataclass(frozen=True)
@@ -56,3 +58,41 @@ def dialect_of(session: AsyncSession) -> Dialect:
     if not isinstance(dialect, Dialect):
         raise RuntimeError("sessions must come from app.db.engine.Database")
     return dialect
+
+
+# A write for `execute_all`: a statement and its parameters. Statements meant to run
+# often are built once, with named parameters: building a SQLAlchemy statement costs
+# more than sending it.
+Write = tuple[UpdateBase, dict[str, Any]]
+
+
+@lru_cache(maxsize=64)
+def _together(statements: tuple[UpdateBase, ...]) -> Select[Any]:
+    ctes = [st.cte(f"w{i}") for i, st in enumerate(statements)]
+    return select(literal_column("1")).add_cte(*ctes)
+
+
+async def execute_all(session: AsyncSession, *writes: Write | None) -> None:
+    """Run independent writes (`None`s skipped) in the session's transaction.
+
+    On PostgreSQL they go in ONE round trip, as data-modifying CTEs of one statement
+    (built once per combination of statements); SQLite runs them one after another.
+    So the writes must not depend on each other: they all see the same snapshot, and
+    none sees another's rows. Give each a different table (or different rows):
+    PostgreSQL does not say in which order the CTEs of one statement touch their rows.
+    A constraint violation in any of them fails the whole statement, as it would fail
+    the transaction. Parameters share one namespace: a name used by two statements
+    must mean the same value.
+    """
+    given = [w for w in writes if w is not None]
+    params: dict[str, Any] = {}
+    for _, more in given:
+        for name, value in more.items():
+            if name in params and params[name] != value:
+                raise ValueError(f"execute_all: parameter {name!r} has two values")
+            params[name] = value
+    if dialect_of(session).is_postgres and len(given) > 1:
+        await session.execute(_together(tuple(st for st, _ in given)), params)
+        return
+    for st, more in given:
+        await session.execute(st, more)

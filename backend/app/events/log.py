@@ -19,12 +19,30 @@ import json
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, text
+from sqlalchemy import (
+    BigInteger,
+    Insert,
+    String,
+    Text,
+    bindparam,
+    cast,
+    delete,
+    func,
+    insert,
+    literal_column,
+    select,
+    text,
+    true,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.dml import UpdateBase
 
-from app.db.dialect import dialect_of
+from app.db.base import table_of
+from app.db.dialect import Write, dialect_of, execute_all
 from app.db.engine import APPENDED
 from app.db.models import ActionLogEntry
 from app.events import actions
@@ -34,17 +52,53 @@ APPEND_LOCK_KEY = 0x6861_6963_6F00  # "haico"
 # This process, as named in the payload of its NOTIFYs (see the module doc).
 ORIGIN = uuid.uuid4().hex
 
+
 # PostgreSQL, the first append of a transaction: the lock, the wake-up and the rows in
 # one round trip. The lock's one-row CTE is joined to the rows, so it is taken before
 # the first row exists to be numbered; rows are inserted in the order given (sorted by
-# their position), so their `seq`s ascend in that order.
-_LOCKED_APPEND_SQL = text(
-    "WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(:k), pg_notify(:c, :p)) "
-    "INSERT INTO action_log (root_thread_id, channel, action) "
-    "SELECT v.r, v.ch, CAST(v.a AS jsonb) FROM l, unnest(CAST(:roots AS varchar[]), "
-    "CAST(:channels AS varchar[]), CAST(:actions AS text[])) WITH ORDINALITY AS v(r, ch, a, n) "
-    "ORDER BY v.n RETURNING seq"
-)
+# their position), so their `seq`s ascend in that order. Writes the caller hands over
+# (`after`) go in the same statement as CTEs that the lock's row is computed from: they
+# run to the end first, so a row lock they wait for is never waited for while holding
+# the global append lock (which the holder of that row lock may want next).
+_log = table_of(ActionLogEntry)
+
+
+@lru_cache(maxsize=64)
+def _locked_append(writes: tuple[UpdateBase, ...]) -> Insert:
+    ctes = [w.returning(literal_column("1")).cte(f"w{i}") for i, w in enumerate(writes)]
+    lock = select(
+        func.pg_advisory_xact_lock(bindparam("al_key", type_=BigInteger())),
+        func.pg_notify(
+            bindparam("al_channel", type_=String()), bindparam("al_origin", type_=String())
+        ),
+    )
+    counts = [select(func.count()).select_from(c).subquery(f"c{i}") for i, c in enumerate(ctes)]
+    if counts:
+        # One row of counts, joined on TRUE (a cross join of one-row results).
+        joined = counts[0]
+        for more in counts[1:]:
+            joined = joined.join(more, true())  # type: ignore[assignment]
+        lock = lock.select_from(joined)
+    locked = lock.cte("l").prefix_with("MATERIALIZED")
+    rows = (
+        func.unnest(
+            bindparam("al_roots", type_=ARRAY(String())),
+            bindparam("al_channels", type_=ARRAY(String())),
+            bindparam("al_actions", type_=ARRAY(Text())),
+        )
+        .table_valued("r", "ch", "a", with_ordinality="n")
+        .render_derived(name="v")
+    )
+    return (
+        insert(_log)
+        .from_select(
+            ["root_thread_id", "channel", "action"],
+            select(rows.c.r, rows.c.ch, cast(rows.c.a, JSONB))
+            .select_from(locked.join(rows, true()))
+            .order_by(rows.c.n),
+        )
+        .returning(_log.c.seq)
+    )
 
 
 def family_uuid(root_thread_id: str) -> str:
@@ -71,27 +125,38 @@ async def append_many(
 
 
 async def append_rows(
-    session: AsyncSession, rows: list[tuple[str | None, str, dict[str, Any]]]
+    session: AsyncSession,
+    rows: list[tuple[str | None, str, dict[str, Any]]],
+    *,
+    after: Sequence[Write] = (),
 ) -> list[ActionLogEntry]:
-    """Log (family root, channel, action) rows, in order, with one INSERT.
+    """Log (family root, channel, action) rows, in order, with one INSERT; first run
+    the independent writes `after` (as `execute_all` would), in the same statement on
+    PostgreSQL when this is the transaction's first append.
 
     The entries returned carry their `seq` (they are not attached to the session)."""
     if not rows:
+        await execute_all(session, *after)
         return []
     if dialect_of(session).is_postgres and not session.info.get("haico_append_lock"):
         # The notification is delivered only at commit, and one per transaction is
         # enough (listeners read the log from where they are).
-        params = {
-            "k": APPEND_LOCK_KEY,
-            "c": NOTIFY_CHANNEL,
-            "p": ORIGIN,
-            "roots": [r for r, _, _ in rows],
-            "channels": [c for _, c, _ in rows],
-            "actions": [json.dumps(a) for _, _, a in rows],
-        }
-        seqs = sorted((await session.execute(_LOCKED_APPEND_SQL, params)).scalars().all())
+        params: dict[str, Any] = {}
+        for _, more in after:
+            params.update(more)
+        params.update(
+            al_key=APPEND_LOCK_KEY,
+            al_channel=NOTIFY_CHANNEL,
+            al_origin=ORIGIN,
+            al_roots=[r for r, _, _ in rows],
+            al_channels=[c for _, c, _ in rows],
+            al_actions=[json.dumps(a) for _, _, a in rows],
+        )
+        stmt = _locked_append(tuple(w for w, _ in after))
+        seqs = sorted((await session.execute(stmt, params)).scalars().all())
         session.info["haico_append_lock"] = True
     else:
+        await execute_all(session, *after)
         values = [{"root_thread_id": r, "channel": c, "action": a} for r, c, a in rows]
         stmt = insert(ActionLogEntry).returning(ActionLogEntry.seq, sort_by_parameter_order=True)
         seqs = list((await session.execute(stmt, values)).scalars().all())
@@ -104,15 +169,15 @@ async def append_rows(
 
 
 async def append_chat(
-    session: AsyncSession, root_thread_id: str, *actions: dict[str, Any]
+    session: AsyncSession,
+    root_thread_id: str,
+    *actions: dict[str, Any],
+    after: Sequence[Write] = (),
 ) -> list[ActionLogEntry]:
-    """Log actions on the family's chat channel."""
-    return await append_many(
-        session,
-        root_thread_id=root_thread_id,
-        channel=chat_channel(root_thread_id),
-        actions=list(actions),
-    )
+    """Log actions on the family's chat channel (after the writes `after`, as
+    `append_rows`)."""
+    channel = chat_channel(root_thread_id)
+    return await append_rows(session, [(root_thread_id, channel, a) for a in actions], after=after)
 
 
 async def read_after(

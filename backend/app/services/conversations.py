@@ -44,12 +44,19 @@ async def get_owned(
     if found is None:
         raise NotFound(f"conversation {thread_id} not found")
     conv, branch = found
+    check_owned(conv, branch, user_id=user_id)
+    return conv, branch
+
+
+def check_owned(conv: Conversation, branch: ConversationBranch | None, *, user_id: int) -> None:
+    """`get_owned`'s rule on a thread already read: 404 if deleted or half-built, 403
+    if foreign."""
+    thread_id = conv.thread_id
     hidden = conv.building or (branch is not None and branch.status == BranchStatus.PENDING)
     if conv.deleted_at is not None or hidden:
         raise NotFound(f"conversation {thread_id} not found")
     if conv.user_id != user_id:
         raise Forbidden(f"conversation {thread_id} belongs to another user")
-    return conv, branch
 
 
 async def create(

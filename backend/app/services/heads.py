@@ -31,6 +31,7 @@ from app.domain import BranchStatus, NodeId, new_thread_id, now
 from app.errors import CheckoutWouldDiscardChanges, Conflict, NotFound
 from app.events import actions
 from app.events import log as action_log
+from app.services.conversations import check_owned, get_owned
 from app.services.family import Family, Lineage, first_owned_turn
 from app.services.snapshots import (
     RestoreSource,
@@ -74,6 +75,21 @@ async def lock_head(s: AsyncSession, root_thread_id: str, *, nowait: bool) -> Ch
     return await _locked(
         s, root_thread_id, lambda: repo.lock_head_row(s, root_thread_id, nowait=nowait)
     )
+
+
+async def lock_owned_with_head(
+    s: AsyncSession, *, thread_id: str, user_id: int
+) -> tuple[Conversation, ConversationBranch | None, ChatHead]:
+    """The thread if `user_id` owns it (as `conversations.get_owned`), with its branch
+    row and its family's head row; thread and head locked, in one read when the head
+    row exists."""
+    found = await repo.lock_with_head(s, thread_id)
+    if found is None:
+        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id, for_update=True)
+        return conv, branch, await lock_head(s, conv.root_thread_id, nowait=False)
+    conv, branch, head = found
+    check_owned(conv, branch, user_id=user_id)
+    return conv, branch, head
 
 
 async def lock_head_and_turn(

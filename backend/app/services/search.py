@@ -13,6 +13,7 @@ import re
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.dialect import Write
 from app.db.engine import Database
 from app.db.repositories import search as repo
 from app.db.repositories import threads as threads_repo
@@ -43,10 +44,34 @@ async def index_node_in(
     """Index one node: its user message, its reply, and the document after it when it
     differs from the last one indexed for the thread. `owner` is the thread's (user id,
     family root) when the caller knows it (read otherwise)."""
+    write = await node_entries(
+        s,
+        thread_id=thread_id,
+        turn_index=turn_index,
+        user_message=user_message,
+        reply=reply,
+        document=document,
+        owner=owner,
+    )
+    if write is not None:
+        await s.execute(*write)
+
+
+async def node_entries(
+    s: AsyncSession,
+    *,
+    thread_id: str,
+    turn_index: int,
+    user_message: str,
+    reply: str,
+    document: str | None,
+    owner: tuple[int, str] | None = None,
+) -> Write | None:
+    """The write that `index_node_in` runs (None: the thread is gone); it only reads."""
     if owner is None:
         conv = await threads_repo.get_thread(s, thread_id)
         if conv is None:
-            return
+            return None
         owner = conv.user_id, conv.root_thread_id
     user_id, root_thread_id = owner
     texts: list[tuple[str, str, str | None]] = [
@@ -57,7 +82,7 @@ async def index_node_in(
         digest = digest_of(document)
         if digest != await repo.last_document_digest(s, thread_id):
             texts.append(("document", document, digest))
-    await repo.add_entries(
+    return repo.entries_write(
         s,
         user_id=user_id,
         root_thread_id=root_thread_id,
@@ -67,29 +92,24 @@ async def index_node_in(
     )
 
 
-async def index_turn_in(
+async def turn_entries(
     s: AsyncSession,
     thread_id: str,
     turn_index: int,
     user_message: str,
     reply: str,
     owner: tuple[int, str] | None = None,
-) -> None:
-    """A turn completed: index it with the thread's live document (the workspace after
-    it). `owner` as for `index_node_in`."""
-    doc = await workspace_repo.get_document(s, thread_id)
-    body = None
-    if doc is not None:
-        body = doc.content
-        if doc.body_hash is not None:
-            body = await workspace_repo.get_body(s, doc.body_hash) or ""
-    await index_node_in(
+) -> Write | None:
+    """A turn completed: the write that indexes it with the thread's live document
+    (the workspace after it); it only reads.
+    `owner` as for `index_node_in`."""
+    return await node_entries(
         s,
         thread_id=thread_id,
         turn_index=turn_index,
         user_message=user_message,
         reply=reply,
-        document=body,
+        document=await workspace_repo.live_document_text(s, thread_id),
         owner=owner,
     )
 

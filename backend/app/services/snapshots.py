@@ -16,8 +16,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.dialect import Write
 from app.db.models import Artifact, Conversation, Document, RejectedItem, WorkspaceSnapshot
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as threads_repo
@@ -158,23 +160,24 @@ async def live_state(s: AsyncSession, conv: Conversation) -> WorkspaceState:
     return (await _live(s, conv))[1]
 
 
-async def _live(s: AsyncSession, conv: Conversation) -> tuple[Document | None, WorkspaceState]:
-    """The live rows of `conv` as a state, and its document row."""
-    doc = await repo.get_document(s, conv.thread_id)
-    prefs = await repo.list_preferences(s, conv.thread_id)
-    todos = await repo.list_todos(s, conv.thread_id)
-    arts = await repo.list_artifacts(s, conv.thread_id)
-    rejected = await repo.list_rejected(s, conv.thread_id)
+async def _live(
+    s: AsyncSession, conv: Conversation
+) -> tuple[Row[str, str | None, str] | None, WorkspaceState]:
+    """The live rows of `conv` as a state, and its document row (title, body_hash,
+    content)."""
+    rows = await repo.live_rows(s, conv.thread_id)
+    doc = rows.document
     return doc, WorkspaceState(
         objective=conv.objective,
-        document=(
-            DocumentOut(title=doc.title, content=await document_body(s, doc)) if doc else None
-        ),
-        preferences=[PreferenceState(p.uid, p.text, p.locked, p.id) for p in prefs],
-        todos=[TodoState(t.uid, t.text, t.done, t.depth, t.id) for t in todos],
-        artifacts=[artifact_summary(a) for a in arts],
+        document=DocumentOut(title=doc.title, content=doc.content) if doc else None,
+        preferences=[PreferenceState(p.uid, p.text, p.locked, p.id) for p in rows.preferences],
+        todos=[TodoState(t.uid, t.text, t.done, t.depth, t.id) for t in rows.todos],
+        artifacts=[
+            ArtifactSummary(id=a.id, turn_index=a.turn_index, kind=a.kind, title=a.title)
+            for a in rows.artifacts
+        ],
         source_thread_id=conv.thread_id,
-        rejected=[_rejected_state(r) for r in rejected],
+        rejected=[rejected_from(r._asdict()) for r in rows.rejected],
     )
 
 
@@ -340,35 +343,44 @@ async def copy_as_of_in(s: AsyncSession, source: RestoreSource, target: Conversa
 
 async def capture_snapshot(
     s: AsyncSession, conv: Conversation, *, turn_index: int, user_message: str
-) -> tuple[WorkspaceSnapshot, WorkspaceState]:
-    """Write snapshot `turn_index` from the live rows (the start of that turn); return
-    it with the live workspace it was taken from, artifacts included (the turn's agent
-    starts from that workspace, without reading it again).
+) -> tuple[list[Write], WorkspaceState]:
+    """Snapshot `turn_index` from the live rows (the start of that turn): the writes
+    that store it (the document's body first when it is not stored yet; for
+    `execute_all`), and the live workspace it was taken from, artifacts included (the
+    turn's agent starts from that workspace, without reading it again).
 
     The document is read once: an unedited restored document already is a stored
     version and keeps its hash without its text being stored again."""
     doc, state = await _live(s, conv)
+    writes: list[Write] = []
     digest = None
     if doc is not None:
-        digest = doc.body_hash or await repo.store_body(s, doc.content)
-    snap = WorkspaceSnapshot(
-        thread_id=conv.thread_id,
-        turn_index=turn_index,
-        format=SNAPSHOT_FORMAT,
-        objective=conv.objective,
-        document_title=doc.title if doc is not None else None,
-        document_hash=digest,
-        preferences=[{"uid": p.uid, "text": p.text, "locked": p.locked} for p in state.preferences],
-        todos=[
-            {"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth} for t in state.todos
-        ],
-        rejected=[r.to_json() for r in state.rejected],
-        user_message=user_message[:MAX_USER_MESSAGE_PREVIEW],
-        state=NodeState.RUNNING,
+        digest = doc.body_hash
+        if digest is None:
+            write = repo.body_write(s, doc.content)
+            writes.append(write)
+            digest = write[1]["b_hash"]
+    writes.append(
+        snap_repo.snapshot_write(
+            thread_id=conv.thread_id,
+            turn_index=turn_index,
+            format=SNAPSHOT_FORMAT,
+            objective=conv.objective,
+            document_title=doc.title if doc is not None else None,
+            document_hash=digest,
+            preferences=[
+                {"uid": p.uid, "text": p.text, "locked": p.locked} for p in state.preferences
+            ],
+            todos=[
+                {"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth}
+                for t in state.todos
+            ],
+            rejected=[r.to_json() for r in state.rejected],
+            user_message=user_message[:MAX_USER_MESSAGE_PREVIEW],
+            state=NodeState.RUNNING,
+        )
     )
-    s.add(snap)
-    await s.flush()
-    return snap, state
+    return writes, state
 
 
 async def replace_workspace_in(

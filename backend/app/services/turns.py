@@ -31,7 +31,6 @@ from app import background
 from app.agent.runtime import AgentEvent, AgentRuntime, TranscriptMessage
 from app.config import Settings
 from app.db.engine import Database, fault
-from app.db.models import ActiveTurn
 from app.db.outage import is_store_outage, log_failure
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
@@ -169,13 +168,10 @@ class TurnManager:
         pruned = pruning.PruneResult()
         try:
             async with self.db.transaction() as s:
-                conv, branch = await get_owned(
-                    s, thread_id=thread_id, user_id=user_id, for_update=True
+                conv, branch, head = await heads.lock_owned_with_head(
+                    s, thread_id=thread_id, user_id=user_id
                 )
                 root_id = conv.root_thread_id
-                head = await heads.lock_head(s, root_id, nowait=False)
-                # No read of the family's active turn: its row is the lease, and inserting
-                # a second one fails on the primary key (`IntegrityError` below).
                 draft = branch is not None and branch.status == BranchStatus.DRAFT
                 if head.working_thread_id != conv.thread_id or draft:
                     if prepared:
@@ -184,32 +180,34 @@ class TurnManager:
                     raise _NotWorking
                 # The host, not the client, chooses the parent: the current head.
                 parent = head.head_turn_id
-                s.add(
-                    ActiveTurn(
+                k = conv.turn_index + 1
+                snapshot, opened_on = await capture_snapshot(
+                    s, conv, turn_index=k, user_message=content
+                )
+                # No read of the family's active turn first: its row is the lease, and
+                # inserting a second one fails on the primary key (`IntegrityError`
+                # below). These writes go with `turnStarted` below (one round trip on
+                # PostgreSQL).
+                opening = [
+                    repo.lease_take(
                         root_thread_id=root_id,
                         thread_id=conv.thread_id,
-                        turn_index=conv.turn_index + 1,
+                        turn_index=k,
                         parent_turn_id=parent,
                         user_message=content,
                         process_id=self.process_id,
-                        started_at=now(),
-                        heartbeat_at=now(),
-                    )
-                )
-                await s.flush()
-                conv.turn_index += 1
-                conv.updated_at = now()
-                _, opened_on = await capture_snapshot(
-                    s, conv, turn_index=conv.turn_index, user_message=content
-                )
+                    ),
+                    repo.clock_advance(conv, k),
+                    *snapshot,
+                ]
                 turn = RunningTurn(
                     root_thread_id=root_id,
                     thread_id=conv.thread_id,
-                    turn_index=conv.turn_index,
+                    turn_index=k,
                     parent_turn_id=parent,
                     content=content,
                     user_id=conv.user_id,
-                    start=view_of(opened_on, conv.turn_index),
+                    start=view_of(opened_on, k),
                 )
                 started = actions.turn_started(
                     turn.node_id,
@@ -217,11 +215,11 @@ class TurnManager:
                     text=content,
                     started_at=now().isoformat(),
                 )
-                (entry,) = await action_log.append_chat(s, root_id, started)
+                (entry,) = await action_log.append_chat(s, root_id, started, after=opening)
                 turn.started_seq = entry.seq
                 if not self.settings.history_retains_branches:
                     pruned = await pruning.linear_prune_in(
-                        s, head, active=NodeId(conv.thread_id, conv.turn_index)
+                        s, head, active=NodeId(conv.thread_id, k)
                     )
         except IntegrityError as exc:
             raise TurnInProgress("a turn is already running in this conversation") from exc
@@ -386,27 +384,28 @@ class TurnManager:
         pending: list[actions.Action],
     ) -> None:
         async with self.db.transaction() as s:
-            await snap_repo.set_node_state(
-                s,
-                turn.thread_id,
-                turn.turn_index,
-                state=turn.state,
-                completed_at=now(),
-                reply=reply[:MAX_REPLY_CHARS],
-            )
-            await search.index_turn_in(
+            # The read first (the document, for the index), then the writes.
+            index = await search.turn_entries(
                 s, turn.thread_id, turn.turn_index, turn.content, reply, owner=turn.owner
             )
-            await repo.count_turn_finished(s, turn.thread_id)
-            await heads.advance_head(
-                s,
-                root_thread_id=turn.root_thread_id,
-                thread_id=turn.thread_id,
-                turn_id=turn.node_id,
-            )
-            await repo.release_active_turn(
-                s, root_thread_id=turn.root_thread_id, process_id=self.process_id
-            )
+            closing = [
+                snap_repo.node_end(
+                    turn.thread_id,
+                    turn.turn_index,
+                    state=turn.state,
+                    completed_at=now(),
+                    reply=reply[:MAX_REPLY_CHARS],
+                ),
+                index,
+                repo.turn_finished(turn.thread_id),
+                # The head moves onto the turn only if its thread still is the working one.
+                repo.head_advance(
+                    root_thread_id=turn.root_thread_id,
+                    working_thread_id=turn.thread_id,
+                    head_turn_id=turn.node_id,
+                ),
+                repo.lease_release(root_thread_id=turn.root_thread_id, process_id=self.process_id),
+            ]
             ended = actions.turn_ended(
                 turn.node_id,
                 state=turn.state,
@@ -414,7 +413,14 @@ class TurnManager:
                 code=str(final.data.get("code", "error")),
                 message=str(final.data.get("message", "")),
             )
-            await action_log.append_chat(s, turn.root_thread_id, *pending, ended)
+            # The writes and the log in one round trip on PostgreSQL.
+            await action_log.append_chat(
+                s,
+                turn.root_thread_id,
+                *pending,
+                ended,
+                after=[w for w in closing if w is not None],
+            )
             await fault(s, "close")
 
     async def cancel(self, *, user_id: int, thread_id: str) -> dict[str, Any]:

@@ -10,13 +10,28 @@ and only turns the thread still owns.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import ColumnElement, and_, bindparam, func, insert, literal_column, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    String,
+    Text,
+    and_,
+    bindparam,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.dialect import dialect_of
+from app.db.base import table_of
+from app.db.dialect import Write, dialect_of
 from app.db.models import Conversation, ConversationBranch, SearchEntry
 
 # The text-search configuration (the migration uses the same); a constant, never input.
@@ -25,7 +40,7 @@ _CONFIG: ColumnElement[str] = literal_column(f"'{TS_CONFIG}'::regconfig")
 # At most this many characters of a text are indexed (a tsvector holds at most 1 MB).
 MAX_INDEXED = 100_000
 
-_entry = SearchEntry.__table__
+_entry = table_of(SearchEntry)
 _conv = Conversation.__table__
 _branch = ConversationBranch.__table__
 
@@ -39,6 +54,65 @@ class Hit:
     content: str
 
 
+# PostgreSQL: the rows come from three arrays, each row's vector computed from its
+# content. SQLite: from a JSON list of [kind, content, digest] (no vectors there).
+_PG_ROWS = (
+    func.unnest(
+        bindparam("e_kinds", type_=ARRAY(String())),
+        bindparam("e_contents", type_=ARRAY(Text())),
+        bindparam("e_digests", type_=ARRAY(String())),
+    )
+    .table_valued("kind", "content", "digest")
+    .render_derived(name="v")
+)
+_PG_ENTRIES = insert(_entry).from_select(
+    ["user_id", "root_thread_id", "thread_id", "turn_index", "kind", "content", "digest", "tsv"],
+    select(
+        *(bindparam(name) for name in ("e_user", "e_root", "e_thread", "e_turn")),
+        _PG_ROWS.c.kind,
+        _PG_ROWS.c.content,
+        _PG_ROWS.c.digest,
+        func.to_tsvector(_CONFIG, _PG_ROWS.c.content),
+    ),
+)
+_SQLITE_ROWS = func.json_each(bindparam("e_rows")).table_valued("value")
+_SQLITE_ENTRIES = insert(_entry).from_select(
+    ["user_id", "root_thread_id", "thread_id", "turn_index", "kind", "content", "digest"],
+    select(
+        *(bindparam(name) for name in ("e_user", "e_root", "e_thread", "e_turn")),
+        *(func.json_extract(_SQLITE_ROWS.c.value, f"$[{i}]") for i in range(3)),
+    ),
+)
+
+
+def entries_write(
+    s: AsyncSession,
+    *,
+    user_id: int,
+    root_thread_id: str,
+    thread_id: str,
+    turn_index: int,
+    texts: Iterable[tuple[str, str, str | None]],
+) -> Write:
+    """The write that indexes `(kind, content, digest)` texts of node
+    `thread_id:turn_index`, one row each; blank texts are skipped (with none left it
+    inserts nothing). One statement, built once, whatever the number of rows."""
+    rows = [(k, c[:MAX_INDEXED], d) for k, c, d in texts if c.strip()]
+    params: dict[str, Any] = {
+        "e_user": user_id,
+        "e_root": root_thread_id,
+        "e_thread": thread_id,
+        "e_turn": turn_index,
+    }
+    if dialect_of(s).is_postgres:
+        params["e_kinds"] = [k for k, _, _ in rows]
+        params["e_contents"] = [c for _, c, _ in rows]
+        params["e_digests"] = [d for _, _, d in rows]
+        return _PG_ENTRIES, params
+    params["e_rows"] = json.dumps(rows)
+    return _SQLITE_ENTRIES, params
+
+
 async def add_entries(
     s: AsyncSession,
     *,
@@ -48,31 +122,17 @@ async def add_entries(
     turn_index: int,
     texts: Iterable[tuple[str, str, str | None]],
 ) -> None:
-    """Index `(kind, content, digest)` texts of node `thread_id:turn_index` (blank
-    texts are skipped)."""
-    rows = [
-        {
-            "user_id": user_id,
-            "root_thread_id": root_thread_id,
-            "thread_id": thread_id,
-            "turn_index": turn_index,
-            "kind": kind,
-            "content": content[:MAX_INDEXED],
-            "digest": digest,
-        }
-        for kind, content, digest in texts
-        if content.strip()
-    ]
-    if not rows:
-        return
-    stmt = insert(SearchEntry)
-    if dialect_of(s).is_postgres:
-        # One statement for all rows; each row's vector is computed from its content.
-        stmt = stmt.values(
-            {c: bindparam(c) for c in rows[0]}
-            | {"tsv": func.to_tsvector(_CONFIG, bindparam("content"))}
-        )
-    await s.execute(stmt, rows)
+    """Index `(kind, content, digest)` texts of node `thread_id:turn_index` (see
+    `entries_write`)."""
+    stmt, params = entries_write(
+        s,
+        user_id=user_id,
+        root_thread_id=root_thread_id,
+        thread_id=thread_id,
+        turn_index=turn_index,
+        texts=texts,
+    )
+    await s.execute(stmt, params)
 
 
 async def last_document_digest(s: AsyncSession, thread_id: str) -> str | None:

@@ -11,11 +11,12 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, inspect, select, text, update
+from sqlalchemy import bindparam, delete, func, insert, inspect, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
-from app.db.dialect import dialect_of
+from app.db.base import table_of
+from app.db.dialect import Write, dialect_of
 from app.db.models import Artifact, SearchEntry, WorkspaceSnapshot
 
 # Copy a snapshot's item lists (JSON) into a thread's live rows, positions by index
@@ -166,6 +167,8 @@ async def set_node_state(
     reply: str | None = None,
     only_if: str | None = None,
 ) -> None:
+    """End a turn record: its state, when, and (if given) its reply; `only_if` limits
+    it to a record still in that state."""
     stmt = update(WorkspaceSnapshot).where(
         WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index == turn_index
     )
@@ -175,6 +178,60 @@ async def set_node_state(
     if reply is not None:
         values["reply"] = reply
     await s.execute(stmt.values(**values))
+
+
+_SNAPSHOT_COLUMNS = (
+    "thread_id",
+    "turn_index",
+    "format",
+    "objective",
+    "document_title",
+    "document_hash",
+    "preferences",
+    "todos",
+    "rejected",
+    "user_message",
+    "state",
+)
+_snap_t = table_of(WorkspaceSnapshot)
+_SNAPSHOT_INSERT = insert(_snap_t).values(
+    {name: bindparam(f"sn_{name}") for name in _SNAPSHOT_COLUMNS}
+)
+
+
+def snapshot_write(**columns: Any) -> Write:
+    """The INSERT of a snapshot row with exactly these columns (`_SNAPSHOT_COLUMNS`),
+    as a write for `execute_all`."""
+    if set(columns) != set(_SNAPSHOT_COLUMNS):
+        raise ValueError(f"snapshot_write: give exactly {_SNAPSHOT_COLUMNS}")
+    return _SNAPSHOT_INSERT, {f"sn_{name}": value for name, value in columns.items()}
+
+
+_NODE_END = (
+    update(_snap_t)
+    .where(
+        _snap_t.c.thread_id == bindparam("ne_thread"),
+        _snap_t.c.turn_index == bindparam("ne_turn"),
+    )
+    .values(
+        state=bindparam("ne_state"),
+        completed_at=bindparam("ne_at"),
+        reply=bindparam("ne_reply"),
+    )
+)
+
+
+def node_end(
+    thread_id: str, turn_index: int, *, state: str, completed_at: datetime, reply: str
+) -> Write:
+    """`set_node_state` with a reply, as a write for `execute_all`."""
+    return _NODE_END, {
+        "ne_thread": thread_id,
+        "ne_turn": turn_index,
+        "ne_state": state,
+        "ne_at": completed_at,
+        "ne_reply": reply,
+    }
 
 
 async def delete_nodes(s: AsyncSession, thread_id: str, turns: Iterable[int]) -> None:

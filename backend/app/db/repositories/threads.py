@@ -10,11 +10,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, delete, or_, select, update
+from sqlalchemy import Select, and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 
-from app.db.dialect import dialect_of
+from app.db.base import table_of
+from app.db.dialect import Write, dialect_of
 from app.db.models import (
     ActiveTurn,
     ChatHead,
@@ -306,12 +308,23 @@ async def soft_delete_family(s: AsyncSession, root_thread_id: str, stamp: dateti
 
 
 async def count_turn_finished(s: AsyncSession, thread_id: str) -> None:
+    await s.execute(*turn_finished(thread_id))
+
+
+_conv_t = table_of(Conversation)
+_head_t = table_of(ChatHead)
+_lease_t = table_of(ActiveTurn)
+
+_TURN_FINISHED = (
+    update(_conv_t)
+    .where(_conv_t.c.thread_id == bindparam("tf_thread"))
+    .values(message_count=_conv_t.c.message_count + 2, updated_at=bindparam("tf_at"))
+)
+
+
+def turn_finished(thread_id: str) -> Write:
     """A turn of the thread ended: two more messages, and the thread was active now."""
-    await s.execute(
-        update(Conversation)
-        .where(Conversation.thread_id == thread_id)
-        .values(message_count=Conversation.message_count + 2, updated_at=now())
-    )
+    return _TURN_FINISHED, {"tf_thread": thread_id, "tf_at": now()}
 
 
 async def delete_thread_rows(s: AsyncSession, thread_id: str) -> None:
@@ -360,6 +373,29 @@ async def lock_head_row(s: AsyncSession, root_thread_id: str, *, nowait: bool) -
         raise
 
 
+# A thread with its branch row and its family's head row, the thread and the head
+# locked: the first read of a send. An inner join to the head (FOR UPDATE cannot lock
+# the nullable side of an outer join): a family whose head row does not exist yet
+# returns nothing here.
+_LOCK_WITH_HEAD = (
+    select(Conversation, ConversationBranch, ChatHead)
+    .join(ChatHead, ChatHead.root_thread_id == Conversation.root_thread_id)
+    .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
+    .where(Conversation.thread_id == bindparam("thread"))
+    .with_for_update(of=[Conversation, ChatHead])
+    .execution_options(populate_existing=True)
+)
+
+
+async def lock_with_head(
+    s: AsyncSession, thread_id: str
+) -> tuple[Conversation, ConversationBranch | None, ChatHead] | None:
+    """The thread, its branch row and its family's head row, thread and head locked
+    (waiting); None if the thread is unknown or its family has no head row yet."""
+    row = (await s.execute(_LOCK_WITH_HEAD, {"thread": thread_id})).first()
+    return None if row is None else (row[0], row[1], row[2])
+
+
 async def lock_head_row_and_turn(
     s: AsyncSession, root_thread_id: str
 ) -> tuple[ChatHead, ActiveTurn | None] | None:
@@ -385,15 +421,37 @@ async def lock_head_row_and_turn(
 async def advance_head_if_working(
     s: AsyncSession, *, root_thread_id: str, working_thread_id: str, head_turn_id: str
 ) -> None:
-    """Move the head onto a node of the working thread, if it still is the working one."""
     await s.execute(
-        update(ChatHead)
-        .where(
-            ChatHead.root_thread_id == root_thread_id,
-            ChatHead.working_thread_id == working_thread_id,
+        *head_advance(
+            root_thread_id=root_thread_id,
+            working_thread_id=working_thread_id,
+            head_turn_id=head_turn_id,
         )
-        .values(head_turn_id=head_turn_id, version=ChatHead.version + 1, updated_at=now())
     )
+
+
+_HEAD_ADVANCE = (
+    update(_head_t)
+    .where(
+        _head_t.c.root_thread_id == bindparam("ha_root"),
+        _head_t.c.working_thread_id == bindparam("ha_working"),
+    )
+    .values(
+        head_turn_id=bindparam("ha_turn"),
+        version=_head_t.c.version + 1,
+        updated_at=bindparam("ha_at"),
+    )
+)
+
+
+def head_advance(*, root_thread_id: str, working_thread_id: str, head_turn_id: str) -> Write:
+    """Move the head onto a node of the working thread, if it still is the working one."""
+    return _HEAD_ADVANCE, {
+        "ha_root": root_thread_id,
+        "ha_working": working_thread_id,
+        "ha_turn": head_turn_id,
+        "ha_at": now(),
+    }
 
 
 # ---- active turns ----
@@ -408,8 +466,66 @@ async def all_active_turns(s: AsyncSession) -> Sequence[ActiveTurn]:
 
 
 async def release_active_turn(s: AsyncSession, *, root_thread_id: str, process_id: str) -> None:
-    await s.execute(
-        delete(ActiveTurn).where(
-            ActiveTurn.root_thread_id == root_thread_id, ActiveTurn.process_id == process_id
-        )
-    )
+    await s.execute(*lease_release(root_thread_id=root_thread_id, process_id=process_id))
+
+
+_LEASE_TAKE = insert(_lease_t).values(
+    root_thread_id=bindparam("lt_root"),
+    thread_id=bindparam("lt_thread"),
+    turn_index=bindparam("lt_turn"),
+    parent_turn_id=bindparam("lt_parent"),
+    user_message=bindparam("lt_message"),
+    process_id=bindparam("lt_process"),
+    cancel_requested=False,
+    started_at=bindparam("lt_at"),
+    heartbeat_at=bindparam("lt_at"),
+)
+
+
+def lease_take(
+    *,
+    root_thread_id: str,
+    thread_id: str,
+    turn_index: int,
+    parent_turn_id: str | None,
+    user_message: str,
+    process_id: str,
+) -> Write:
+    """Insert the family's active-turn row (its lease) for turn `turn_index` of
+    `thread_id`; a second one fails on the primary key."""
+    return _LEASE_TAKE, {
+        "lt_root": root_thread_id,
+        "lt_thread": thread_id,
+        "lt_turn": turn_index,
+        "lt_parent": parent_turn_id,
+        "lt_message": user_message,
+        "lt_process": process_id,
+        "lt_at": now(),
+    }
+
+
+_CLOCK_ADVANCE = (
+    update(_conv_t)
+    .where(_conv_t.c.thread_id == bindparam("ca_thread"))
+    .values(turn_index=bindparam("ca_turn"), updated_at=bindparam("ca_at"))
+)
+
+
+def clock_advance(conv: Conversation, turn_index: int) -> Write:
+    """Move the thread's turn clock to `turn_index`. The loaded `conv` is updated as
+    if this were committed, so the session does not write it again."""
+    at = now()
+    set_committed_value(conv, "turn_index", turn_index)
+    set_committed_value(conv, "updated_at", at)
+    return _CLOCK_ADVANCE, {"ca_thread": conv.thread_id, "ca_turn": turn_index, "ca_at": at}
+
+
+_LEASE_RELEASE = delete(_lease_t).where(
+    _lease_t.c.root_thread_id == bindparam("lr_root"),
+    _lease_t.c.process_id == bindparam("lr_process"),
+)
+
+
+def lease_release(*, root_thread_id: str, process_id: str) -> Write:
+    """Drop the family's active-turn row if `process_id` still holds it."""
+    return _LEASE_RELEASE, {"lr_root": root_thread_id, "lr_process": process_id}

@@ -7,18 +7,79 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, insert, literal, select
+from sqlalchemy import Row, bindparam, delete, func, insert, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.dialect import dialect_of
+from app.db.base import table_of
+from app.db.dialect import POSTGRES, SQLITE, Write, dialect_of
 from app.db.models import Artifact, Document, DocumentBody, Preference, RejectedItem, Todo
 
 
 async def get_document(s: AsyncSession, thread_id: str) -> Document | None:
     stmt = select(Document).where(Document.thread_id == thread_id)
     return (await s.execute(stmt)).scalar_one_or_none()
+
+
+# The live workspace of a thread as plain rows (no ORM objects), each read built once:
+# the start of every turn reads all five.
+_LIVE_DOCUMENT = (
+    select(
+        Document.title,
+        Document.body_hash,
+        func.coalesce(DocumentBody.content, Document.content).label("content"),
+    )
+    .outerjoin(DocumentBody, DocumentBody.hash == Document.body_hash)
+    .where(Document.thread_id == bindparam("thread"))
+)
+_LIVE_PREFERENCES = (
+    select(Preference.id, Preference.uid, Preference.text, Preference.locked)
+    .where(Preference.thread_id == bindparam("thread"))
+    .order_by(Preference.position, Preference.id)
+)
+_LIVE_TODOS = (
+    select(Todo.id, Todo.uid, Todo.text, Todo.done, Todo.depth)
+    .where(Todo.thread_id == bindparam("thread"))
+    .order_by(Todo.position, Todo.id)
+)
+_LIVE_ARTIFACTS = (
+    select(Artifact.id, Artifact.turn_index, Artifact.kind, Artifact.title)
+    .where(Artifact.thread_id == bindparam("thread"))
+    .order_by(Artifact.id)
+)
+_LIVE_REJECTED = (
+    select(
+        RejectedItem.uid, RejectedItem.surface, RejectedItem.text, RejectedItem.rejected_after_turn
+    )
+    .where(RejectedItem.thread_id == bindparam("thread"))
+    .order_by(RejectedItem.id)
+)
+
+
+@dataclass
+class LiveRows:
+    """A thread's live workspace rows: the document (title, body_hash, content: its
+    own text or the stored version's), preferences and todos in order, artifacts and
+    rejected decisions."""
+
+    document: Row[str, str | None, str] | None
+    preferences: Sequence[Row[int, str, str, bool]]
+    todos: Sequence[Row[int, str, str, bool, int]]
+    artifacts: Sequence[Row[int, int, str, str]]
+    rejected: Sequence[Row[str, str, str, int]]
+
+
+async def live_rows(s: AsyncSession, thread_id: str) -> LiveRows:
+    p = {"thread": thread_id}
+    return LiveRows(
+        document=(await s.execute(_LIVE_DOCUMENT, p)).first(),
+        preferences=(await s.execute(_LIVE_PREFERENCES, p)).all(),
+        todos=(await s.execute(_LIVE_TODOS, p)).all(),
+        artifacts=(await s.execute(_LIVE_ARTIFACTS, p)).all(),
+        rejected=(await s.execute(_LIVE_REJECTED, p)).all(),
+    )
 
 
 async def ensure_document(s: AsyncSession, thread_id: str) -> Document:
@@ -77,6 +138,20 @@ async def get_artifact(s: AsyncSession, artifact_id: int) -> Artifact | None:
     return await s.get(Artifact, artifact_id)
 
 
+async def live_document_text(s: AsyncSession, thread_id: str) -> str | None:
+    """The text of the thread's live document (its own or the stored version it points
+    at), None if it has none; one query."""
+    row = (
+        await s.execute(
+            select(func.coalesce(DocumentBody.content, Document.content))
+            .select_from(Document)
+            .outerjoin(DocumentBody, DocumentBody.hash == Document.body_hash)
+            .where(Document.thread_id == thread_id)
+        )
+    ).first()
+    return None if row is None else str(row[0])
+
+
 async def get_body(s: AsyncSession, digest: str) -> str | None:
     row = await s.get(DocumentBody, digest)
     return row.content if row else None
@@ -84,14 +159,24 @@ async def get_body(s: AsyncSession, digest: str) -> str | None:
 
 async def store_body(s: AsyncSession, content: str) -> str:
     """Write a document body once, content-addressed; returns its hash."""
+    stmt, params = body_write(s, content)
+    await s.execute(stmt, params)
+    return str(params["b_hash"])
+
+
+_BODY_INSERTS = {
+    postgres: dialect.insert(table_of(DocumentBody))
+    .values(hash=bindparam("b_hash"), content=bindparam("b_content"))
+    .on_conflict_do_nothing(index_elements=["hash"])
+    for postgres, dialect in ((True, POSTGRES), (False, SQLITE))
+}
+
+
+def body_write(s: AsyncSession, content: str) -> Write:
+    """The write that stores a document body once, content-addressed; its hash is the
+    `b_hash` parameter."""
     digest = hashlib.sha256(content.encode()).hexdigest()
-    await s.execute(
-        dialect_of(s)
-        .insert(DocumentBody)
-        .values(hash=digest, content=content)
-        .on_conflict_do_nothing(index_elements=["hash"])
-    )
-    return digest
+    return _BODY_INSERTS[dialect_of(s).is_postgres], {"b_hash": digest, "b_content": content}
 
 
 async def copy_live_rows(s: AsyncSession, *, source: str, target: str) -> None:
