@@ -9,22 +9,30 @@ one client process. Throughput is turns per second over the whole run, after a
 warm-up of a few turns on every worker.
 
 Target: 2 workers give >= 1.6x the throughput of 1 (the baseline, same run).
-The machine's core count is printed: the server processes, PostgreSQL and the client
-share those cores.
+
+The servers, PostgreSQL and the client share the machine's cores, so the benchmark
+also counts, from /proc, the CPU time per turn of each: the server processes, every
+PostgreSQL process, and the client itself. With one worker the server is the
+bottleneck (one process, one core); two workers can at best use all the cores for the
+three together, which bounds the gain at cores x server / (server + PostgreSQL +
+client) CPU per turn: the output prints that bound beside the ratio. The client is a
+minimal HTTP/1.1 client over asyncio streams (`LiteClient`, a connection per
+request), so that the load generator takes as little of the shared CPU as
+it can.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from pathlib import Path
 from typing import Any
-
-import httpx
 
 from bench.common import ADMIN_URL, admin, print_table, report
 from bench.concurrency import ROOT, free_port, spawn, wait_http
@@ -35,17 +43,102 @@ WARMUP_TURNS = 8
 MIN_RATIO = 1.6
 
 
-async def conversation(c: httpx.AsyncClient, base: str, turns: int, label: str) -> int:
-    tid = (await c.post(f"{base}/api/conversations", json={"title": label})).json()["thread_id"]
-    done = 0
-    for i in range(turns):
-        r = await c.post(
-            f"{base}/api/conversations/{tid}/turns",
-            json={"content": f"todo: {label} item {i}; prefer: point {i}"},
+class LiteClient:
+    """A minimal HTTP/1.1 client: POST a JSON body, read the whole answer (with a
+    Content-Length or chunked, as the server's SSE is). Each request has a connection
+    of its own (`Connection: close`): the worker processes share one listening socket,
+    and a connection kept alive stays with the worker that accepted it, so 16 of them
+    opened at once could leave one worker with most of the conversations; a new
+    connection per request goes to whichever worker accepts first, i.e. the less busy
+    one, as a proxy in front of the workers would spread them."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    async def post(self, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
+        if self._streams is None:
+            self._streams = await asyncio.open_connection("127.0.0.1", self.port)
+        reader, writer = self._streams
+        data = json.dumps(body).encode()
+        writer.write(
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode()
+            + data
         )
-        if r.status_code == 200 and "event: turn_completed" in r.text:
-            done += 1
-    return done
+        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+        status = int(head[0].split(" ", 2)[1])
+        headers = dict(
+            (k.strip().lower(), v.strip()) for k, _, v in (h.partition(":") for h in head[1:] if h)
+        )
+        if "content-length" in headers:
+            answer = await reader.readexactly(int(headers["content-length"]))
+        else:  # chunked
+            parts = []
+            while True:
+                size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                if size == 0:
+                    await reader.readuntil(b"\r\n")
+                    break
+                parts.append((await reader.readexactly(size + 2))[:-2])
+            answer = b"".join(parts)
+        await self.close()
+        return status, answer
+
+    async def close(self) -> None:
+        if self._streams is not None:
+            self._streams[1].close()
+            self._streams = None
+
+
+async def conversation(port: int, turns: int, label: str) -> int:
+    c = LiteClient(port)
+    try:
+        _, created = await c.post("/api/conversations", {"title": label})
+        tid = json.loads(created)["thread_id"]
+        done = 0
+        for i in range(turns):
+            status, answer = await c.post(
+                f"/api/conversations/{tid}/turns",
+                {"content": f"todo: {label} item {i}; prefer: point {i}"},
+            )
+            if status == 200 and b"event: turn_completed" in answer:
+                done += 1
+        return done
+    finally:
+        await c.close()
+
+
+def _stat(pid: str) -> tuple[str, int, float]:
+    """(command name, parent pid, CPU seconds) of a process."""
+    raw = Path(f"/proc/{pid}/stat").read_text()
+    name = raw[raw.index("(") + 1 : raw.rindex(")")]
+    fields = raw.rsplit(")", 1)[1].split()
+    return name, int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_by_group(server_pid: int) -> dict[str, float]:
+    """CPU seconds so far of the server's process tree and of all PostgreSQL processes
+    (the backends of every worker's connections; those that exited are not counted)."""
+    procs: dict[int, tuple[str, int, float]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                procs[int(entry.name)] = _stat(entry.name)
+            except (OSError, ValueError):
+                continue
+    tree = {server_pid}
+    grew = True
+    while grew:
+        grew = False
+        for pid, (_, parent, _) in procs.items():
+            if parent in tree and pid not in tree:
+                tree.add(pid)
+                grew = True
+    return {
+        "server": sum(procs[p][2] for p in tree if p in procs),
+        "postgres": sum(cpu for name, _, cpu in procs.values() if name.startswith("postgres")),
+    }
 
 
 async def measure(workers: int) -> dict[str, Any]:
@@ -73,16 +166,16 @@ async def measure(workers: int) -> dict[str, Any]:
             base = f"http://127.0.0.1:{port}"
             try:
                 await wait_http(f"{base}/api/health", server)
-                limits = httpx.Limits(max_connections=CONVERSATIONS + 4)
-                async with httpx.AsyncClient(timeout=120, limits=limits) as c:
-                    await asyncio.gather(
-                        *(conversation(c, base, 1, f"warm{i}") for i in range(WARMUP_TURNS))
-                    )
-                    start = time.perf_counter()
-                    done = await asyncio.gather(
-                        *(conversation(c, base, TURNS_EACH, f"c{i}") for i in range(CONVERSATIONS))
-                    )
-                    seconds = time.perf_counter() - start
+                await asyncio.gather(
+                    *(conversation(port, 1, f"warm{i}") for i in range(WARMUP_TURNS))
+                )
+                before, client0 = cpu_by_group(server.pid), time.process_time()
+                start = time.perf_counter()
+                done = await asyncio.gather(
+                    *(conversation(port, TURNS_EACH, f"c{i}") for i in range(CONVERSATIONS))
+                )
+                seconds = time.perf_counter() - start
+                after, client = cpu_by_group(server.pid), time.process_time() - client0
             finally:
                 server.terminate()
                 try:
@@ -92,12 +185,16 @@ async def measure(workers: int) -> dict[str, Any]:
     finally:
         await admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     turns = sum(done)
+    per_turn = {k: (after[k] - before[k]) * 1000 / max(turns, 1) for k in after}
     return {
         "workers": workers,
         "turns": turns,
         "expected": CONVERSATIONS * TURNS_EACH,
         "seconds": seconds,
         "turns_per_s": turns / seconds,
+        "server_cpu_ms": per_turn["server"],
+        "postgres_cpu_ms": per_turn["postgres"],
+        "client_cpu_ms": client * 1000 / max(turns, 1),
     }
 
 
@@ -105,7 +202,11 @@ async def run() -> int:
     one = await measure(1)
     two = await measure(2)
     ratio = two["turns_per_s"] / one["turns_per_s"]
-    cores = os.cpu_count()
+    cores = os.cpu_count() or 1
+    # With one worker the server process is the bottleneck; with all cores in use the
+    # three share them: the best 2 workers could do on this machine.
+    total = one["server_cpu_ms"] + one["postgres_cpu_ms"] + one["client_cpu_ms"]
+    bound = min(2.0, cores * one["server_cpu_ms"] / total) if total else float("nan")
     print(f"\n{CONVERSATIONS} conversations x {TURNS_EACH} turns, offline model, PostgreSQL")
     print(f"cores on this machine: {cores} (servers, PostgreSQL and the client share them)")
     rows = [one, two]
@@ -116,9 +217,16 @@ async def run() -> int:
             ("turns", "turns"),
             ("seconds", "seconds"),
             ("turns/s", "turns_per_s"),
+            ("server CPU ms/turn", "server_cpu_ms"),
+            ("PostgreSQL CPU ms/turn", "postgres_cpu_ms"),
+            ("client CPU ms/turn", "client_cpu_ms"),
         ],
     )
     print(f"ratio 2/1: {ratio:.2f} (target >= {MIN_RATIO})")
+    print(
+        f"bound from the 1-worker CPU split: {cores} x server / (server + PostgreSQL + client)"
+        f" = {bound:.2f}"
+    )
     checks = {
         "every_turn_completed": all(r["turns"] == r["expected"] for r in rows),
         f"2_workers_ge_{MIN_RATIO}x_1": ratio >= MIN_RATIO,
@@ -133,7 +241,20 @@ async def run() -> int:
             "ok": ratio >= MIN_RATIO,
         }
     ]
-    return report("workers", checks, rows=rows, ratio=ratio, cores=cores, figures=figures)
+    figures.append(
+        {
+            "figure": "bound on that ratio from the CPU per turn with 1 worker: cores x server"
+            " / (server + PostgreSQL + client)",
+            "target": "reported",
+            "measured": f"{bound:.2f}x (server {one['server_cpu_ms']:.1f} ms, PostgreSQL "
+            f"{one['postgres_cpu_ms']:.1f} ms, client {one['client_cpu_ms']:.1f} ms per turn)",
+            "baseline": "-",
+            "ok": None,
+        }
+    )
+    return report(
+        "workers", checks, rows=rows, ratio=ratio, cores=cores, bound=bound, figures=figures
+    )
 
 
 def main() -> None:

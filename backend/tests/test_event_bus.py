@@ -141,3 +141,60 @@ async def test_an_entry_handed_out_twice_reaches_a_subscriber_once(bus: EventBus
     got = [sub.queue.get_nowait() for _ in range(sub.queue.qsize())]
     assert [e.seq for e in got if e is not None] == [n + 1, n + 2, n + 3]
     assert bus.last_seq == n + 3
+
+
+async def _append_seqs(db: Database, root: str, *names: str) -> list[int]:
+    async with db.transaction() as s:
+        entries = await action_log.append_chat(
+            s, root, *({"type": "test", "name": n} for n in names)
+        )
+    return [e.seq for e in entries]
+
+
+async def test_a_process_passes_over_families_it_does_not_follow_without_reading(
+    settings: Settings, db: Database, bus: EventBus, log_reads: list[int]
+) -> None:
+    """Another process (a second engine; its NOTIFY is simulated, since one test
+    process has one origin) commits to a family no subscriber here follows: the bus
+    moves past those entries without reading them, so this process's next commit still
+    follows on and is handed out without a read. A subscriber that starts later reads
+    what it missed from the log."""
+    followed, unfollowed = _root(), _root()
+    other = Database(settings.sql_url)
+    try:
+        stream = bus.stream(root_thread_ids={followed}, after=bus.last_seq)
+        got = asyncio.ensure_future(_names(stream, 1))
+        await asyncio.sleep(0)
+        start = bus.last_seq
+        seqs = await _append_seqs(other, unfollowed, "x1", "x2")
+        assert seqs == [start + 1, start + 2]
+        bus.noticed(action_log.Notice("elsewhere", seqs[0], seqs[-1], frozenset({unfollowed})))
+        assert bus.last_seq == seqs[-1]
+        await _append(db, followed, "here")
+        assert await got == ["here"]
+        await asyncio.sleep(0.05)
+        assert log_reads == []
+
+        late = bus.stream(root_thread_ids={unfollowed}, after=start)
+        assert await _names(late, 2) == ["x1", "x2"]  # read from the log
+        await late.aclose()  # type: ignore[attr-defined]
+
+        # A family followed here, or entries after a gap, are read.
+        more = asyncio.ensure_future(_names(stream, 1))
+        seqs = await _append_seqs(other, followed, "from elsewhere")
+        bus.noticed(action_log.Notice("elsewhere", seqs[0], seqs[-1], frozenset({followed})))
+        assert await more == ["from elsewhere"]
+        assert log_reads
+        # A notice that does not follow on from the last entry seen is read, even for
+        # a family no one follows (the subscriber below starts live: it gets the
+        # entry only if the pump reads it).
+        live = bus.stream(root_thread_ids={unfollowed}, after=bus.last_seq)
+        after_gap = asyncio.ensure_future(_names(live, 1))
+        await asyncio.sleep(0)
+        seqs = await _append_seqs(other, unfollowed, "after a gap")
+        bus.noticed(action_log.Notice("elsewhere", seqs[0] + 1, seqs[-1] + 1, frozenset({"x"})))
+        assert await after_gap == ["after a gap"]
+        await live.aclose()  # type: ignore[attr-defined]
+    finally:
+        await other.dispose()
+    await stream.aclose()  # type: ignore[attr-defined]

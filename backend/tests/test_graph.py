@@ -17,9 +17,10 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import event
+from sqlalchemy import event, update
 
-from app.db.models import Artifact, Conversation, ConversationBranch
+from app.db.dialect import execute_all
+from app.db.models import Artifact, Conversation, ConversationBranch, WorkspaceSnapshot
 from app.domain import new_thread_id, now
 from app.services import snapshots, users
 from tests.helpers import db_of
@@ -82,10 +83,15 @@ async def add_thread(
             )
         for i, k in enumerate(range(bp + 1, bp + turns + 1)):
             conv.turn_index = k
-            snap, _ = await snapshots.capture_snapshot(
+            writes, _ = await snapshots.capture_snapshot(
                 s, conv, turn_index=k, user_message=f"message {k} on {tid}"
             )
-            snap.captured_at = times[i] if times else tick()
+            await execute_all(s, *writes)
+            await s.execute(
+                update(WorkspaceSnapshot)
+                .where(WorkspaceSnapshot.thread_id == tid, WorkspaceSnapshot.turn_index == k)
+                .values(captured_at=times[i] if times else tick())
+            )
         for turn, count in (artifacts or {}).items():
             for n in range(count):
                 s.add(Artifact(thread_id=tid, turn_index=turn, title=f"a{n}", content="x" * 10))

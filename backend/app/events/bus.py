@@ -4,7 +4,10 @@ The log is the source of truth; notifications are only wake-ups. One pump per
 process reads new entries in order and hands them to matching subscribers. It wakes
 on a Postgres NOTIFY from another process (its own NOTIFYs are skipped: the commit
 already told the bus), or every `HAICO_EVENT_POLL_SECONDS` as a fallback (0 turns the
-poll off), so a lost notification delays delivery but never drops an action.
+poll off), so a lost notification delays delivery but never drops an action. A
+NOTIFY names the `seq`s and families it is about: when no subscriber of this process
+follows those families and nothing comes before them unread, the pump moves past
+them without reading them, so N processes do not each read every other one's commits.
 
 A local commit hands the bus the entries it appended. Sequence numbers are committed
 in order (`events.log`), so when they follow on from the last entry handed out they
@@ -99,8 +102,30 @@ class EventBus:
         return True
 
     def _on_notify(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
-        if payload != action_log.ORIGIN:
+        notice = action_log.parse_notice(payload)
+        if notice is None:
+            self.wake()  # a payload of another form: read, to be safe
+        elif notice.origin != action_log.ORIGIN:
+            self.noticed(notice)
+
+    def noticed(self, notice: action_log.Notice) -> None:
+        """Another process committed entries `notice.lo`..`notice.hi`. When no
+        subscriber here follows their families and they are the very next entries,
+        move past them without reading them; otherwise wake the pump to read them.
+
+        Notifications arrive in commit order, which is `seq` order, so entries that
+        follow on from `last_seq` leave no gap behind. A subscriber that starts later
+        reads whatever it missed from the log itself (`stream`)."""
+        if self._wake.is_set() or notice.lo != self.last_seq + 1 or self._follows(notice):
             self.wake()
+            return
+        self.last_seq = notice.hi
+
+    def _follows(self, notice: action_log.Notice) -> bool:
+        """Whether a subscriber here wants any entry of these families."""
+        if notice.families is None or None in self._subs:
+            return True
+        return any(root in self._subs for root in notice.families)
 
     def _on_lost(self, *_: Any) -> None:
         if self._closing:

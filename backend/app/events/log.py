@@ -3,9 +3,11 @@
 Every append happens inside the caller's transaction, as its last write. On Postgres
 its first append takes a transaction-scoped advisory lock in the same statement, so
 no two appending transactions interleave: sequence numbers are handed out and
-committed in the same order. The NOTIFY sent in that statement is delivered only at
-commit, which wakes the fan-out of every process; its payload names the sending
-process (`ORIGIN`), whose own fan-out was already woken by the commit and skips it.
+committed in the same order. Every append NOTIFYs (delivered only at commit), which
+wakes the fan-out of the other processes; its payload names the sending process
+(`ORIGIN`), whose own fan-out was already told by the commit and skips it, the range
+of `seq`s the append took and its families, so a process that follows none of them
+moves past those entries without reading them (`events.bus`).
 SQLite transactions already hold the database write lock.
 
 The lock makes appending transactions queue one behind another, so writers that log
@@ -18,13 +20,14 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import (
     BigInteger,
-    Insert,
+    Select,
     String,
     Text,
     bindparam,
@@ -53,24 +56,62 @@ APPEND_LOCK_KEY = 0x6861_6963_6F00  # "haico"
 ORIGIN = uuid.uuid4().hex
 
 
-# PostgreSQL, the first append of a transaction: the lock, the wake-up and the rows in
-# one round trip. The lock's one-row CTE is joined to the rows, so it is taken before
-# the first row exists to be numbered; rows are inserted in the order given (sorted by
-# their position), so their `seq`s ascend in that order. Writes the caller hands over
-# (`after`) go in the same statement as CTEs that the lock's row is computed from: they
-# run to the end first, so a row lock they wait for is never waited for while holding
-# the global append lock (which the holder of that row lock may want next).
+# A NOTIFY names the families it is about, up to this many; more (or an entry of no
+# family) and it says `*` (a payload holds at most 8000 bytes).
+NOTIFY_FAMILIES = 100
+
+
+def notify_payload(origin: str, lo: int, hi: int, families: str) -> str:
+    """`origin lo hi families`: the sending process, the range of `seq`s its append
+    took, and the families of those entries (comma-separated, or `*`)."""
+    return f"{origin} {lo} {hi} {families}"
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A parsed NOTIFY payload (see `notify_payload`); `families` None means any."""
+
+    origin: str
+    lo: int
+    hi: int
+    families: frozenset[str] | None
+
+
+def parse_notice(payload: str) -> Notice | None:
+    """None for a payload of another form (wake up and read, to be safe)."""
+    parts = payload.split(" ")
+    if len(parts) != 4 or not parts[1].isdigit() or not parts[2].isdigit():
+        return None
+    families = None if parts[3] == "*" else frozenset(parts[3].split(","))
+    return Notice(parts[0], int(parts[1]), int(parts[2]), families)
+
+
+def _families(roots: Sequence[str | None]) -> str:
+    distinct = set(roots)
+    if None in distinct or len(distinct) > NOTIFY_FAMILIES:
+        return "*"
+    return ",".join(sorted(r for r in distinct if r is not None))
+
+
+# PostgreSQL: an append in one round trip. The first append of a transaction takes the
+# global append lock (`lock`) in a one-row CTE joined to the rows, so it is taken
+# before the first row exists to be numbered; rows are inserted in the order given
+# (sorted by their position), so their `seq`s ascend in that order. Every append
+# NOTIFYs with the range of `seq`s it took and its families, computed from the
+# inserted rows (delivered at commit). Writes the caller hands over (`after`) go in
+# the same statement as CTEs that the lock's row is computed from: they run to the end
+# first, so a row lock they wait for is never waited for while holding the append
+# lock (which the holder of that row lock may want next).
 _log = table_of(ActionLogEntry)
 
 
 @lru_cache(maxsize=64)
-def _locked_append(writes: tuple[UpdateBase, ...]) -> Insert:
+def _append(writes: tuple[UpdateBase, ...], *, lock: bool) -> Select[Any]:
     ctes = [w.returning(literal_column("1")).cte(f"w{i}") for i, w in enumerate(writes)]
-    lock = select(
-        func.pg_advisory_xact_lock(bindparam("al_key", type_=BigInteger())),
-        func.pg_notify(
-            bindparam("al_channel", type_=String()), bindparam("al_origin", type_=String())
-        ),
+    first = select(
+        func.pg_advisory_xact_lock(bindparam("al_key", type_=BigInteger()))
+        if lock
+        else literal_column("1")
     )
     counts = [select(func.count()).select_from(c).subquery(f"c{i}") for i, c in enumerate(ctes)]
     if counts:
@@ -78,8 +119,8 @@ def _locked_append(writes: tuple[UpdateBase, ...]) -> Insert:
         joined = counts[0]
         for more in counts[1:]:
             joined = joined.join(more, true())  # type: ignore[assignment]
-        lock = lock.select_from(joined)
-    locked = lock.cte("l").prefix_with("MATERIALIZED")
+        first = first.select_from(joined)
+    before = first.cte("l").prefix_with("MATERIALIZED")
     rows = (
         func.unnest(
             bindparam("al_roots", type_=ARRAY(String())),
@@ -89,16 +130,34 @@ def _locked_append(writes: tuple[UpdateBase, ...]) -> Insert:
         .table_valued("r", "ch", "a", with_ordinality="n")
         .render_derived(name="v")
     )
-    return (
+    inserted = (
         insert(_log)
         .from_select(
             ["root_thread_id", "channel", "action"],
             select(rows.c.r, rows.c.ch, cast(rows.c.a, JSONB))
-            .select_from(locked.join(rows, true()))
+            .select_from(before.join(rows, true()))
             .order_by(rows.c.n),
         )
         .returning(_log.c.seq)
+        .cte("ins")
     )
+    notified = (
+        select(
+            func.pg_notify(
+                bindparam("al_channel", type_=String()),
+                func.concat_ws(
+                    " ",
+                    bindparam("al_origin", type_=String()),
+                    func.min(inserted.c.seq),
+                    func.max(inserted.c.seq),
+                    bindparam("al_families", type_=String()),
+                ),
+            )
+        )
+        .select_from(inserted)
+        .cte("n")
+    )
+    return select(inserted.c.seq).select_from(inserted.join(notified, true()))
 
 
 def family_uuid(root_thread_id: str) -> str:
@@ -138,9 +197,8 @@ async def append_rows(
     if not rows:
         await execute_all(session, *after)
         return []
-    if dialect_of(session).is_postgres and not session.info.get("haico_append_lock"):
-        # The notification is delivered only at commit, and one per transaction is
-        # enough (listeners read the log from where they are).
+    if dialect_of(session).is_postgres:
+        # The notification is delivered only at commit.
         params: dict[str, Any] = {}
         for _, more in after:
             params.update(more)
@@ -148,12 +206,14 @@ async def append_rows(
             al_key=APPEND_LOCK_KEY,
             al_channel=NOTIFY_CHANNEL,
             al_origin=ORIGIN,
+            al_families=_families([r for r, _, _ in rows]),
             al_roots=[r for r, _, _ in rows],
             al_channels=[c for _, c, _ in rows],
             al_actions=[json.dumps(a) for _, _, a in rows],
         )
-        stmt = _locked_append(tuple(w for w, _ in after))
-        seqs = sorted((await session.execute(stmt, params)).scalars().all())
+        lock = not session.info.get("haico_append_lock")
+        append = _append(tuple(w for w, _ in after), lock=lock)
+        seqs = sorted((await session.execute(append, params)).scalars().all())
         session.info["haico_append_lock"] = True
     else:
         await execute_all(session, *after)

@@ -16,7 +16,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import Write
@@ -162,7 +161,7 @@ async def live_state(s: AsyncSession, conv: Conversation) -> WorkspaceState:
 
 async def _live(
     s: AsyncSession, conv: Conversation
-) -> tuple[Row[str, str | None, str] | None, WorkspaceState]:
+) -> tuple[repo.LiveDocument | None, WorkspaceState]:
     """The live rows of `conv` as a state, and its document row (title, body_hash,
     content)."""
     rows = await repo.live_rows(s, conv.thread_id)

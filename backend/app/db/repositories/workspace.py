@@ -7,10 +7,26 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
-from sqlalchemy import Row, bindparam, delete, func, insert, literal, select
+from sqlalchemy import (
+    BigInteger,
+    BindParameter,
+    Integer,
+    String,
+    Text,
+    bindparam,
+    cast,
+    delete,
+    func,
+    insert,
+    literal,
+    literal_column,
+    null,
+    select,
+    union_all,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import table_of
@@ -23,63 +39,146 @@ async def get_document(s: AsyncSession, thread_id: str) -> Document | None:
     return (await s.execute(stmt)).scalar_one_or_none()
 
 
-# The live workspace of a thread as plain rows (no ORM objects), each read built once:
-# the start of every turn reads all five.
-_LIVE_DOCUMENT = (
-    select(
-        Document.title,
-        Document.body_hash,
-        func.coalesce(DocumentBody.content, Document.content).label("content"),
-    )
-    .outerjoin(DocumentBody, DocumentBody.hash == Document.body_hash)
-    .where(Document.thread_id == bindparam("thread"))
-)
-_LIVE_PREFERENCES = (
-    select(Preference.id, Preference.uid, Preference.text, Preference.locked)
-    .where(Preference.thread_id == bindparam("thread"))
-    .order_by(Preference.position, Preference.id)
-)
-_LIVE_TODOS = (
-    select(Todo.id, Todo.uid, Todo.text, Todo.done, Todo.depth)
-    .where(Todo.thread_id == bindparam("thread"))
-    .order_by(Todo.position, Todo.id)
-)
-_LIVE_ARTIFACTS = (
-    select(Artifact.id, Artifact.turn_index, Artifact.kind, Artifact.title)
-    .where(Artifact.thread_id == bindparam("thread"))
-    .order_by(Artifact.id)
-)
-_LIVE_REJECTED = (
-    select(
-        RejectedItem.uid, RejectedItem.surface, RejectedItem.text, RejectedItem.rejected_after_turn
-    )
-    .where(RejectedItem.thread_id == bindparam("thread"))
-    .order_by(RejectedItem.id)
-)
+class LiveDocument(NamedTuple):
+    title: str
+    body_hash: str | None
+    content: str  # its own text, or the stored version's
+
+
+class LivePreference(NamedTuple):
+    id: int
+    uid: str
+    text: str
+    locked: bool
+
+
+class LiveTodo(NamedTuple):
+    id: int
+    uid: str
+    text: str
+    done: bool
+    depth: int
+
+
+class LiveArtifact(NamedTuple):
+    id: int
+    turn_index: int
+    kind: str
+    title: str
+
+
+class LiveRejected(NamedTuple):
+    uid: str
+    surface: str
+    text: str
+    rejected_after_turn: int
 
 
 @dataclass
 class LiveRows:
-    """A thread's live workspace rows: the document (title, body_hash, content: its
-    own text or the stored version's), preferences and todos in order, artifacts and
-    rejected decisions."""
+    """A thread's live workspace rows: the document, preferences and todos in order,
+    artifacts and rejected decisions."""
 
-    document: Row[str, str | None, str] | None
-    preferences: Sequence[Row[int, str, str, bool]]
-    todos: Sequence[Row[int, str, str, bool, int]]
-    artifacts: Sequence[Row[int, int, str, str]]
-    rejected: Sequence[Row[str, str, str, int]]
+    document: LiveDocument | None = None
+    preferences: list[LivePreference] = field(default_factory=list)
+    todos: list[LiveTodo] = field(default_factory=list)
+    artifacts: list[LiveArtifact] = field(default_factory=list)
+    rejected: list[LiveRejected] = field(default_factory=list)
+
+
+def _part(
+    n: int,
+    *,
+    pos: Any = None,
+    id: Any = None,
+    s1: Any = None,
+    s2: Any = None,
+    s3: Any = None,
+    n1: Any = None,
+    n2: Any = None,
+) -> list[Any]:
+    """One branch of `_LIVE`'s UNION: every branch has the same eight columns (part,
+    position, id, three texts, two numbers), NULL where it has nothing to put."""
+
+    def text_or_null(v: Any) -> Any:
+        return cast(null(), Text) if v is None else v
+
+    def int_or_null(v: Any) -> Any:
+        return cast(null(), Integer) if v is None else cast(v, Integer)
+
+    return [
+        literal_column(str(n), Integer).label("part"),
+        int_or_null(pos).label("pos"),
+        (cast(null(), BigInteger) if id is None else cast(id, BigInteger)).label("id"),
+        text_or_null(s1).label("s1"),
+        text_or_null(s2).label("s2"),
+        text_or_null(s3).label("s3"),
+        int_or_null(n1).label("n1"),
+        int_or_null(n2).label("n2"),
+    ]
+
+
+_thread: BindParameter[str] = bindparam("thread", type_=String())
+# The whole live workspace of a thread in one query, built once: the start of every
+# turn reads it, and so does every agent step that follows an edit.
+_LIVE = union_all(
+    select(
+        *_part(
+            0,
+            s1=Document.title,
+            s2=Document.body_hash,
+            s3=func.coalesce(DocumentBody.content, Document.content),
+        )
+    )
+    .select_from(Document)
+    .outerjoin(DocumentBody, DocumentBody.hash == Document.body_hash)
+    .where(Document.thread_id == _thread),
+    select(
+        *_part(
+            1,
+            pos=Preference.position,
+            id=Preference.id,
+            s1=Preference.uid,
+            s3=Preference.text,
+            n1=Preference.locked,
+        )
+    ).where(Preference.thread_id == _thread),
+    select(
+        *_part(
+            2, pos=Todo.position, id=Todo.id, s1=Todo.uid, s3=Todo.text, n1=Todo.done, n2=Todo.depth
+        )
+    ).where(Todo.thread_id == _thread),
+    select(
+        *_part(3, id=Artifact.id, s1=Artifact.kind, s3=Artifact.title, n1=Artifact.turn_index)
+    ).where(Artifact.thread_id == _thread),
+    select(
+        *_part(
+            4,
+            id=RejectedItem.id,
+            s1=RejectedItem.uid,
+            s2=RejectedItem.surface,
+            s3=RejectedItem.text,
+            n1=RejectedItem.rejected_after_turn,
+        )
+    ).where(RejectedItem.thread_id == _thread),
+).order_by(literal_column("part"), literal_column("pos"), literal_column("id"))
 
 
 async def live_rows(s: AsyncSession, thread_id: str) -> LiveRows:
-    p = {"thread": thread_id}
-    return LiveRows(
-        document=(await s.execute(_LIVE_DOCUMENT, p)).first(),
-        preferences=(await s.execute(_LIVE_PREFERENCES, p)).all(),
-        todos=(await s.execute(_LIVE_TODOS, p)).all(),
-        artifacts=(await s.execute(_LIVE_ARTIFACTS, p)).all(),
-        rejected=(await s.execute(_LIVE_REJECTED, p)).all(),
-    )
+    """The thread's live workspace, in one query."""
+    rows = LiveRows()
+    for part, _, id_, s1, s2, s3, n1, n2 in await s.execute(_LIVE, {"thread": thread_id}):
+        if part == 0:
+            rows.document = LiveDocument(s1, s2, s3)
+        elif part == 1:
+            rows.preferences.append(LivePreference(id_, s1, s3, bool(n1)))
+        elif part == 2:
+            rows.todos.append(LiveTodo(id_, s1, s3, bool(n1), int(n2 or 0)))
+        elif part == 3:
+            rows.artifacts.append(LiveArtifact(id_, int(n1), s1, s3))
+        else:
+            rows.rejected.append(LiveRejected(s1, s2, s3, int(n1 or 0)))
+    return rows
 
 
 async def ensure_document(s: AsyncSession, thread_id: str) -> Document:
