@@ -185,6 +185,11 @@ async def test_a_process_passes_over_families_it_does_not_follow_without_reading
         bus.noticed(action_log.Notice("elsewhere", seqs[0], seqs[-1], frozenset({followed})))
         assert await more == ["from elsewhere"]
         assert log_reads
+        # The same notice again (it arrived after a read that saw its entries): no read.
+        reads = len(log_reads)
+        bus.noticed(action_log.Notice("elsewhere", seqs[0], seqs[-1], frozenset({followed})))
+        await asyncio.sleep(0.05)
+        assert len(log_reads) == reads
         # A notice that does not follow on from the last entry seen is read, even for
         # a family no one follows (the subscriber below starts live: it gets the
         # entry only if the pump reads it).

@@ -114,8 +114,12 @@ class EventBus:
         move past them without reading them; otherwise wake the pump to read them.
 
         Notifications arrive in commit order, which is `seq` order, so entries that
-        follow on from `last_seq` leave no gap behind. A subscriber that starts later
-        reads whatever it missed from the log itself (`stream`)."""
+        follow on from `last_seq` leave no gap behind. A notice can come after a read
+        that already saw its entries (this process's own later commit made the pump
+        read): then there is nothing to do. A subscriber that starts later reads
+        whatever it missed from the log itself (`stream`)."""
+        if notice.hi <= self.last_seq:
+            return  # a read already handed these out (or moved past them)
         if self._wake.is_set() or notice.lo != self.last_seq + 1 or self._follows(notice):
             self.wake()
             return
