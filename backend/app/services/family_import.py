@@ -167,14 +167,7 @@ async def _snapshot(
             objective=before.objective,
             document_title=before.document.title if before.document else None,
             document_hash=digest,
-            preferences=[
-                {"uid": p.uid, "text": p.text, "locked": p.locked} for p in before.preferences
-            ],
-            todos=[
-                {"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth}
-                for t in before.todos
-            ],
-            rejected=[r.to_json() for r in before.rejected],
+            **before.item_columns(),
             user_message=node.user_message[:MAX_USER_MESSAGE_PREVIEW],
             state=node.state,
             reply=node.reply,

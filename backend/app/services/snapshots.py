@@ -110,6 +110,18 @@ class WorkspaceState:
     source_thread_id: str = ""
     rejected: list[RejectedState] = field(default_factory=list)
 
+    def item_columns(self) -> dict[str, list[dict[str, Any]]]:
+        """The snapshot row's item lists (preferences, todos, rejected) for this state."""
+        return {
+            "preferences": [
+                {"uid": p.uid, "text": p.text, "locked": p.locked} for p in self.preferences
+            ],
+            "todos": [
+                {"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth} for t in self.todos
+            ],
+            "rejected": [r.to_json() for r in self.rejected],
+        }
+
     def to_out(self) -> WorkspaceOut:
         return WorkspaceOut(
             objective=self.objective,
@@ -367,14 +379,7 @@ async def capture_snapshot(
             objective=conv.objective,
             document_title=doc.title if doc is not None else None,
             document_hash=digest,
-            preferences=[
-                {"uid": p.uid, "text": p.text, "locked": p.locked} for p in state.preferences
-            ],
-            todos=[
-                {"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth}
-                for t in state.todos
-            ],
-            rejected=[r.to_json() for r in state.rejected],
+            **state.item_columns(),
             user_message=user_message[:MAX_USER_MESSAGE_PREVIEW],
             state=NodeState.RUNNING,
         )
