@@ -30,6 +30,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from app.agent.checkpointer import RECORDS
+from app.services import turn_views
 from bench.common import (
     Harness,
     median,
@@ -60,7 +61,9 @@ async def measure(backend: str) -> dict[str, Any]:
                 if bucket is cold:
                     RECORDS.clear()
                 start = time.perf_counter()
-                messages = await h.turns.messages(user_id=h.user_id, thread_id=tid)
+                messages = await turn_views.transcript(
+                    h.db, h.runtime, user_id=h.user_id, thread_id=tid
+                )
                 ms = (time.perf_counter() - start) * 1000
                 count = len(messages)
                 if n >= WARMUP:

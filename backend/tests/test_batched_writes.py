@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.db.dialect import Write, execute_all
 from app.db.models import ActionLogEntry, ActiveTurn, ChatHead, Conversation
+from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
 from app.events import actions
 from app.events import log as action_log
@@ -50,7 +51,7 @@ async def _counts(app: FastAPI, tid: str) -> tuple[int, int, int]:
 
 
 def _lease(tid: str, process: str = "p1") -> Write:
-    return repo.lease_take(
+    return heads_repo.lease_take(
         root_thread_id=tid,
         thread_id=tid,
         turn_index=1,
@@ -77,7 +78,7 @@ async def test_writes_and_their_log_entry_land_together(
     # Without log rows the writes still run (execute_all alone).
     async with db_of(app).transaction() as s:
         await action_log.append_chat(
-            s, tid, after=[repo.lease_release(root_thread_id=tid, process_id="p1")]
+            s, tid, after=[heads_repo.lease_release(root_thread_id=tid, process_id="p1")]
         )
     assert (await _counts(app, tid))[1] == 0
 
@@ -152,7 +153,7 @@ async def test_writes_wait_for_row_locks_before_taking_the_append_lock(
                 tid,
                 actions.turn_started(f"{tid}:8", parent_turn_id=None, text="b", started_at="t"),
                 after=[
-                    repo.head_advance(
+                    heads_repo.head_advance(
                         root_thread_id=tid, working_thread_id=working, head_turn_id=f"{tid}:8"
                     )
                 ],

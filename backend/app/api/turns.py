@@ -11,6 +11,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from app.api.deps import CurrentUser, ThreadId, TurnsDep
 from app.api.errors import responses
 from app.schemas import MessageOut, TurnIn
+from app.services import turn_views
 from app.services.running_turn import RunningTurn
 
 router = APIRouter(prefix="/api/conversations/{thread_id}", tags=["turns"])
@@ -51,5 +52,7 @@ async def cancel_turn(thread_id: ThreadId, user: CurrentUser, turns: TurnsDep) -
 async def get_messages(thread_id: ThreadId, user: CurrentUser, turns: TurnsDep) -> list[MessageOut]:
     return [
         MessageOut(role=m.role, content=m.content, turn_index=m.turn_index, **m.extra)
-        for m in await turns.messages(user_id=user.id, thread_id=thread_id)
+        for m in await turn_views.transcript(
+            turns.db, turns.runtime, user_id=user.id, thread_id=thread_id
+        )
     ]

@@ -35,6 +35,7 @@ from app.agent.checkpointer import CheckpointStore
 from app.db.engine import Database
 from app.db.models import ActiveTurn, ChatHead
 from app.db.repositories import consistency as repo
+from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as threads_repo
 from app.domain import BranchStatus, NodeId, now
 from app.services.family import Family
@@ -99,7 +100,7 @@ async def check(
     async with db.read() as s:
         all_roots = await repo.family_roots(s)
         heads = await repo.heads(s)
-        active = {row.root_thread_id: row for row in await threads_repo.all_active_turns(s)}
+        active = {row.root_thread_id: row for row in await heads_repo.all_active_turns(s)}
         pending, building = await threads_repo.half_built_before(s, now())
         old_pending, old_building = await threads_repo.half_built_before(s, cutoff)
         half_built = {t: "pending branch" for t in pending} | {t: "building fork" for t in building}

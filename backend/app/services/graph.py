@@ -19,7 +19,7 @@ from typing import Literal, cast
 
 from app.db.engine import Database
 from app.db.repositories import graph as repo
-from app.db.repositories import threads as threads_repo
+from app.db.repositories import heads as heads_repo
 from app.db.repositories.graph import NodeRow
 from app.domain import NodeId, aware
 from app.schemas import GraphEdge, GraphNode, GraphNodeState, GraphOut, GraphThread
@@ -71,7 +71,7 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
         truncated = len(newest) > node_cap
         kept_rows = newest[:node_cap]
         counts = await repo.artifact_counts(session, {n.thread_id for n in kept_rows})
-        durable = await threads_repo.get_head(session, root_thread_id)
+        durable = await heads_repo.get_head(session, root_thread_id)
     if durable is not None:
         head = durable.head_turn_id
     else:

@@ -24,9 +24,10 @@ from sqlalchemy.orm.exc import StaleDataError
 from app.db.dialect import dialect_of
 from app.db.engine import fault
 from app.db.models import ActiveTurn, ChatHead, Conversation, ConversationBranch
+from app.db.repositories import heads as heads_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
-from app.db.repositories.threads import LockNotAvailable
+from app.db.repositories.heads import LockNotAvailable
 from app.domain import BranchStatus, NodeId, new_thread_id, now
 from app.errors import CheckoutWouldDiscardChanges, Conflict, NotFound
 from app.events import actions
@@ -49,7 +50,7 @@ async def ensure_head(s: AsyncSession, root: Conversation) -> None:
     """Create the family's head row if it has none (working = root, head = its tip)."""
     first = first_owned_turn(None, root.forked_from_turn)
     head = NodeId.format(root.thread_id, root.turn_index) if root.turn_index >= first else None
-    await repo.insert_head_if_missing(s, root_thread_id=root.thread_id, head_turn_id=head)
+    await heads_repo.insert_head_if_missing(s, root_thread_id=root.thread_id, head_turn_id=head)
 
 
 async def _locked(
@@ -73,7 +74,7 @@ async def _locked(
 async def lock_head(s: AsyncSession, root_thread_id: str, *, nowait: bool) -> ChatHead:
     """The family's head row, locked for this transaction (created first if missing)."""
     return await _locked(
-        s, root_thread_id, lambda: repo.lock_head_row(s, root_thread_id, nowait=nowait)
+        s, root_thread_id, lambda: heads_repo.lock_head_row(s, root_thread_id, nowait=nowait)
     )
 
 
@@ -83,7 +84,7 @@ async def lock_owned_with_head(
     """The thread if `user_id` owns it (as `conversations.get_owned`), with its branch
     row and its family's head row; thread and head locked, in one read when the head
     row exists."""
-    found = await repo.lock_with_head(s, thread_id)
+    found = await heads_repo.lock_with_head(s, thread_id)
     if found is None:
         conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id, for_update=True)
         return conv, branch, await lock_head(s, conv.root_thread_id, nowait=False)
@@ -97,18 +98,20 @@ async def lock_head_and_turn(
 ) -> tuple[ChatHead, ActiveTurn | None]:
     """The head row locked NOWAIT (as `lock_head`) and the family's active turn, read
     together."""
-    return await _locked(s, root_thread_id, lambda: repo.lock_head_row_and_turn(s, root_thread_id))
+    return await _locked(
+        s, root_thread_id, lambda: heads_repo.lock_head_row_and_turn(s, root_thread_id)
+    )
 
 
 async def read_head(s: AsyncSession, root_thread_id: str) -> ChatHead:
     """The family's head row (created if missing), unlocked."""
-    head = await repo.get_head(s, root_thread_id)
+    head = await heads_repo.get_head(s, root_thread_id)
     if head is None:
         root = await repo.get_thread(s, root_thread_id)
         if root is None:
             raise NotFound("conversation family not found")
         await ensure_head(s, root)
-        head = await repo.get_head(s, root_thread_id)
+        head = await heads_repo.get_head(s, root_thread_id)
         assert head is not None
     return head
 
@@ -410,6 +413,6 @@ async def advance_head(
     s: AsyncSession, *, root_thread_id: str, thread_id: str, turn_id: str
 ) -> None:
     """Advance the head onto a finished turn of the working thread (any end state)."""
-    await repo.advance_head_if_working(
+    await heads_repo.advance_head_if_working(
         s, root_thread_id=root_thread_id, working_thread_id=thread_id, head_turn_id=turn_id
     )

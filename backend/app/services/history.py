@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.engine import Database, fault
 from app.db.models import ActiveTurn, ChatHead
+from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
 from app.domain import BranchStatus, NodeId, now
 from app.errors import Conflict, NotFound, TurnInProgress
@@ -51,7 +52,7 @@ def history_view(head: ChatHead, active: ActiveTurn | None, *, retains: bool) ->
 
 async def read_history_in(s: AsyncSession, root_thread_id: str, *, retains: bool) -> HistoryOut:
     head = await heads.read_head(s, root_thread_id)
-    return history_view(head, await repo.get_active_turn(s, root_thread_id), retains=retains)
+    return history_view(head, await heads_repo.get_active_turn(s, root_thread_id), retains=retains)
 
 
 async def get_history(db: Database, *, user_id: int, thread_id: str, retains: bool) -> HistoryOut:
@@ -105,7 +106,7 @@ async def soft_delete(db: Database, *, user_id: int, thread_id: str) -> None:
     async with db.transaction() as s:
         conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
         root_id = conv.root_thread_id
-        if await repo.get_active_turn(s, root_id) is not None:
+        if await heads_repo.get_active_turn(s, root_id) is not None:
             raise TurnInProgress("a turn is running in this conversation; wait or cancel it")
         stamp = now()
         if conv.root_thread_id == conv.thread_id:

@@ -21,8 +21,8 @@ from app.agent.runtime import AgentRuntime
 from app.db.engine import Database, fault
 from app.db.models import ActiveTurn
 from app.db.outage import log_failure
+from app.db.repositories import heads as heads_repo
 from app.db.repositories import snapshots as snap_repo
-from app.db.repositories import threads as repo
 from app.domain import NodeId, NodeState, aware, now
 from app.events import actions
 from app.events import log as action_log
@@ -77,7 +77,9 @@ async def sweep_stale(
     # A read: on SQLite it does not take the write lock every heartbeat when nothing
     # is stale (the common case); each stale family is closed in its own write below.
     async with db.read() as s:
-        candidates = sorted(r.root_thread_id for r in await repo.all_active_turns(s) if is_stale(r))
+        candidates = sorted(
+            r.root_thread_id for r in await heads_repo.all_active_turns(s) if is_stale(r)
+        )
     swept: list[str] = []
     lost: list[_Lost] = []
     try:
@@ -126,7 +128,7 @@ async def _close_stale(
     sweep waits for it or gets its 409, never a deadlock."""
     async with db.transaction() as s:
         await heads.lock_head(s, root_thread_id, nowait=False)
-        row = await repo.get_active_turn(s, root_thread_id)
+        row = await heads_repo.get_active_turn(s, root_thread_id)
         if row is None or not is_stale(row):
             return None  # closed, or taken over, while we waited for the lock
         await snap_repo.set_node_state(
@@ -163,7 +165,7 @@ async def keep_lease(db: Database, turn: RunningTurn, *, every: float, owner: st
         await asyncio.sleep(every)
         try:
             async with db.transaction() as s:
-                row = await repo.get_active_turn(s, turn.root_thread_id)
+                row = await heads_repo.get_active_turn(s, turn.root_thread_id)
                 if row is None or row.process_id != owner:
                     cancel = True
                 else:

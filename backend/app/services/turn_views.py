@@ -17,13 +17,16 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.agent.runtime import AgentRuntime, TranscriptMessage
 from app.db.engine import Database
+from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
 from app.db.repositories import turn_views as views_repo
 from app.db.repositories.turn_views import TurnRow
 from app.domain import BranchStatus, NodeId, aware
 from app.events import log as action_log
 from app.services import heads
+from app.services.branching import transcript_prefix
 from app.services.conversations import get_owned
 from app.services.family import Family
 
@@ -211,7 +214,7 @@ async def chat_material(
         family = await _family(s, root_thread_id)
         path = _path(family, head.head_turn_id)
         page = await _page(s, family, path[-limit:], more=len(path) > limit)
-        active_row = await repo.get_active_turn(s, root_thread_id)
+        active_row = await heads_repo.get_active_turn(s, root_thread_id)
         active = None
         active_actions: list[dict[str, Any]] = []
         if active_row is not None:
@@ -317,7 +320,7 @@ async def sessions(db: Database, *, user_id: int) -> list[SessionRecord]:
         rows = await repo.list_visible_for_user(s, user_id)
         roots = [c for c, _ in rows if c.thread_id == c.root_thread_id]
         by_thread_root = {c.thread_id: c.root_thread_id for c, _ in rows}
-        running = {a.root_thread_id for a in await repo.all_active_turns(s)}
+        running = {a.root_thread_id for a in await heads_repo.all_active_turns(s)}
     out: dict[str, SessionRecord] = {}
     for c in roots:
         out[c.thread_id] = SessionRecord(
@@ -385,3 +388,16 @@ async def replay(
                 out.append((e.seq, e.channel, e.action))
             if len(page) < 2000:
                 return out
+
+
+async def transcript(
+    db: Database, runtime: AgentRuntime, *, user_id: int, thread_id: str
+) -> list[TranscriptMessage]:
+    """The thread's messages (`GET …/messages`); a draft shows its parent's prefix."""
+    async with db.read() as s:
+        _, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+    if branch is not None and branch.status == BranchStatus.DRAFT:
+        # A draft has no transcript of its own yet.
+        parent = await runtime.raw_messages(branch.parent_thread_id)
+        return runtime.to_transcript(transcript_prefix(parent, branch.branch_point_turn))
+    return await runtime.messages(thread_id)

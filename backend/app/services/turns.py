@@ -28,10 +28,11 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from app import background
-from app.agent.runtime import AgentEvent, AgentRuntime, TranscriptMessage
+from app.agent.runtime import AgentEvent, AgentRuntime
 from app.config import Settings
 from app.db.engine import Database, fault
 from app.db.outage import is_store_outage, log_failure
+from app.db.repositories import heads as heads_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
 from app.domain import BranchStatus, NodeId, now
@@ -49,7 +50,7 @@ from app.events.bus import EventBus
 from app.events.coalescer import DeltaLog
 from app.services import heads, pruning, search
 from app.services.agent_workspace import view_of
-from app.services.branching import promote_draft, transcript_prefix
+from app.services.branching import promote_draft
 from app.services.conversations import get_owned
 from app.services.running_turn import RunningTurn, TurnEvent, make_process_id, short_error
 from app.services.snapshots import capture_snapshot
@@ -189,7 +190,7 @@ class TurnManager:
                 # below). These writes go with `turnStarted` below (one round trip on
                 # PostgreSQL).
                 opening = [
-                    repo.lease_take(
+                    heads_repo.lease_take(
                         root_thread_id=root_id,
                         thread_id=conv.thread_id,
                         turn_index=k,
@@ -236,7 +237,7 @@ class TurnManager:
         async with self.db.transaction() as s:
             conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
             head = await heads.lock_head(s, conv.root_thread_id, nowait=False)
-            if await repo.get_active_turn(s, conv.root_thread_id) is not None:
+            if await heads_repo.get_active_turn(s, conv.root_thread_id) is not None:
                 raise TurnInProgress("a turn is already running in this conversation")
             if head.working_thread_id != conv.thread_id:
                 if branch is not None and branch.status == BranchStatus.DRAFT:
@@ -399,12 +400,14 @@ class TurnManager:
                 index,
                 repo.turn_finished(turn.thread_id),
                 # The head moves onto the turn only if its thread still is the working one.
-                repo.head_advance(
+                heads_repo.head_advance(
                     root_thread_id=turn.root_thread_id,
                     working_thread_id=turn.thread_id,
                     head_turn_id=turn.node_id,
                 ),
-                repo.lease_release(root_thread_id=turn.root_thread_id, process_id=self.process_id),
+                heads_repo.lease_release(
+                    root_thread_id=turn.root_thread_id, process_id=self.process_id
+                ),
             ]
             ended = actions.turn_ended(
                 turn.node_id,
@@ -427,7 +430,7 @@ class TurnManager:
         """Cancel the family's active turn, wherever it runs."""
         async with self.db.transaction() as s:
             conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
-            row = await repo.get_active_turn(s, conv.root_thread_id)
+            row = await heads_repo.get_active_turn(s, conv.root_thread_id)
             if row is None:
                 raise Conflict("no turn is running in this conversation")
             row.cancel_requested = True
@@ -439,15 +442,6 @@ class TurnManager:
                 await asyncio.wait_for(asyncio.shield(local.task), timeout=10)
             return {"node_id": target, "state": local.state}
         return {"node_id": target, "state": "cancelling"}
-
-    async def messages(self, *, user_id: int, thread_id: str) -> list[TranscriptMessage]:
-        async with self.db.read() as s:
-            _, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
-        if branch is not None and branch.status == BranchStatus.DRAFT:
-            # A draft has no transcript of its own yet: it shows its parent's prefix.
-            parent = await self.runtime.raw_messages(branch.parent_thread_id)
-            return self.runtime.to_transcript(transcript_prefix(parent, branch.branch_point_turn))
-        return await self.runtime.messages(thread_id)
 
 
 class _NotWorking(Exception):

@@ -1,4 +1,4 @@
-"""Threads and their history state: conversations, branch rows, heads and active turns.
+"""Threads: conversations and their branch rows (heads and active turns: `heads`).
 
 Queries and writes only; services own the rules and the transaction boundaries.
 """
@@ -10,15 +10,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, delete, insert, or_, select, update
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Select, and_, bindparam, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app.db.base import table_of
-from app.db.dialect import Write, dialect_of
+from app.db.dialect import Write
 from app.db.models import (
-    ActiveTurn,
     ChatHead,
     Conversation,
     ConversationBranch,
@@ -28,10 +26,6 @@ from app.domain import BranchStatus, NodeId, now
 
 _conv = Conversation.__table__
 _branch = ConversationBranch.__table__
-
-
-class LockNotAvailable(Exception):
-    """Another transaction holds the row lock asked for with NOWAIT."""
 
 
 @dataclass(frozen=True)
@@ -312,8 +306,6 @@ async def count_turn_finished(s: AsyncSession, thread_id: str) -> None:
 
 
 _conv_t = table_of(Conversation)
-_head_t = table_of(ChatHead)
-_lease_t = table_of(ActiveTurn)
 
 _TURN_FINISHED = (
     update(_conv_t)
@@ -335,175 +327,6 @@ async def delete_thread_rows(s: AsyncSession, thread_id: str) -> None:
     await s.execute(delete(Conversation).where(Conversation.thread_id == thread_id))
 
 
-# ---- heads ----
-
-
-async def insert_head_if_missing(
-    s: AsyncSession, *, root_thread_id: str, head_turn_id: str | None
-) -> None:
-    insert = dialect_of(s).insert(ChatHead)
-    await s.execute(
-        insert.values(
-            root_thread_id=root_thread_id,
-            head_turn_id=head_turn_id,
-            working_thread_id=root_thread_id,
-            version=0,
-            updated_at=now(),
-        ).on_conflict_do_nothing(index_elements=["root_thread_id"])
-    )
-
-
-async def get_head(s: AsyncSession, root_thread_id: str) -> ChatHead | None:
-    return await s.get(ChatHead, root_thread_id)
-
-
-async def lock_head_row(s: AsyncSession, root_thread_id: str, *, nowait: bool) -> ChatHead | None:
-    """The head row locked for this transaction; `LockNotAvailable` if NOWAIT fails."""
-    stmt = (
-        select(ChatHead)
-        .where(ChatHead.root_thread_id == root_thread_id)
-        .with_for_update(nowait=nowait)
-        .execution_options(populate_existing=True)
-    )
-    try:
-        return (await s.execute(stmt)).scalar_one_or_none()
-    except DBAPIError as exc:
-        if "lock" in str(exc).lower():
-            raise LockNotAvailable(str(exc)) from exc
-        raise
-
-
-# A thread with its branch row and its family's head row, the thread and the head
-# locked: the first read of a send. An inner join to the head (FOR UPDATE cannot lock
-# the nullable side of an outer join): a family whose head row does not exist yet
-# returns nothing here.
-_LOCK_WITH_HEAD = (
-    select(Conversation, ConversationBranch, ChatHead)
-    .join(ChatHead, ChatHead.root_thread_id == Conversation.root_thread_id)
-    .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
-    .where(Conversation.thread_id == bindparam("thread"))
-    .with_for_update(of=[Conversation, ChatHead])
-    .execution_options(populate_existing=True)
-)
-
-
-async def lock_with_head(
-    s: AsyncSession, thread_id: str
-) -> tuple[Conversation, ConversationBranch | None, ChatHead] | None:
-    """The thread, its branch row and its family's head row, thread and head locked
-    (waiting); None if the thread is unknown or its family has no head row yet."""
-    row = (await s.execute(_LOCK_WITH_HEAD, {"thread": thread_id})).first()
-    return None if row is None else (row[0], row[1], row[2])
-
-
-async def lock_head_row_and_turn(
-    s: AsyncSession, root_thread_id: str
-) -> tuple[ChatHead, ActiveTurn | None] | None:
-    """The head row locked NOWAIT, with the family's active turn read in the same round
-    trip; `LockNotAvailable` if the row is locked. NOWAIT only: after waiting for the
-    lock, PostgreSQL would hand back the joined turn as of before the wait."""
-    stmt = (
-        select(ChatHead, ActiveTurn)
-        .outerjoin(ActiveTurn, ActiveTurn.root_thread_id == ChatHead.root_thread_id)
-        .where(ChatHead.root_thread_id == root_thread_id)
-        .with_for_update(nowait=True, of=ChatHead)
-        .execution_options(populate_existing=True)
-    )
-    try:
-        row = (await s.execute(stmt)).one_or_none()
-    except DBAPIError as exc:
-        if "lock" in str(exc).lower():
-            raise LockNotAvailable(str(exc)) from exc
-        raise
-    return None if row is None else (row[0], row[1])
-
-
-async def advance_head_if_working(
-    s: AsyncSession, *, root_thread_id: str, working_thread_id: str, head_turn_id: str
-) -> None:
-    await s.execute(
-        *head_advance(
-            root_thread_id=root_thread_id,
-            working_thread_id=working_thread_id,
-            head_turn_id=head_turn_id,
-        )
-    )
-
-
-_HEAD_ADVANCE = (
-    update(_head_t)
-    .where(
-        _head_t.c.root_thread_id == bindparam("ha_root"),
-        _head_t.c.working_thread_id == bindparam("ha_working"),
-    )
-    .values(
-        head_turn_id=bindparam("ha_turn"),
-        version=_head_t.c.version + 1,
-        updated_at=bindparam("ha_at"),
-    )
-)
-
-
-def head_advance(*, root_thread_id: str, working_thread_id: str, head_turn_id: str) -> Write:
-    """Move the head onto a node of the working thread, if it still is the working one."""
-    return _HEAD_ADVANCE, {
-        "ha_root": root_thread_id,
-        "ha_working": working_thread_id,
-        "ha_turn": head_turn_id,
-        "ha_at": now(),
-    }
-
-
-# ---- active turns ----
-
-
-async def get_active_turn(s: AsyncSession, root_thread_id: str) -> ActiveTurn | None:
-    return await s.get(ActiveTurn, root_thread_id)
-
-
-async def all_active_turns(s: AsyncSession) -> Sequence[ActiveTurn]:
-    return (await s.execute(select(ActiveTurn))).scalars().all()
-
-
-async def release_active_turn(s: AsyncSession, *, root_thread_id: str, process_id: str) -> None:
-    await s.execute(*lease_release(root_thread_id=root_thread_id, process_id=process_id))
-
-
-_LEASE_TAKE = insert(_lease_t).values(
-    root_thread_id=bindparam("lt_root"),
-    thread_id=bindparam("lt_thread"),
-    turn_index=bindparam("lt_turn"),
-    parent_turn_id=bindparam("lt_parent"),
-    user_message=bindparam("lt_message"),
-    process_id=bindparam("lt_process"),
-    cancel_requested=False,
-    started_at=bindparam("lt_at"),
-    heartbeat_at=bindparam("lt_at"),
-)
-
-
-def lease_take(
-    *,
-    root_thread_id: str,
-    thread_id: str,
-    turn_index: int,
-    parent_turn_id: str | None,
-    user_message: str,
-    process_id: str,
-) -> Write:
-    """Insert the family's active-turn row (its lease) for turn `turn_index` of
-    `thread_id`; a second one fails on the primary key."""
-    return _LEASE_TAKE, {
-        "lt_root": root_thread_id,
-        "lt_thread": thread_id,
-        "lt_turn": turn_index,
-        "lt_parent": parent_turn_id,
-        "lt_message": user_message,
-        "lt_process": process_id,
-        "lt_at": now(),
-    }
-
-
 _CLOCK_ADVANCE = (
     update(_conv_t)
     .where(_conv_t.c.thread_id == bindparam("ca_thread"))
@@ -518,14 +341,3 @@ def clock_advance(conv: Conversation, turn_index: int) -> Write:
     set_committed_value(conv, "turn_index", turn_index)
     set_committed_value(conv, "updated_at", at)
     return _CLOCK_ADVANCE, {"ca_thread": conv.thread_id, "ca_turn": turn_index, "ca_at": at}
-
-
-_LEASE_RELEASE = delete(_lease_t).where(
-    _lease_t.c.root_thread_id == bindparam("lr_root"),
-    _lease_t.c.process_id == bindparam("lr_process"),
-)
-
-
-def lease_release(*, root_thread_id: str, process_id: str) -> Write:
-    """Drop the family's active-turn row if `process_id` still holds it."""
-    return _LEASE_RELEASE, {"lr_root": root_thread_id, "lr_process": process_id}
