@@ -17,6 +17,8 @@ Overhead, on PostgreSQL, same run: the backend's time per turn (`start_turn` to
 turn) against a bare LangGraph invoke of the same compiled graph with the same
 checkpointer and offline model (`graph.ainvoke` with the same `durability="exit"`,
 on another conversation), OVERHEAD_PAIRS pairs interleaved. Target: at most 1.5x.
+Reported beside it: the same against a bare `graph.astream` with the stream modes the
+service uses to feed the sender (messages and updates), on a third conversation.
 
 Throughput: 16 conversations sending at once (asyncio.gather, each sending its turns
 one after another) against one conversation sending alone, in turns per second, on
@@ -87,14 +89,19 @@ async def latency(settings: Settings) -> dict[str, Any]:
 
 async def overhead(settings: Settings) -> dict[str, Any]:
     """Per-turn time through the turn service against a bare invoke of the same graph
-    (same checkpointer, same offline model), interleaved pair by pair."""
+    (same checkpointer, same offline model), interleaved pair by pair; and, reported
+    beside it, against a bare `astream` with the stream modes the service uses (the
+    sender's tokens), so that the cost of streaming itself shows apart."""
     async with Harness.open(settings) as h:
         ours_tid = await h.new_conversation("service")
         bare_tid = await h.new_conversation("bare")
+        stream_tid = await h.new_conversation("bare stream")
         graph = h.runtime.graph_for(bare_tid)
         config = h.runtime._config(bare_tid)
+        stream_config = h.runtime._config(stream_tid)
         ours: list[float] = []
         bare: list[float] = []
+        streamed: list[float] = []
         for i in range(1, WARMUP + OVERHEAD_PAIRS + 1):
             _, ms = await h.send(ours_tid, random_text(MESSAGE_CHARS, f"service {i}:"))
             human = HumanMessage(
@@ -103,13 +110,28 @@ async def overhead(settings: Settings) -> dict[str, Any]:
             start = time.perf_counter()
             await graph.ainvoke({"messages": [human]}, config, durability=DURABILITY)
             bare_ms = (time.perf_counter() - start) * 1000
+            human = HumanMessage(
+                content=random_text(MESSAGE_CHARS, f"stream {i}:"), additional_kwargs={TURN_KEY: i}
+            )
+            start = time.perf_counter()
+            async for _ in graph.astream(
+                {"messages": [human]},
+                stream_config,
+                stream_mode=["messages", "updates"],
+                durability=DURABILITY,
+            ):
+                pass
+            stream_ms = (time.perf_counter() - start) * 1000
             if i > WARMUP:
                 ours.append(ms)
                 bare.append(bare_ms)
+                streamed.append(stream_ms)
     return {
         "ours_ms": median(ours),
         "bare_ms": median(bare),
         "ratio": median(ours) / median(bare),
+        "stream_ms": median(streamed),
+        "ratio_stream": median(ours) / median(streamed),
         "pairs": OVERHEAD_PAIRS,
     }
 
@@ -197,7 +219,13 @@ async def run(sqlite: bool) -> int:
     print(f"\nOverhead per turn: the turn service vs a bare graph.ainvoke ({OVERHEAD_PAIRS} pairs)")
     print_table(
         [over],
-        [("service ms", "ours_ms"), ("bare LangGraph ms", "bare_ms"), ("ratio", "ratio")],
+        [
+            ("service ms", "ours_ms"),
+            ("bare LangGraph ms", "bare_ms"),
+            ("ratio", "ratio"),
+            ("bare astream ms", "stream_ms"),
+            ("ratio to astream", "ratio_stream"),
+        ],
     )
     print()
     rows = [await throughput("postgres")]
