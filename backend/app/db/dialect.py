@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -72,6 +72,18 @@ def _together(statements: tuple[UpdateBase, ...]) -> Select[Any]:
     return select(literal_column("1")).add_cte(*ctes)
 
 
+def merged_params(writes: Sequence[Write]) -> dict[str, Any]:
+    """The parameters of writes that run as one statement, in one namespace; a name
+    given two different values is refused (`ValueError`) before anything runs."""
+    params: dict[str, Any] = {}
+    for _, more in writes:
+        for name, value in more.items():
+            if name in params and params[name] != value:
+                raise ValueError(f"execute_all: parameter {name!r} has two values")
+            params[name] = value
+    return params
+
+
 async def execute_all(session: AsyncSession, *writes: Write | None) -> None:
     """Run independent writes (`None`s skipped) in the session's transaction.
 
@@ -85,12 +97,7 @@ async def execute_all(session: AsyncSession, *writes: Write | None) -> None:
     must mean the same value.
     """
     given = [w for w in writes if w is not None]
-    params: dict[str, Any] = {}
-    for _, more in given:
-        for name, value in more.items():
-            if name in params and params[name] != value:
-                raise ValueError(f"execute_all: parameter {name!r} has two values")
-            params[name] = value
+    params = merged_params(given)
     if dialect_of(session).is_postgres and len(given) > 1:
         await session.execute(_together(tuple(st for st, _ in given)), params)
         return

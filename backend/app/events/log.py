@@ -45,7 +45,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import UpdateBase
 
 from app.db.base import table_of
-from app.db.dialect import Write, dialect_of, execute_all
+from app.db.dialect import Write, dialect_of, execute_all, merged_params
 from app.db.engine import APPENDED
 from app.db.models import ActionLogEntry
 from app.events import actions
@@ -199,9 +199,7 @@ async def append_rows(
         return []
     if dialect_of(session).is_postgres:
         # The notification is delivered only at commit.
-        params: dict[str, Any] = {}
-        for _, more in after:
-            params.update(more)
+        params = merged_params(after)
         params.update(
             al_key=APPEND_LOCK_KEY,
             al_channel=NOTIFY_CHANNEL,

@@ -297,7 +297,7 @@ async def test_agent_workspace_reads_only_what_an_edit_is_checked_against(
     for edit in (SetDocument(content="x" * 50_000), AddPreference("p"), AddTodo("t")):
         await ws.apply(thread_id, edit)
     loaded: list[str] = []
-    for name in ("get_document", "list_artifacts", "list_rejected"):
+    for name in ("get_document", "list_artifacts", "live_rows"):
         real = getattr(workspace_repo, name)
 
         async def spy(*a: Any, _name: str = name, _real: Any = real, **kw: Any) -> Any:

@@ -154,10 +154,6 @@ async def all_active_turns(s: AsyncSession) -> Sequence[ActiveTurn]:
     return (await s.execute(select(ActiveTurn))).scalars().all()
 
 
-async def release_active_turn(s: AsyncSession, *, root_thread_id: str, process_id: str) -> None:
-    await s.execute(*lease_release(root_thread_id=root_thread_id, process_id=process_id))
-
-
 _LEASE_TAKE = insert(_lease_t).values(
     root_thread_id=bindparam("lt_root"),
     thread_id=bindparam("lt_thread"),

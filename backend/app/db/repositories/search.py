@@ -113,28 +113,6 @@ def entries_write(
     return _SQLITE_ENTRIES, params
 
 
-async def add_entries(
-    s: AsyncSession,
-    *,
-    user_id: int,
-    root_thread_id: str,
-    thread_id: str,
-    turn_index: int,
-    texts: Iterable[tuple[str, str, str | None]],
-) -> None:
-    """Index `(kind, content, digest)` texts of node `thread_id:turn_index` (see
-    `entries_write`)."""
-    stmt, params = entries_write(
-        s,
-        user_id=user_id,
-        root_thread_id=root_thread_id,
-        thread_id=thread_id,
-        turn_index=turn_index,
-        texts=texts,
-    )
-    await s.execute(stmt, params)
-
-
 async def last_document_digest(s: AsyncSession, thread_id: str) -> str | None:
     """The digest of the document most recently indexed for this thread."""
     return await s.scalar(

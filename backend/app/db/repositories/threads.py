@@ -301,10 +301,6 @@ async def soft_delete_family(s: AsyncSession, root_thread_id: str, stamp: dateti
     )
 
 
-async def count_turn_finished(s: AsyncSession, thread_id: str) -> None:
-    await s.execute(*turn_finished(thread_id))
-
-
 _conv_t = table_of(Conversation)
 
 _TURN_FINISHED = (

@@ -214,11 +214,6 @@ async def list_todos(s: AsyncSession, thread_id: str) -> Sequence[Todo]:
     return (await s.execute(stmt)).scalars().all()
 
 
-async def list_rejected(s: AsyncSession, thread_id: str) -> Sequence[RejectedItem]:
-    stmt = select(RejectedItem).where(RejectedItem.thread_id == thread_id)
-    return (await s.execute(stmt.order_by(RejectedItem.id))).scalars().all()
-
-
 async def insert_rejected(s: AsyncSession, rows: list[dict[str, Any]]) -> None:
     if rows:
         await s.execute(insert(RejectedItem), rows)
