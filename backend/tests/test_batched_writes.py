@@ -103,6 +103,63 @@ async def test_one_failing_write_leaves_nothing_behind(
     assert await _counts(app, tid) == before
 
 
+async def test_one_statement_writes_all_or_nothing_and_reports_what_it_logged(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """`Database.one_statement` (autocommit on PostgreSQL, a transaction on SQLite):
+    the writes and their log entry land together and the event bus hears of the entry;
+    a failing statement keeps nothing; an error raised after the statement keeps what
+    it wrote, and the bus still hears of it."""
+    db = db_of(app)
+    tid = await _thread(client)
+    heard: list[int] = []
+
+    def listener(entries: list[ActionLogEntry]) -> None:
+        heard.extend(e.seq for e in entries)
+
+    db.commit_listeners.append(listener)
+    try:
+        before = await _counts(app, tid)
+        async with db.one_statement() as s:
+            (entry,) = await action_log.append_chat(
+                s,
+                tid,
+                actions.turn_started(f"{tid}:1", parent_turn_id=None, text="a", started_at="t"),
+                after=[repo.turn_finished(tid), _lease(tid)],
+            )
+        assert heard == [entry.seq]
+        assert await _counts(app, tid) == (before[0] + 2, 1, before[2] + 1)
+
+        with pytest.raises(IntegrityError):
+            async with db.one_statement() as s:
+                await action_log.append_chat(
+                    s,
+                    tid,
+                    actions.turn_started(f"{tid}:2", parent_turn_id=None, text="b", started_at="t"),
+                    after=[repo.turn_finished(tid), _lease(tid, "p2")],
+                )
+        assert await _counts(app, tid) == (before[0] + 2, 1, before[2] + 1)
+        assert heard == [entry.seq]
+
+        with pytest.raises(RuntimeError, match="after the write"):
+            async with db.one_statement() as s:
+                (later,) = await action_log.append_chat(
+                    s,
+                    tid,
+                    actions.turn_ended(f"{tid}:1", state="complete", duration_ms=1),
+                    after=[heads_repo.lease_release(root_thread_id=tid, process_id="p1")],
+                )
+                raise RuntimeError("failed after the write")
+        if db.is_sqlite:  # one transaction there: rolled back with the error
+            assert await _counts(app, tid) == (before[0] + 2, 1, before[2] + 1)
+            assert heard == [entry.seq]
+        else:  # the statement committed on its own
+            assert await _counts(app, tid) == (before[0] + 2, 0, before[2] + 2)
+            assert heard == [entry.seq, later.seq]
+    finally:
+        db.commit_listeners.remove(listener)
+
+
 async def test_a_parameter_with_two_values_is_refused_before_any_write(
     app: FastAPI, client: httpx.AsyncClient
 ) -> None:

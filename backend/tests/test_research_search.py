@@ -20,7 +20,7 @@ from app.db.engine import Database
 from app.services import conversations, search, users
 from tests.conftest import PG_ADMIN_URL, _admin
 from tests.helpers import db_of
-from tests.history_helpers import new_thread, turn_ok
+from tests.history_helpers import checkout, new_thread, turn_ok
 
 API = "/api/conversations"
 
@@ -74,6 +74,35 @@ async def test_search_documents_and_snippets(client: httpx.AsyncClient) -> None:
     snip = hits[0]["snippet"]
     assert "quokka census" in snip and snip.startswith("…") and snip.endswith("…")
     assert len(snip) <= 202
+
+
+async def test_the_document_is_indexed_where_it_changed(client: httpx.AsyncClient) -> None:
+    """A turn indexes the live document when it differs from the last one indexed for
+    its thread: not when it stayed the same, again when it changed back, never when it
+    is blank. A turn continuing from a restored turn (whose document is a stored body,
+    not a copy) indexes that body's text on the new branch."""
+    tid = await new_thread(client)
+    await turn_ok(client, tid, "replace document: the wombat draft")
+    await turn_ok(client, tid, "objective: unrelated")
+    await turn_ok(client, tid, "replace document: a rewrite without it")
+    await turn_ok(client, tid, "replace document: the wombat draft")
+    await turn_ok(client, tid, "replace document:    ")
+    await turn_ok(client, tid, "objective: still blank")
+
+    async def documents(word: str) -> list[str]:
+        return sorted(h["node_id"] for h in await _search(client, word) if h["kind"] == "document")
+
+    assert await documents("wombat") == [f"{tid}:1", f"{tid}:4"]
+    assert await documents("rewrite") == [f"{tid}:3"]
+
+    r = await checkout(client, tid, f"{tid}:1")
+    assert r.status_code == 200, r.text
+    draft = r.json()["working_thread_id"]
+    await turn_ok(client, draft, "objective: from the restored draft")
+    branch_hits = [h for h in await _search(client, "wombat") if h["kind"] == "document"]
+    assert len(branch_hits) == 3
+    (new,) = [h for h in branch_hits if h["thread_id"] != tid]
+    assert new["node_id"].endswith(":2") and "wombat draft" in new["snippet"]
 
 
 async def test_search_never_shows_other_users_or_deleted_threads(

@@ -10,12 +10,20 @@ prompt says how many, and that the workspace is the long-term memory."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal, cast
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage, ToolMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    AnyMessage,
+    BaseMessage,
+    SystemMessage,
+    ToolMessage,
+    message_chunk_to_message,
+)
+from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -38,6 +46,11 @@ from app.config import Settings
 META_PREFIX = "haico_"
 # The key under which a stored HumanMessage carries its turn number.
 TURN_INDEX_KEY = f"{META_PREFIX}turn_index"
+
+# The configurable key under which a run may pass `OnText`: the agent's reply text is
+# then streamed to it chunk by chunk as the model produces it.
+ON_TEXT = "on_text"
+OnText = Callable[[str], Awaitable[None]]
 
 AgentGraph = CompiledStateGraph[AgentState, None, AgentState, AgentState]
 
@@ -105,6 +118,45 @@ async def model_window(
     )
 
 
+async def streamed_reply(
+    model: Runnable[LanguageModelInput, Any],
+    messages: list[BaseMessage],
+    config: RunnableConfig,
+    on_text: OnText,
+) -> AIMessage:
+    """The model's reply, streamed: each chunk's text goes to `on_text` as it comes,
+    and the chunks are joined into the one message the state keeps.
+
+    The text goes straight to the caller instead of through LangGraph's "messages"
+    stream mode, which queues every chunk through the event loop's thread-safe
+    scheduling (a wake-up per word) before the caller sees it."""
+    chunks: list[AIMessageChunk] = []
+    async for chunk in model.astream(messages, config):
+        if not isinstance(chunk, AIMessageChunk):
+            continue
+        chunks.append(chunk)
+        if text := message_text(chunk):
+            await on_text(text)
+    if not chunks:
+        return AIMessage(content="")
+    # Joined once at the end (joining as they come would copy the text per chunk).
+    return cast(AIMessage, message_chunk_to_message(chunks[0] + chunks[1:]))
+
+
+def message_text(message: BaseMessage) -> str:
+    """The text of a message or chunk (providers may send a list of content blocks)."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)
+
+
 def build_graph(
     model: BaseChatModel,
     checkpointer: BaseCheckpointSaver[Any] | None,
@@ -122,10 +174,11 @@ def build_graph(
             checkpointer, thread_id, state["messages"], turns=max_turns, tokens=max_tokens
         )
         prompt = await load_system_prompt(workspace, thread_id, omitted_turns=window.omitted_turns)
-        response = await bound.ainvoke(
-            [SystemMessage(content=prompt), *model_view(window.messages)], config
-        )
-        return {"messages": [response]}
+        messages = [SystemMessage(content=prompt), *model_view(window.messages)]
+        on_text = cast(OnText | None, (config.get("configurable") or {}).get(ON_TEXT))
+        if on_text is None:
+            return {"messages": [await bound.ainvoke(messages, config)]}
+        return {"messages": [await streamed_reply(bound, messages, config, on_text)]}
 
     async def tools(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         last = state["messages"][-1]

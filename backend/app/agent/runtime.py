@@ -23,14 +23,20 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     AnyMessage,
-    BaseMessage,
     HumanMessage,
     ToolMessage,
 )
 from langchain_core.runnables import RunnableConfig
 
 from app.agent.checkpointer import CheckpointStore, open_checkpointers, turn_records
-from app.agent.graph import META_PREFIX, AgentGraph, build_graph
+from app.agent.graph import (
+    META_PREFIX,
+    ON_TEXT,
+    AgentGraph,
+    OnText,
+    build_graph,
+    message_text,
+)
 from app.agent.models import make_chat_model
 from app.agent.port import StartingFrom, WorkspacePort, WorkspaceView
 from app.agent.state import join_records
@@ -70,20 +76,6 @@ class TranscriptMessage:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def message_text(message: BaseMessage) -> str:
-    """The text of a message or chunk (providers may send a list of content blocks)."""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "".join(parts)
-
-
 class AgentRuntime:
     """Owns the checkpointer(s), the chat model and the compiled graph(s).
 
@@ -120,11 +112,19 @@ class AgentRuntime:
             raise RuntimeError("AgentRuntime.start() has not been called")
         return self._graphs[self.store.shard(thread_id)]
 
-    def _config(self, thread_id: str, workspace: WorkspacePort | None = None) -> RunnableConfig:
-        return {
-            "configurable": {"thread_id": thread_id, "workspace": workspace or self.workspace},
-            "recursion_limit": RECURSION_LIMIT,
+    def _config(
+        self,
+        thread_id: str,
+        workspace: WorkspacePort | None = None,
+        on_text: OnText | None = None,
+    ) -> RunnableConfig:
+        configurable: dict[str, Any] = {
+            "thread_id": thread_id,
+            "workspace": workspace or self.workspace,
         }
+        if on_text is not None:
+            configurable[ON_TEXT] = on_text
+        return {"configurable": configurable, "recursion_limit": RECURSION_LIMIT}
 
     async def run_turn(
         self,
@@ -146,29 +146,24 @@ class AgentRuntime:
         """
         graph = self.graph_for(thread_id)
         workspace = StartingFrom(self.workspace, thread_id, start) if start else None
-        config = self._config(thread_id, workspace)
+        streamed: list[str] = []
+
+        async def on_text(text: str) -> None:
+            streamed.append(text)
+            await on_event(AgentEvent("token", {"text": text}))
+
+        config = self._config(thread_id, workspace, on_text)
         human = HumanMessage(
             content=user_message, id=str(uuid.uuid4()), additional_kwargs={TURN_KEY: turn_index}
         )
-        streamed: list[str] = []
         reply = ""
         try:
-            async for part in graph.astream(
-                {"messages": [human]},
-                config,
-                stream_mode=["messages", "updates"],
-                durability=DURABILITY,
+            # The reply's text comes through `on_text` as the model streams it; the
+            # node updates give the tool calls, the edits and the final reply.
+            async for update in graph.astream(
+                {"messages": [human]}, config, stream_mode="updates", durability=DURABILITY
             ):
-                mode, payload = cast(tuple[str, Any], part)
-                if mode == "updates":
-                    reply = await self._on_updates(payload, on_event) or reply
-                    continue
-                message, meta = payload
-                if meta.get("langgraph_node") != "agent" or not isinstance(message, AIMessage):
-                    continue
-                if text := message_text(message):
-                    streamed.append(text)
-                    await on_event(AgentEvent("token", {"text": text}))
+                reply = await self._on_updates(cast(dict[str, Any], update), on_event) or reply
         except BaseException as exc:
             state = "cancelled" if isinstance(exc, asyncio.CancelledError) else "error"
             if state == "error":

@@ -112,6 +112,8 @@ class Database:
         if self.dialect.is_postgres:
             kwargs.update(pool_size=pool[0], max_overflow=pool[1])
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
+        # The same pool, its connections in autocommit mode (see `one_statement`).
+        self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
         if self.dialect.is_postgres:
             event.listen(self.engine.sync_engine.pool, "checkin", _note_checkin)
             event.listen(self.engine.sync_engine.pool, "checkout", _ping_if_idle)
@@ -129,8 +131,8 @@ class Database:
     def is_sqlite(self) -> bool:
         return not self.dialect.is_postgres
 
-    def _session(self) -> AsyncSession:
-        session = self.sessions()
+    def _session(self, bind: AsyncEngine | None = None) -> AsyncSession:
+        session = self.sessions() if bind is None else self.sessions(bind=bind)
         session.info["dialect"] = self.dialect
         session.info["faults"] = self.faults
         session.info["limits"] = self.limits
@@ -165,10 +167,36 @@ class Database:
                     "what this request changes was deleted or changed meanwhile by "
                     "another request; reload and retry"
                 ) from exc
-            appended: list[ActionLogEntry] | None = session.info.pop(APPENDED, None)
-            if appended:
-                for listener in self.commit_listeners:
-                    listener(appended)
+            self._committed(session)
+
+    def _committed(self, session: AsyncSession) -> None:
+        """Tell the commit listeners what `session` appended to the action log."""
+        appended: list[ActionLogEntry] | None = session.info.pop(APPENDED, None)
+        if appended:
+            for listener in self.commit_listeners:
+                listener(appended)
+
+    @asynccontextmanager
+    async def one_statement(self) -> AsyncIterator[AsyncSession]:
+        """A session for a change made by a single statement (reads before it are fine).
+
+        On PostgreSQL the session's connection is in autocommit mode: the statement is
+        its own transaction, atomic as any, and costs one round trip where
+        BEGIN ... COMMIT costs three. A caller that issues two writes here gets two
+        transactions: it must not. On SQLite this is `transaction()`, where the same
+        code runs as reads and sequential writes under the write lock."""
+        if not self.dialect.is_postgres:
+            async with self.transaction() as session:
+                yield session
+            return
+        session = self._session(self._autocommit)
+        try:
+            async with session:
+                yield session
+        finally:
+            # Whatever was appended is committed, even if the caller failed after it;
+            # the listeners hear of it once the connection is back in the pool.
+            self._committed(session)
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:

@@ -99,7 +99,7 @@ class DeltaLog:
     async def give_back(self, root_thread_id: str, taken: list[actions.Action]) -> None:
         """Write what `take` returned on its own (its closing transaction failed)."""
         if taken:
-            async with self._lock, self.db.transaction() as s:
+            async with self._lock, self.db.one_statement() as s:
                 await action_log.append_chat(s, root_thread_id, *taken)
 
     async def flush(self) -> None:
@@ -116,7 +116,7 @@ class DeltaLog:
                     for turn, items in batch
                     for action in turn.actions(items)
                 ]
-                async with self.db.transaction() as s:
+                async with self.db.one_statement() as s:
                     await action_log.append_rows(s, rows)
             except BaseException:
                 for turn, items in batch:

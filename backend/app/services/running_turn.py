@@ -10,6 +10,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from app.agent.port import WorkspaceView
@@ -54,7 +55,7 @@ class RunningTurn:
     # The workspace the turn's snapshot was taken from: where the agent starts.
     start: WorkspaceView | None = None
 
-    @property
+    @cached_property
     def node_id(self) -> str:
         return NodeId.format(self.thread_id, self.turn_index)
 

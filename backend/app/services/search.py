@@ -13,7 +13,7 @@ import re
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.dialect import Write
+from app.db.dialect import Write, dialect_of
 from app.db.engine import Database
 from app.db.repositories import search as repo
 from app.db.repositories import threads as threads_repo
@@ -101,8 +101,18 @@ async def turn_entries(
     owner: tuple[int, str] | None = None,
 ) -> Write | None:
     """A turn completed: the write that indexes it with the thread's live document
-    (the workspace after it); it only reads.
-    `owner` as for `index_node_in`."""
+    (the workspace after it); it only reads, and on PostgreSQL not even that (the
+    write reads the document itself). `owner` as for `index_node_in`."""
+    if owner is not None and dialect_of(s).is_postgres:
+        user_id, root_thread_id = owner
+        return repo.turn_entries_write(
+            user_id=user_id,
+            root_thread_id=root_thread_id,
+            thread_id=thread_id,
+            turn_index=turn_index,
+            user_message=user_message,
+            reply=reply,
+        )
     return await node_entries(
         s,
         thread_id=thread_id,

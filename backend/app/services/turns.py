@@ -384,8 +384,10 @@ class TurnManager:
         duration: int,
         pending: list[actions.Action],
     ) -> None:
-        async with self.db.transaction() as s:
-            # The read first (the document, for the index), then the writes.
+        # One statement on PostgreSQL (its own transaction: the index write reads the
+        # document itself); on SQLite the document read, then the writes, in one
+        # transaction.
+        async with self.db.one_statement() as s:
             index = await search.turn_entries(
                 s, turn.thread_id, turn.turn_index, turn.content, reply, owner=turn.owner
             )
@@ -416,7 +418,8 @@ class TurnManager:
                 code=str(final.data.get("code", "error")),
                 message=str(final.data.get("message", "")),
             )
-            # The writes and the log in one round trip on PostgreSQL.
+            await fault(s, "close")
+            # The writes and the log: one statement on PostgreSQL.
             await action_log.append_chat(
                 s,
                 turn.root_thread_id,
@@ -424,7 +427,6 @@ class TurnManager:
                 ended,
                 after=[w for w in closing if w is not None],
             )
-            await fault(s, "close")
 
     async def cancel(self, *, user_id: int, thread_id: str) -> dict[str, Any]:
         """Cancel the family's active turn, wherever it runs."""

@@ -16,23 +16,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
+    Integer,
     String,
     Text,
     and_,
     bindparam,
+    case,
     func,
     insert,
+    literal,
     literal_column,
     or_,
     select,
+    union_all,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import table_of
 from app.db.dialect import Write, dialect_of
-from app.db.models import Conversation, ConversationBranch, SearchEntry
+from app.db.models import Conversation, ConversationBranch, Document, DocumentBody, SearchEntry
 
 # The text-search configuration (the migration uses the same); a constant, never input.
 TS_CONFIG = "english"
@@ -41,6 +46,8 @@ _CONFIG: ColumnElement[str] = literal_column(f"'{TS_CONFIG}'::regconfig")
 MAX_INDEXED = 100_000
 
 _entry = table_of(SearchEntry)
+_doc = table_of(Document)
+_body = table_of(DocumentBody)
 _conv = Conversation.__table__
 _branch = ConversationBranch.__table__
 
@@ -73,6 +80,60 @@ _PG_ENTRIES = insert(_entry).from_select(
         _PG_ROWS.c.content,
         _PG_ROWS.c.digest,
         func.to_tsvector(_CONFIG, _PG_ROWS.c.content),
+    ),
+)
+
+# PostgreSQL, at the end of a turn: the message and the reply from the arrays, and the
+# thread's live document read in the same statement. The document gets a row only when
+# it is not blank and its digest differs from the last one indexed for the thread (a
+# stored body's hash is that digest already: both are the SHA-256 of its UTF-8 text).
+# "Not blank" is a POSIX-class test here where `node_entries` uses `str.strip()`; they
+# differ only for a document of nothing but exotic whitespace.
+_LIVE_TEXT = func.coalesce(_body.c.content, _doc.c.content)
+_LIVE_DIGEST = case(
+    (_body.c.content.is_not(None), _body.c.hash),
+    else_=func.encode(func.sha256(func.convert_to(_doc.c.content, "UTF8")), "hex"),
+)
+_LAST_DIGEST = (
+    select(_entry.c.digest)
+    .where(_entry.c.thread_id == bindparam("e_thread"), _entry.c.kind == "document")
+    .order_by(_entry.c.turn_index.desc(), _entry.c.id.desc())
+    .limit(1)
+    .scalar_subquery()
+)
+_live = (
+    select(_LIVE_TEXT.label("content"), _LIVE_DIGEST.label("digest"))
+    .select_from(_doc.outerjoin(_body, _body.c.hash == _doc.c.body_hash))
+    .where(_doc.c.thread_id == bindparam("e_thread"))
+    .subquery("live")
+)
+# Typed: the branches of a UNION give PostgreSQL no column to infer a type from.
+_NODE = (
+    bindparam("e_user", type_=BigInteger()),
+    bindparam("e_root", type_=String()),
+    bindparam("e_thread", type_=String()),
+    bindparam("e_turn", type_=Integer()),
+)
+_PG_TURN_ENTRIES = insert(_entry).from_select(
+    ["user_id", "root_thread_id", "thread_id", "turn_index", "kind", "content", "digest", "tsv"],
+    union_all(
+        select(
+            *_NODE,
+            _PG_ROWS.c.kind,
+            _PG_ROWS.c.content,
+            _PG_ROWS.c.digest,
+            func.to_tsvector(_CONFIG, _PG_ROWS.c.content),
+        ),
+        select(
+            *_NODE,
+            literal("document"),
+            func.left(_live.c.content, MAX_INDEXED),
+            _live.c.digest,
+            func.to_tsvector(_CONFIG, func.left(_live.c.content, MAX_INDEXED)),
+        ).where(
+            _live.c.content.op("~")("[^[:space:]]"),
+            _live.c.digest.is_distinct_from(_LAST_DIGEST),
+        ),
     ),
 )
 _SQLITE_ROWS = func.json_each(bindparam("e_rows")).table_valued("value")
@@ -111,6 +172,31 @@ def entries_write(
         return _PG_ENTRIES, params
     params["e_rows"] = json.dumps(rows)
     return _SQLITE_ENTRIES, params
+
+
+def turn_entries_write(
+    *,
+    user_id: int,
+    root_thread_id: str,
+    thread_id: str,
+    turn_index: int,
+    user_message: str,
+    reply: str,
+) -> Write:
+    """PostgreSQL: the write that indexes a finished turn, its message, its reply and
+    (when it changed) the thread's live document, which it reads itself: no read
+    before it, so it can run as one statement with the turn's other closing writes."""
+    rows = [(k, c[:MAX_INDEXED]) for k, c in (("user", user_message), ("assistant", reply))]
+    rows = [(k, c) for k, c in rows if c.strip()]
+    return _PG_TURN_ENTRIES, {
+        "e_user": user_id,
+        "e_root": root_thread_id,
+        "e_thread": thread_id,
+        "e_turn": turn_index,
+        "e_kinds": [k for k, _ in rows],
+        "e_contents": [c for _, c in rows],
+        "e_digests": [None for _ in rows],
+    }
 
 
 async def last_document_digest(s: AsyncSession, thread_id: str) -> str | None:
