@@ -139,8 +139,8 @@ def legacy_figures(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
             if "stream_ms" in over:
                 figures.append(
                     {
-                        "figure": "the same turns / a bare LangGraph astream with the stream "
-                        "modes the service uses (messages and updates)",
+                        "figure": "the same turns / a bare LangGraph astream that streams "
+                        "the reply as the service does (updates, text to a callback)",
                         "target": "reported",
                         "measured": f"{over['ratio_stream']:.2f}x ({_ms(over['ours_ms'])})",
                         "baseline": f"{_ms(over['stream_ms'])}, graph.astream, interleaved "

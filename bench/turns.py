@@ -17,8 +17,9 @@ Overhead, on PostgreSQL, same run: the backend's time per turn (`start_turn` to
 turn) against a bare LangGraph invoke of the same compiled graph with the same
 checkpointer and offline model (`graph.ainvoke` with the same `durability="exit"`,
 on another conversation), OVERHEAD_PAIRS pairs interleaved. Target: at most 1.5x.
-Reported beside it: the same against a bare `graph.astream` with the stream modes the
-service uses to feed the sender (messages and updates), on a third conversation.
+Reported beside it: the same against a bare `graph.astream` that streams the reply the
+way the service does (the node updates, and the text handed to an `on_text` callback
+as the model produces it), on a third conversation.
 
 Throughput: 16 conversations sending at once (asyncio.gather, each sending its turns
 one after another) against one conversation sending alone, in turns per second, on
@@ -90,15 +91,19 @@ async def latency(settings: Settings) -> dict[str, Any]:
 async def overhead(settings: Settings) -> dict[str, Any]:
     """Per-turn time through the turn service against a bare invoke of the same graph
     (same checkpointer, same offline model), interleaved pair by pair; and, reported
-    beside it, against a bare `astream` with the stream modes the service uses (the
-    sender's tokens), so that the cost of streaming itself shows apart."""
+    beside it, against a bare `astream` that streams the text as the service does (to
+    a callback that drops it), so that the cost of streaming itself shows apart."""
     async with Harness.open(settings) as h:
         ours_tid = await h.new_conversation("service")
         bare_tid = await h.new_conversation("bare")
         stream_tid = await h.new_conversation("bare stream")
         graph = h.runtime.graph_for(bare_tid)
         config = h.runtime._config(bare_tid)
-        stream_config = h.runtime._config(stream_tid)
+
+        async def on_text(_: str) -> None:
+            pass
+
+        stream_config = h.runtime._config(stream_tid, on_text=on_text)
         ours: list[float] = []
         bare: list[float] = []
         streamed: list[float] = []
@@ -115,10 +120,7 @@ async def overhead(settings: Settings) -> dict[str, Any]:
             )
             start = time.perf_counter()
             async for _ in graph.astream(
-                {"messages": [human]},
-                stream_config,
-                stream_mode=["messages", "updates"],
-                durability=DURABILITY,
+                {"messages": [human]}, stream_config, stream_mode="updates", durability=DURABILITY
             ):
                 pass
             stream_ms = (time.perf_counter() - start) * 1000

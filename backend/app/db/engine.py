@@ -68,6 +68,12 @@ POOL_OVERFLOW = 10
 # within that second, the first statement fails, SQLAlchemy recognises the disconnect
 # and drops every pooled connection, and that one request is answered 503.
 PING_AFTER_IDLE_SECONDS = 1.0
+# The app's statements are prepared once per connection (asyncpg) and differ only in
+# their parameters, which never change a good plan: lookups by key, and the turn's
+# writes. PostgreSQL would plan each execution anew (a custom plan, at every bind)
+# before settling on the generic one, and keeps doing so for the composite writes of
+# a turn, where planning took longer than running. Generic plans from the start.
+PLAN_CACHE_MODE = "force_generic_plan"
 _CHECKED_IN = "haico_checked_in"
 
 
@@ -110,7 +116,11 @@ class Database:
         self._writers: asyncio.Lock | None = None if self.dialect.is_postgres else asyncio.Lock()
         kwargs: dict[str, Any] = {"echo": echo}
         if self.dialect.is_postgres:
-            kwargs.update(pool_size=pool[0], max_overflow=pool[1])
+            kwargs.update(
+                pool_size=pool[0],
+                max_overflow=pool[1],
+                connect_args={"server_settings": {"plan_cache_mode": PLAN_CACHE_MODE}},
+            )
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         # The same pool, its connections in autocommit mode (see `one_statement`).
         self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
