@@ -41,9 +41,26 @@ REPORT = ROOT / "docs" / "performance.md"
 
 
 LOADS: dict[str, tuple[float, float]] = {}
+SPEEDS: dict[str, float] = {}
+REFERENCE_LOOP = 1_000_000
+
+
+def reference_ms() -> float:
+    """Milliseconds this process takes for a fixed pure-Python loop (best of 3): how
+    fast the machine runs Python at the moment. A shared VM's speed moves between
+    runs, with or without load; an absolute target (a p50 in ms) means little in a
+    run where this took twice as long as usual."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        sum(i * i for i in range(REFERENCE_LOOP))
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
 
 
 def run_one(name: str) -> tuple[int, float, dict[str, Any] | None]:
+    SPEEDS[name] = reference_ms()
+    print(f"speed: {SPEEDS[name]:.1f}", flush=True)
     load_before = os.getloadavg()[0]
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -223,6 +240,9 @@ def write_report(
         "- timings move by about ±20% from run to run on a quiet machine, and scale with",
         "  load: the 1-minute load average before and after each benchmark is listed at the",
         f"  end ({os.cpu_count()} cores; a load above that means other work shared the CPUs)",
+        "- the machine's speed moves too, load or not (a shared VM): before each benchmark",
+        f"  the end table gives the time of a fixed pure-Python loop ({REFERENCE_LOOP:,}",
+        "  squares summed, best of 3); compare runs by it before comparing their figures",
         "",
         "| benchmark | figure | target | measured | baseline (same run) | met |",
         "|---|---|---|---|---|---|",
@@ -242,11 +262,13 @@ def write_report(
             )
     lines += [
         "",
-        "| benchmark | run time | load before → after |",
-        "|---|---|---|",
+        "| benchmark | run time | load before → after | reference loop before |",
+        "|---|---|---|---|",
         *(
             f"| {n} | {s:.0f} s | "
             + (f"{LOADS[n][0]:.1f} → {LOADS[n][1]:.1f}" if n in LOADS else "not recorded")
+            + " | "
+            + (f"{SPEEDS[n]:.0f} ms" if n in SPEEDS else "not recorded")
             + " |"
             for n, _, s, _ in results
         ),
@@ -270,6 +292,8 @@ def from_logs(paths: list[str]) -> list[tuple[str, int, float, dict[str, Any] | 
             elif line.startswith('{"bench"') and name:
                 data = json.loads(line)
                 found[name] = (name, 0 if data.get("ok") else 1, 0.0, data)
+            elif line.startswith("speed: ") and name:
+                SPEEDS[name] = float(line[len("speed: ") :])
             elif line.startswith("load: ") and name:
                 before, after = line[6:].split(" -> ")
                 LOADS[name] = (float(before), float(after))
