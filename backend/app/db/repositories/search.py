@@ -158,20 +158,10 @@ def entries_write(
     """The write that indexes `(kind, content, digest)` texts of node
     `thread_id:turn_index`, one row each; blank texts are skipped (with none left it
     inserts nothing). One statement, built once, whatever the number of rows."""
-    rows = [(k, c[:MAX_INDEXED], d) for k, c, d in texts if c.strip()]
-    params: dict[str, Any] = {
-        "e_user": user_id,
-        "e_root": root_thread_id,
-        "e_thread": thread_id,
-        "e_turn": turn_index,
-    }
+    node = _node(user_id, root_thread_id, thread_id, turn_index)
     if dialect_of(s).is_postgres:
-        params["e_kinds"] = [k for k, _, _ in rows]
-        params["e_contents"] = [c for _, c, _ in rows]
-        params["e_digests"] = [d for _, _, d in rows]
-        return _PG_ENTRIES, params
-    params["e_rows"] = json.dumps(rows)
-    return _SQLITE_ENTRIES, params
+        return _PG_ENTRIES, {**node, **_pg_rows(texts)}
+    return _SQLITE_ENTRIES, {**node, "e_rows": json.dumps(_indexed(texts))}
 
 
 def turn_entries_write(
@@ -186,16 +176,33 @@ def turn_entries_write(
     """PostgreSQL: the write that indexes a finished turn, its message, its reply and
     (when it changed) the thread's live document, which it reads itself: no read
     before it, so it can run as one statement with the turn's other closing writes."""
-    rows = [(k, c[:MAX_INDEXED]) for k, c in (("user", user_message), ("assistant", reply))]
-    rows = [(k, c) for k, c in rows if c.strip()]
-    return _PG_TURN_ENTRIES, {
+    texts = [("user", user_message, None), ("assistant", reply, None)]
+    node = _node(user_id, root_thread_id, thread_id, turn_index)
+    return _PG_TURN_ENTRIES, {**node, **_pg_rows(texts)}
+
+
+def _node(user_id: int, root_thread_id: str, thread_id: str, turn_index: int) -> dict[str, Any]:
+    """The parameters naming the node (and its owner) an entry belongs to."""
+    return {
         "e_user": user_id,
         "e_root": root_thread_id,
         "e_thread": thread_id,
         "e_turn": turn_index,
-        "e_kinds": [k for k, _ in rows],
-        "e_contents": [c for _, c in rows],
-        "e_digests": [None for _ in rows],
+    }
+
+
+def _indexed(texts: Iterable[tuple[str, str, str | None]]) -> list[tuple[str, str, str | None]]:
+    """The texts that get a row: not blank, cut to `MAX_INDEXED` characters."""
+    return [(k, c[:MAX_INDEXED], d) for k, c, d in texts if c.strip()]
+
+
+def _pg_rows(texts: Iterable[tuple[str, str, str | None]]) -> dict[str, Any]:
+    """The rows of `_indexed(texts)` as the three arrays the PostgreSQL writes unnest."""
+    rows = _indexed(texts)
+    return {
+        "e_kinds": [k for k, _, _ in rows],
+        "e_contents": [c for _, c, _ in rows],
+        "e_digests": [d for _, _, d in rows],
     }
 
 
