@@ -50,6 +50,10 @@ class Conflict(DomainError):
     code = "conflict"
 
 
+class LeaseHeld(Conflict):
+    """Another transaction holds the family's head lock (a checkout asked NOWAIT)."""
+
+
 class TurnInProgress(DomainError):
     code = "turn_in_progress"
 

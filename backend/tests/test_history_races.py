@@ -4,12 +4,19 @@ racing checkouts, a checkout racing a send, and events seen across two processes
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import text
 
+from app.db.models import Conversation
+from app.errors import Forbidden, LeaseHeld
+from app.services import history as history_service
+from app.services import users
+from tests.helpers import db_of
 from tests.history_helpers import (
     actions,
     checkout,
@@ -160,3 +167,40 @@ async def test_two_processes_see_each_others_checkouts(server_env: dict[str, str
     finally:
         a.stop()
         b.stop()
+
+
+async def test_a_held_lease_answers_the_owner_409_and_a_stranger_403(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """The checkout asks for the head lock before it knows who owns the thread (one read
+    does both); while another transaction holds that lock, the owner is told to retry
+    and a stranger still gets 403, as if nothing were held."""
+    tid = await thread_with_turns(client, 2)
+    db = db_of(app)
+    stranger, _ = await users.create(db, name=f"s-{uuid.uuid4().hex[:8]}")
+    owner_id = await history_owner(app, tid)
+    async with db.transaction() as holder:
+        await holder.execute(
+            text("SELECT 1 FROM chat_heads WHERE root_thread_id = :r FOR UPDATE"), {"r": tid}
+        )
+        with pytest.raises(LeaseHeld, match="retry"):
+            await history_service.checkout(
+                db, user_id=owner_id, thread_id=tid, turn_id=f"{tid}:1", retains=True
+            )
+        with pytest.raises(Forbidden):
+            await history_service.checkout(
+                db, user_id=stranger.id, thread_id=tid, turn_id=f"{tid}:1", retains=True
+            )
+        r = await checkout(client, tid, f"{tid}:1")
+        assert r.status_code == 409 and r.json()["code"] == "conflict", r.text
+    # Once the holder is gone, the same checkout goes through.
+    r = await checkout(client, tid, f"{tid}:1")
+    assert r.status_code == 200, r.text
+    assert (await get_history(client, tid))["head_turn_id"] == f"{tid}:1"
+
+
+async def history_owner(app: FastAPI, thread_id: str) -> int:
+    async with db_of(app).read() as s:
+        conv = await s.get(Conversation, thread_id)
+        assert conv is not None
+        return conv.user_id

@@ -15,21 +15,26 @@ forced. A real thread is never discarded: its live rows are its own tip.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm.exc import StaleDataError
 
 from app.db.dialect import dialect_of
 from app.db.engine import fault
-from app.db.models import ActiveTurn, ChatHead, Conversation, ConversationBranch
+from app.db.models import (
+    ActiveTurn,
+    ChatHead,
+    Conversation,
+    ConversationBranch,
+    WorkspaceSnapshot,
+)
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
 from app.db.repositories.heads import LockNotAvailable
 from app.domain import BranchStatus, NodeId, new_thread_id, now
-from app.errors import CheckoutWouldDiscardChanges, Conflict, NotFound
+from app.errors import CheckoutWouldDiscardChanges, LeaseHeld, NotFound
 from app.events import actions
 from app.events import log as action_log
 from app.services.conversations import check_owned, get_owned
@@ -44,6 +49,8 @@ from app.services.snapshots import (
 )
 
 T = TypeVar("T")
+
+LEASE_HELD = "another checkout holds this conversation's lease; retry"
 
 
 async def ensure_head(s: AsyncSession, root: Conversation) -> None:
@@ -61,7 +68,7 @@ async def _locked(
         try:
             found = await lock()
         except LockNotAvailable as exc:
-            raise Conflict("another checkout holds this conversation's lease; retry") from exc
+            raise LeaseHeld(LEASE_HELD) from exc
         if found is not None:
             return found
         root = await repo.get_thread(s, root_thread_id)
@@ -91,6 +98,26 @@ async def lock_owned_with_head(
     conv, branch, head = found
     check_owned(conv, branch, user_id=user_id)
     return conv, branch, head
+
+
+async def lock_owned_head_and_turn(
+    s: AsyncSession, *, thread_id: str, user_id: int
+) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None]:
+    """The thread if `user_id` owns it (as `conversations.get_owned`) with its branch
+    row, its family's head row locked NOWAIT (as `lock_head_and_turn`) and the family's
+    active turn: one read when the head row exists. A contended lock raises `LeaseHeld`
+    before ownership is checked (the transaction is aborted by then): the caller checks
+    it in a new one."""
+    try:
+        found = await heads_repo.lock_thread_head_and_turn(s, thread_id)
+    except LockNotAvailable as exc:
+        raise LeaseHeld(LEASE_HELD) from exc
+    if found is None:
+        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        return conv, branch, *await lock_head_and_turn(s, conv.root_thread_id)
+    conv, branch, head, active = found
+    check_owned(conv, branch, user_id=user_id)
+    return conv, branch, head, active
 
 
 async def lock_head_and_turn(
@@ -128,6 +155,8 @@ class Target:
     turn: int
     turn_id: str | None
     branch: ConversationBranch | None = None
+    # The thread's snapshot rows read while validating, by turn (None: it has none).
+    snapshots: dict[int, WorkspaceSnapshot | None] = field(default_factory=dict)
 
     @property
     def loaded(self) -> Loaded:
@@ -166,9 +195,13 @@ async def resolve_target(
     first = first_owned_turn(branch.branch_point_turn if branch else None, conv.forked_from_turn)
     if not first <= node.turn <= conv.turn_index:
         raise missing
-    if await snap_repo.get_snapshot(s, node.thread_id, node.turn, light=True) is None:
+    # A node short of its thread's tip is restored from the next turn's snapshot
+    # (`snapshots.restore_source`): it is read in the same query.
+    turns = [node.turn] if node.turn == conv.turn_index else [node.turn, node.turn + 1]
+    snapshots = await snap_repo.get_snapshots(s, node.thread_id, turns)
+    if snapshots[node.turn] is None:
         raise missing
-    return Target(conv, node.turn, turn_id, branch)
+    return Target(conv, node.turn, turn_id, branch, snapshots)
 
 
 async def branch_point_target(s: AsyncSession, conv: Conversation, *, user_id: int) -> Target:
@@ -266,7 +299,7 @@ async def insert_draft_in_sql(
 async def create_draft(s: AsyncSession, target: Target) -> str:
     """A hidden branch at the target node whose workspace is copied as of that node."""
     source = target.thread
-    restore = await restore_source(s, source, target.turn)
+    restore = await restore_source(s, source, target.turn, known=target.snapshots)
     thread_id = new_thread_id()
     if await insert_draft_in_sql(s, restore, source, thread_id=thread_id, turn=target.turn):
         return thread_id
@@ -322,17 +355,16 @@ async def move_head(
     """
     if head.working_thread_id != working_thread_id:
         await _drop_draft(s, head.working_thread_id, previous)
-    head.head_turn_id = head_turn_id
-    head.working_thread_id = working_thread_id
-    head.updated_at = now()
-    try:
-        await s.flush()  # UPDATE … WHERE version = <read>; bumps the version
-    except StaleDataError as exc:
-        raise Conflict("the conversation's history moved meanwhile; retry") from exc
-    await fault(s, "head")
+    # The head row is locked by this transaction (every caller took it first), so
+    # the update needs no version check; it runs in the log's statement.
+    write = heads_repo.head_move(
+        head, head_turn_id=head_turn_id, working_thread_id=working_thread_id
+    )
     logged = [] if path is None else [actions.turns_loaded([str(n) for n in path])]
     logged.append(actions.history_checked_out(head_turn_id))
-    await action_log.append_chat(s, head.root_thread_id, *logged)
+    await action_log.append_chat(s, head.root_thread_id, *logged, after=[write])
+    heads_repo.moved(head, write)
+    await fault(s, "head")
     await fault(s, "publish")
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -72,20 +73,10 @@ class RejectedState:
     rejected_after_turn: int
 
     def to_out(self) -> RejectedOut:
-        return RejectedOut(
-            uid=self.uid,
-            surface=self.surface,
-            text=self.text,
-            rejected_after_turn=self.rejected_after_turn,
-        )
+        return RejectedOut(**self.to_json())
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "uid": self.uid,
-            "surface": self.surface,
-            "text": self.text,
-            "rejected_after_turn": self.rejected_after_turn,
-        }
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def rejected_from(entry: dict[str, Any]) -> RejectedState:
@@ -255,8 +246,17 @@ class RestoreSource:
         )
 
 
-async def restore_source(s: AsyncSession, conv: Conversation, turn: int) -> RestoreSource:
-    """Apply the snapshot rule: which rows hold the workspace after `turn` on `conv`."""
+async def restore_source(
+    s: AsyncSession,
+    conv: Conversation,
+    turn: int,
+    *,
+    known: Mapping[int, WorkspaceSnapshot | None] | None = None,
+) -> RestoreSource:
+    """Apply the snapshot rule: which rows hold the workspace after `turn` on `conv`.
+
+    `known`: `conv`'s light snapshot rows read in this transaction already, by turn
+    (None: read, and it has none)."""
     if turn < 0:
         raise InvalidInput("as_of_turn: must be >= 0")
     if turn > conv.turn_index:
@@ -275,7 +275,10 @@ async def restore_source(s: AsyncSession, conv: Conversation, turn: int) -> Rest
             )
         return await restore_source(s, src, turn)
     owner = lineage.owner_of(turn + 1)
-    snap = await snap_repo.get_snapshot(s, owner, turn + 1, light=True)
+    if owner == conv.thread_id and known is not None and turn + 1 in known:
+        snap = known[turn + 1]
+    else:
+        snap = await snap_repo.get_snapshot(s, owner, turn + 1, light=True)
     if snap is None:
         # A linear host pruned the owner's turns after `turn` and brought its live rows
         # back to the workspace after `turn` (`pruning.prune_in`): with no newer

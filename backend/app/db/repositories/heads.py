@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app.db.base import table_of
 from app.db.dialect import Write, dialect_of
@@ -85,6 +86,35 @@ async def lock_with_head(
     return None if row is None else (row[0], row[1], row[2])
 
 
+# The checkout's first read: a thread with its branch row, its family's head row
+# (locked NOWAIT) and the family's active turn. Inner join to the head, as above.
+_LOCK_OWNED_HEAD_AND_TURN = (
+    select(Conversation, ConversationBranch, ChatHead, ActiveTurn)
+    .join(ChatHead, ChatHead.root_thread_id == Conversation.root_thread_id)
+    .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
+    .outerjoin(ActiveTurn, ActiveTurn.root_thread_id == ChatHead.root_thread_id)
+    .where(Conversation.thread_id == bindparam("thread"))
+    .with_for_update(nowait=True, of=ChatHead)
+    .execution_options(populate_existing=True)
+)
+
+
+async def lock_thread_head_and_turn(
+    s: AsyncSession, thread_id: str
+) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None] | None:
+    """The thread, its branch row, its family's head row locked NOWAIT and the family's
+    active turn, in one round trip; None if the thread is unknown or its family has no
+    head row yet; `LockNotAvailable` if the head row is locked (NOWAIT only, as
+    `lock_head_row_and_turn`)."""
+    try:
+        row = (await s.execute(_LOCK_OWNED_HEAD_AND_TURN, {"thread": thread_id})).first()
+    except DBAPIError as exc:
+        if "lock" in str(exc).lower():
+            raise LockNotAvailable(str(exc)) from exc
+        raise
+    return None if row is None else (row[0], row[1], row[2], row[3])
+
+
 async def lock_head_row_and_turn(
     s: AsyncSession, root_thread_id: str
 ) -> tuple[ChatHead, ActiveTurn | None] | None:
@@ -141,6 +171,44 @@ def head_advance(*, root_thread_id: str, working_thread_id: str, head_turn_id: s
         "ha_turn": head_turn_id,
         "ha_at": now(),
     }
+
+
+_HEAD_MOVE = (
+    update(_head_t)
+    .where(_head_t.c.root_thread_id == bindparam("hm_root"))
+    .values(
+        head_turn_id=bindparam("hm_turn"),
+        working_thread_id=bindparam("hm_working"),
+        version=bindparam("hm_version"),
+        updated_at=bindparam("hm_at"),
+    )
+)
+
+
+def head_move(head: ChatHead, *, head_turn_id: str | None, working_thread_id: str) -> Write:
+    """Point a head row this transaction has locked at a node and a working thread, as
+    a write for `execute_all`; the loaded `head` takes the new values once it ran
+    (`moved`)."""
+    return _HEAD_MOVE, {
+        "hm_root": head.root_thread_id,
+        "hm_turn": head_turn_id,
+        "hm_working": working_thread_id,
+        "hm_version": head.version + 1,
+        "hm_at": now(),
+    }
+
+
+def moved(head: ChatHead, write: Write) -> None:
+    """Give the loaded head row the values `head_move`'s write stored (as loaded, so
+    that no flush writes them again)."""
+    params = write[1]
+    for attr, name in (
+        ("head_turn_id", "hm_turn"),
+        ("working_thread_id", "hm_working"),
+        ("version", "hm_version"),
+        ("updated_at", "hm_at"),
+    ):
+        set_committed_value(head, attr, params[name])
 
 
 # ---- active turns ----

@@ -87,6 +87,20 @@ async def get_snapshot(
     return (await s.execute(stmt)).scalar_one_or_none()
 
 
+async def get_snapshots(
+    s: AsyncSession, thread_id: str, turns: list[int]
+) -> dict[int, WorkspaceSnapshot | None]:
+    """Light snapshot rows (as `get_snapshot(light=True)`) of several turns of a thread
+    in one query, by turn; None for a turn that has none."""
+    stmt = (
+        select(WorkspaceSnapshot)
+        .where(WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index.in_(turns))
+        .options(defer(WorkspaceSnapshot.preferences), defer(WorkspaceSnapshot.todos))
+    )
+    found = {snap.turn_index: snap for snap in (await s.execute(stmt)).scalars()}
+    return {turn: found.get(turn) for turn in turns}
+
+
 async def load_items(
     s: AsyncSession,
     snap: WorkspaceSnapshot,
