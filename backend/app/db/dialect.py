@@ -66,6 +66,29 @@ def dialect_of(session: AsyncSession) -> Dialect:
 Write = tuple[UpdateBase, dict[str, Any]]
 
 
+# Guards: writes that must touch exactly one row, or fail the whole statement they run
+# in (on PostgreSQL, in `log.append_rows`). They are the checks of a change prepared
+# from reads made without locks: "this row is still as I read it". A failed guard
+# raises an error whose message holds `MOVED_MARK` (`moved`).
+GUARDS: set[UpdateBase] = set()
+MOVED_MARK = "haico-guard-failed"
+
+
+def guard(statement: UpdateBase) -> UpdateBase:
+    """Register a prebuilt write as a guard (see `GUARDS`)."""
+    GUARDS.add(statement)
+    return statement
+
+
+class GuardFailed(Exception):
+    """A guard run on its own (`execute_all`) touched no row."""
+
+
+def moved(exc: BaseException) -> bool:
+    """Whether a database error is a failed guard."""
+    return MOVED_MARK in str(exc)
+
+
 @lru_cache(maxsize=64)
 def _together(statements: tuple[UpdateBase, ...]) -> Select[Any]:
     ctes = [st.cte(f"w{i}") for i, st in enumerate(statements)]
@@ -98,8 +121,11 @@ async def execute_all(session: AsyncSession, *writes: Write | None) -> None:
     """
     given = [w for w in writes if w is not None]
     params = merged_params(given)
-    if dialect_of(session).is_postgres and len(given) > 1:
+    guarded = any(st in GUARDS for st, _ in given)
+    if dialect_of(session).is_postgres and len(given) > 1 and not guarded:
         await session.execute(_together(tuple(st for st, _ in given)), params)
         return
     for st, more in given:
-        await session.execute(st, more)
+        result = await session.execute(st, more)
+        if st in GUARDS and getattr(result, "rowcount", 1) != 1:
+            raise GuardFailed(MOVED_MARK)

@@ -27,14 +27,17 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Integer,
     Select,
     String,
     Text,
     bindparam,
+    case,
     cast,
     delete,
     func,
     insert,
+    literal,
     literal_column,
     select,
     text,
@@ -45,7 +48,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import UpdateBase
 
 from app.db.base import table_of
-from app.db.dialect import Write, dialect_of, execute_all, merged_params
+from app.db.dialect import GUARDS, MOVED_MARK, Write, dialect_of, execute_all, merged_params
 from app.db.engine import APPENDED
 from app.db.models import ActionLogEntry
 from app.events import actions
@@ -113,7 +116,15 @@ def _append(writes: tuple[UpdateBase, ...], *, lock: bool) -> Select[Any]:
         if lock
         else literal_column("1")
     )
-    counts = [select(func.count()).select_from(c).subquery(f"c{i}") for i, c in enumerate(ctes)]
+    counts = [
+        select(func.count().label("n")).select_from(c).subquery(f"c{i}") for i, c in enumerate(ctes)
+    ]
+    for write, count in zip(writes, counts, strict=True):
+        if write in GUARDS:
+            # Exactly one row, or a cast that fails with the mark in its message.
+            first = first.add_columns(
+                cast(case((count.c.n == 1, "1"), else_=literal(MOVED_MARK)), Integer)
+            )
     if counts:
         # One row of counts, joined on TRUE (a cross join of one-row results).
         joined = counts[0]

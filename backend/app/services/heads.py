@@ -104,30 +104,30 @@ async def lock_owned_head_and_turn(
     s: AsyncSession, *, thread_id: str, user_id: int
 ) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None]:
     """The thread if `user_id` owns it (as `conversations.get_owned`) with its branch
-    row, its family's head row locked NOWAIT (as `lock_head_and_turn`) and the family's
-    active turn: one read when the head row exists. A contended lock raises `LeaseHeld`
-    before ownership is checked (the transaction is aborted by then): the caller checks
-    it in a new one."""
+    row and its family's head row locked NOWAIT, in one read when the head row exists;
+    then the family's active turn, read under that lock. A contended lock raises
+    `LeaseHeld` before ownership is checked (the transaction is aborted by then): the
+    caller checks it in a new one."""
     try:
-        found = await heads_repo.lock_thread_head_and_turn(s, thread_id)
+        found = await heads_repo.lock_thread_head(s, thread_id)
     except LockNotAvailable as exc:
         raise LeaseHeld(LEASE_HELD) from exc
     if found is None:
         conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
-        return conv, branch, *await lock_head_and_turn(s, conv.root_thread_id)
-    conv, branch, head, active = found
+        head, active = await lock_head_and_turn(s, conv.root_thread_id)
+        return conv, branch, head, active
+    conv, branch, head = found
     check_owned(conv, branch, user_id=user_id)
-    return conv, branch, head, active
+    return conv, branch, head, await heads_repo.get_active_turn(s, conv.root_thread_id)
 
 
 async def lock_head_and_turn(
     s: AsyncSession, root_thread_id: str
 ) -> tuple[ChatHead, ActiveTurn | None]:
-    """The head row locked NOWAIT (as `lock_head`) and the family's active turn, read
-    together."""
-    return await _locked(
-        s, root_thread_id, lambda: heads_repo.lock_head_row_and_turn(s, root_thread_id)
-    )
+    """The head row locked NOWAIT (as `lock_head`), then the family's active turn read
+    under that lock (a statement whose snapshot is taken after the lock is held)."""
+    head = await lock_head(s, root_thread_id, nowait=True)
+    return head, await heads_repo.get_active_turn(s, root_thread_id)
 
 
 async def read_head(s: AsyncSession, root_thread_id: str) -> ChatHead:

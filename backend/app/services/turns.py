@@ -2,10 +2,10 @@
 
 A turn runs in three steps:
 
-1. One transaction opens it: the family's active-turn row is inserted (its primary key
-   is the family root, so a second send fails at once with `TurnInProgress`), the
-   thread's turn clock advances to k, and snapshot k captures the workspace *before*
-   the agent acts (see `services.workspace` for the snapshot rule).
+1. One write opens it (`services.turn_open`): the family's active-turn row is
+   inserted (its primary key is the family root, so a second send fails at once with
+   `TurnInProgress`), the thread's turn clock advances to k, and snapshot k captures
+   the workspace *before* the agent acts (see `services.snapshots` for the rule).
 2. The agent runs in a task owned by this process, not by the HTTP request: a client
    that disconnects does not stop it. A heartbeat keeps the lease fresh and picks up
    cancellation requested by any process.
@@ -24,8 +24,6 @@ import logging
 import uuid
 from datetime import timedelta
 from typing import Any
-
-from sqlalchemy.exc import IntegrityError
 
 from app import background
 from app.agent.runtime import AgentEvent, AgentRuntime
@@ -49,11 +47,10 @@ from app.events import log as action_log
 from app.events.bus import EventBus
 from app.events.coalescer import DeltaLog
 from app.services import heads, pruning, search
-from app.services.agent_workspace import view_of
 from app.services.branching import promote_draft
 from app.services.conversations import get_owned
 from app.services.running_turn import RunningTurn, TurnEvent, make_process_id, short_error
-from app.services.snapshots import capture_snapshot
+from app.services.turn_open import NotWorking, open_turn
 from app.services.turn_sweep import keep_lease, sweep_stale
 
 log = logging.getLogger("haico.turns")
@@ -135,11 +132,17 @@ class TurnManager:
         prepared = False
         while True:
             try:
-                turn, started, pruned = await self._open(
-                    user_id=user_id, thread_id=thread_id, content=content, prepared=prepared
+                opened = await open_turn(
+                    self.db,
+                    self.settings,
+                    process_id=self.process_id,
+                    user_id=user_id,
+                    thread_id=thread_id,
+                    content=content,
+                    prepared=prepared,
                 )
                 break
-            except _NotWorking:
+            except NotWorking:
                 # The common case (the posted-to thread is the working thread and not a
                 # draft) opens the turn in one transaction; anything else first makes
                 # it the working thread (`_prepare_working`), then opens the turn.
@@ -147,6 +150,7 @@ class TurnManager:
                     user_id=user_id, thread_id=thread_id, force=force
                 )
                 prepared = True
+        turn, started, pruned = opened.turn, opened.started, opened.pruned
         if pruned.turn_ids:
             await pruning.after_prune(self.runtime, pruned)
         self.running[turn.root_thread_id] = turn
@@ -157,74 +161,6 @@ class TurnManager:
         turn.pump = asyncio.create_task(self._pump(turn), name=f"stream {turn.node_id}")
         turn.task = asyncio.create_task(self._drive(turn), name=f"turn {turn.node_id}")
         return turn
-
-    async def _open(
-        self, *, user_id: int, thread_id: str, content: str, prepared: bool
-    ) -> tuple[RunningTurn, actions.Action, pruning.PruneResult]:
-        """The transaction that opens a turn: lease, clock, snapshot, `turnStarted`.
-
-        Raises `_NotWorking` when the thread must first become the working thread,
-        and `Conflict` when it still is not after `_prepare_working` (`prepared`).
-        """
-        pruned = pruning.PruneResult()
-        try:
-            async with self.db.transaction() as s:
-                conv, branch, head = await heads.lock_owned_with_head(
-                    s, thread_id=thread_id, user_id=user_id
-                )
-                root_id = conv.root_thread_id
-                draft = branch is not None and branch.status == BranchStatus.DRAFT
-                if head.working_thread_id != conv.thread_id or draft:
-                    if prepared:
-                        # A checkout landed since `_prepare_working`: the user moved on.
-                        raise Conflict("the conversation's history moved while sending; retry")
-                    raise _NotWorking
-                # The host, not the client, chooses the parent: the current head.
-                parent = head.head_turn_id
-                k = conv.turn_index + 1
-                snapshot, opened_on = await capture_snapshot(
-                    s, conv, turn_index=k, user_message=content
-                )
-                # No read of the family's active turn first: its row is the lease, and
-                # inserting a second one fails on the primary key (`IntegrityError`
-                # below). These writes go with `turnStarted` below (one round trip on
-                # PostgreSQL).
-                opening = [
-                    heads_repo.lease_take(
-                        root_thread_id=root_id,
-                        thread_id=conv.thread_id,
-                        turn_index=k,
-                        parent_turn_id=parent,
-                        user_message=content,
-                        process_id=self.process_id,
-                    ),
-                    repo.clock_advance(conv, k),
-                    *snapshot,
-                ]
-                turn = RunningTurn(
-                    root_thread_id=root_id,
-                    thread_id=conv.thread_id,
-                    turn_index=k,
-                    parent_turn_id=parent,
-                    content=content,
-                    user_id=conv.user_id,
-                    start=view_of(opened_on, k),
-                )
-                started = actions.turn_started(
-                    turn.node_id,
-                    parent_turn_id=parent,
-                    text=content,
-                    started_at=now().isoformat(),
-                )
-                (entry,) = await action_log.append_chat(s, root_id, started, after=opening)
-                turn.started_seq = entry.seq
-                if not self.settings.history_retains_branches:
-                    pruned = await pruning.linear_prune_in(
-                        s, head, active=NodeId(conv.thread_id, k)
-                    )
-        except IntegrityError as exc:
-            raise TurnInProgress("a turn is already running in this conversation") from exc
-        return turn, started, pruned
 
     async def _prepare_working(self, *, user_id: int, thread_id: str, force: bool) -> str:
         """Make the posted-to thread the family's working thread and return the thread
@@ -444,7 +380,3 @@ class TurnManager:
                 await asyncio.wait_for(asyncio.shield(local.task), timeout=10)
             return {"node_id": target, "state": local.state}
         return {"node_id": target, "state": "cancelling"}
-
-
-class _NotWorking(Exception):
-    """The posted-to thread is not the family's working thread (or is a draft)."""

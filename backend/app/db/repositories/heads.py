@@ -13,8 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app.db.base import table_of
-from app.db.dialect import Write, dialect_of
+from app.db.dialect import Write, dialect_of, guard
 from app.db.models import ActiveTurn, ChatHead, Conversation, ConversationBranch
+from app.db.repositories.threads import ROW_VERSION
 from app.domain import now
 
 _head_t = table_of(ChatHead)
@@ -86,55 +87,74 @@ async def lock_with_head(
     return None if row is None else (row[0], row[1], row[2])
 
 
-# The checkout's first read: a thread with its branch row, its family's head row
-# (locked NOWAIT) and the family's active turn. Inner join to the head, as above.
-_LOCK_OWNED_HEAD_AND_TURN = (
-    select(Conversation, ConversationBranch, ChatHead, ActiveTurn)
+# The optimistic open of a turn reads without locks: the thread, its branch row, its
+# family's head row and the thread row's version (`threads.ROW_VERSION`).
+_READ_WITH_HEAD = (
+    select(Conversation, ConversationBranch, ChatHead, ROW_VERSION)
     .join(ChatHead, ChatHead.root_thread_id == Conversation.root_thread_id)
     .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
-    .outerjoin(ActiveTurn, ActiveTurn.root_thread_id == ChatHead.root_thread_id)
+    .where(Conversation.thread_id == bindparam("thread"))
+)
+
+
+async def read_with_head(
+    s: AsyncSession, thread_id: str
+) -> tuple[Conversation, ConversationBranch | None, ChatHead, int] | None:
+    """The thread, its branch row, its family's head row and the thread row's version,
+    unlocked (PostgreSQL); None as `lock_with_head`."""
+    row = (await s.execute(_READ_WITH_HEAD, {"thread": thread_id})).first()
+    return None if row is None else (row[0], row[1], row[2], row[3])
+
+
+_HEAD_UNMOVED = guard(
+    update(_head_t)
+    .where(
+        _head_t.c.root_thread_id == bindparam("hu_root"),
+        _head_t.c.version == bindparam("hu_version"),
+        _head_t.c.working_thread_id == bindparam("hu_working"),
+    )
+    .values(version=_head_t.c.version)
+)
+
+
+def head_unmoved(head: ChatHead) -> Write:
+    """A guard (`dialect.guard`): the head row still is the version read; it locks the
+    row for the rest of the statement, changing nothing."""
+    return _HEAD_UNMOVED, {
+        "hu_root": head.root_thread_id,
+        "hu_version": head.version,
+        "hu_working": head.working_thread_id,
+    }
+
+
+# The checkout's first read: a thread with its branch row and its family's head row,
+# the head locked NOWAIT. Inner join to the head, as above. The family's active turn is
+# read after it (`get_active_turn`), never joined here: a row inserted by a transaction
+# that committed after this statement's snapshot but before its lock would be missing
+# from the join, with nothing to say so (the lease of a turn just opened).
+_LOCK_THREAD_HEAD = (
+    select(Conversation, ConversationBranch, ChatHead)
+    .join(ChatHead, ChatHead.root_thread_id == Conversation.root_thread_id)
+    .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
     .where(Conversation.thread_id == bindparam("thread"))
     .with_for_update(nowait=True, of=ChatHead)
     .execution_options(populate_existing=True)
 )
 
 
-async def lock_thread_head_and_turn(
+async def lock_thread_head(
     s: AsyncSession, thread_id: str
-) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None] | None:
-    """The thread, its branch row, its family's head row locked NOWAIT and the family's
-    active turn, in one round trip; None if the thread is unknown or its family has no
-    head row yet; `LockNotAvailable` if the head row is locked (NOWAIT only, as
-    `lock_head_row_and_turn`)."""
+) -> tuple[Conversation, ConversationBranch | None, ChatHead] | None:
+    """The thread, its branch row and its family's head row locked NOWAIT, in one round
+    trip; None if the thread is unknown or its family has no head row yet;
+    `LockNotAvailable` if the head row is locked."""
     try:
-        row = (await s.execute(_LOCK_OWNED_HEAD_AND_TURN, {"thread": thread_id})).first()
+        row = (await s.execute(_LOCK_THREAD_HEAD, {"thread": thread_id})).first()
     except DBAPIError as exc:
         if "lock" in str(exc).lower():
             raise LockNotAvailable(str(exc)) from exc
         raise
-    return None if row is None else (row[0], row[1], row[2], row[3])
-
-
-async def lock_head_row_and_turn(
-    s: AsyncSession, root_thread_id: str
-) -> tuple[ChatHead, ActiveTurn | None] | None:
-    """The head row locked NOWAIT, with the family's active turn read in the same round
-    trip; `LockNotAvailable` if the row is locked. NOWAIT only: after waiting for the
-    lock, PostgreSQL would hand back the joined turn as of before the wait."""
-    stmt = (
-        select(ChatHead, ActiveTurn)
-        .outerjoin(ActiveTurn, ActiveTurn.root_thread_id == ChatHead.root_thread_id)
-        .where(ChatHead.root_thread_id == root_thread_id)
-        .with_for_update(nowait=True, of=ChatHead)
-        .execution_options(populate_existing=True)
-    )
-    try:
-        row = (await s.execute(stmt)).one_or_none()
-    except DBAPIError as exc:
-        if "lock" in str(exc).lower():
-            raise LockNotAvailable(str(exc)) from exc
-        raise
-    return None if row is None else (row[0], row[1])
+    return None if row is None else (row[0], row[1], row[2])
 
 
 async def advance_head_if_working(

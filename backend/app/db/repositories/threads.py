@@ -10,12 +10,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, delete, or_, select, update
+from sqlalchemy import (
+    BigInteger,
+    Select,
+    Text,
+    and_,
+    bindparam,
+    cast,
+    delete,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app.db.base import table_of
-from app.db.dialect import Write
+from app.db.dialect import Write, guard
 from app.db.models import (
     ChatHead,
     Conversation,
@@ -328,6 +340,28 @@ _CLOCK_ADVANCE = (
     .where(_conv_t.c.thread_id == bindparam("ca_thread"))
     .values(turn_index=bindparam("ca_turn"), updated_at=bindparam("ca_at"))
 )
+
+
+# The row version PostgreSQL gives every write of a row (its xmin), as a number: a
+# thread read without a lock is unchanged while this still matches. Every change of
+# a thread's live workspace writes its thread row (`workspace.changed`).
+ROW_VERSION = cast(cast(literal_column("conversations.xmin"), Text), BigInteger)
+
+_CLOCK_ADVANCE_IF_UNCHANGED = guard(
+    update(_conv_t)
+    .where(
+        _conv_t.c.thread_id == bindparam("ca_thread"),
+        bindparam("ca_version", type_=BigInteger()) == ROW_VERSION,
+    )
+    .values(turn_index=bindparam("ca_turn"), updated_at=bindparam("ca_at"))
+)
+
+
+def clock_advance_if_unchanged(conv: Conversation, turn_index: int, row_version: int) -> Write:
+    """`clock_advance`, as a guard (`dialect.guard`): only if the thread row still is
+    the version read (PostgreSQL)."""
+    _, params = clock_advance(conv, turn_index)
+    return _CLOCK_ADVANCE_IF_UNCHANGED, {**params, "ca_version": row_version}
 
 
 def clock_advance(conv: Conversation, turn_index: int) -> Write:

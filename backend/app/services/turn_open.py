@@ -1,0 +1,193 @@
+"""Opening a turn: the lease, the clock, snapshot k and `turnStarted`, committed together.
+
+Two ways to the same rows:
+
+- Optimistic (PostgreSQL, the common case: the posted-to thread is the working one
+  and not a draft, on a host that keeps branches): the thread with its head, then its
+  live workspace, are read without a transaction; the writes and `turnStarted` go in
+  one autocommit statement whose guards (`dialect.guard`) fail it, writing nothing,
+  if the thread row or the head row changed since they were read. Three round trips
+  where the locked way takes five.
+- Locked: one transaction that locks the thread and the head row before reading. It
+  serves SQLite, linear hosts (the open prunes), a send right after
+  `_prepare_working`, and an optimistic open whose guard failed (it is retried so).
+
+Either way the turn exists with all its rows or not at all, and a second send to a
+family with a turn running fails on the lease's primary key (`TurnInProgress`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.config import Settings
+from app.db.dialect import GuardFailed, moved
+from app.db.engine import Database, fault
+from app.db.models import ChatHead, Conversation, ConversationBranch
+from app.db.repositories import heads as heads_repo
+from app.db.repositories import threads as repo
+from app.domain import BranchStatus, NodeId, now
+from app.errors import Conflict, TurnInProgress
+from app.events import actions
+from app.events import log as action_log
+from app.services import heads, pruning
+from app.services.agent_workspace import view_of
+from app.services.conversations import check_owned
+from app.services.running_turn import RunningTurn
+from app.services.snapshots import capture_snapshot
+
+
+class NotWorking(Exception):
+    """The posted-to thread is not the family's working thread (or is a draft)."""
+
+
+@dataclass
+class Opened:
+    turn: RunningTurn
+    started: actions.Action
+    pruned: pruning.PruneResult
+
+
+async def open_turn(
+    db: Database,
+    settings: Settings,
+    *,
+    process_id: str,
+    user_id: int,
+    thread_id: str,
+    content: str,
+    prepared: bool,
+) -> Opened:
+    """Open a turn on `thread_id` (see the module doc).
+
+    Raises `NotWorking` when the thread must first become the working thread, and
+    `Conflict` when it still is not after `_prepare_working` (`prepared`)."""
+    try:
+        if db.dialect.is_postgres and settings.history_retains_branches and not prepared:
+            try:
+                opened = await _open_unlocked(
+                    db, process_id=process_id, user_id=user_id, thread_id=thread_id, content=content
+                )
+            except (DBAPIError, GuardFailed) as exc:
+                if isinstance(exc, IntegrityError) or not moved(exc):
+                    raise
+                opened = None  # the thread or the head changed since the read
+            if opened is not None:
+                return opened
+        return await _open_locked(
+            db,
+            settings,
+            process_id=process_id,
+            user_id=user_id,
+            thread_id=thread_id,
+            content=content,
+            prepared=prepared,
+        )
+    except IntegrityError as exc:
+        raise TurnInProgress("a turn is already running in this conversation") from exc
+
+
+async def _open_unlocked(
+    db: Database, *, process_id: str, user_id: int, thread_id: str, content: str
+) -> Opened | None:
+    """The optimistic open; None where the locked way must answer (no head row yet)."""
+    async with db.one_statement() as s:
+        found = await heads_repo.read_with_head(s, thread_id)
+        if found is None:
+            return None
+        conv, branch, head, version = found
+        check_owned(conv, branch, user_id=user_id)
+        _check_working(conv, branch, head, prepared=False)
+        return await _write(s, conv, head, content=content, process_id=process_id, version=version)
+
+
+async def _open_locked(
+    db: Database,
+    settings: Settings,
+    *,
+    process_id: str,
+    user_id: int,
+    thread_id: str,
+    content: str,
+    prepared: bool,
+) -> Opened:
+    async with db.transaction() as s:
+        conv, branch, head = await heads.lock_owned_with_head(
+            s, thread_id=thread_id, user_id=user_id
+        )
+        _check_working(conv, branch, head, prepared=prepared)
+        opened = await _write(s, conv, head, content=content, process_id=process_id)
+        if not settings.history_retains_branches:
+            opened.pruned = await pruning.linear_prune_in(
+                s, head, active=NodeId(conv.thread_id, opened.turn.turn_index)
+            )
+        return opened
+
+
+def _check_working(
+    conv: Conversation, branch: ConversationBranch | None, head: ChatHead, *, prepared: bool
+) -> None:
+    draft = branch is not None and branch.status == BranchStatus.DRAFT
+    if head.working_thread_id != conv.thread_id or draft:
+        if prepared:
+            # A checkout landed since `_prepare_working`: the user moved on.
+            raise Conflict("the conversation's history moved while sending; retry")
+        raise NotWorking
+
+
+async def _write(
+    s: AsyncSession,
+    conv: Conversation,
+    head: ChatHead,
+    *,
+    content: str,
+    process_id: str,
+    version: int | None = None,
+) -> Opened:
+    """Snapshot the live workspace and write the opening with `turnStarted` (one
+    statement on PostgreSQL). The host, not the client, chooses the parent: the
+    current head. With the thread row's `version` (read unlocked), the writes are
+    guarded: the thread row and the head row must still be as read."""
+    root_id = conv.root_thread_id
+    parent = head.head_turn_id
+    k = conv.turn_index + 1
+    snapshot, opened_on = await capture_snapshot(s, conv, turn_index=k, user_message=content)
+    if version is None:
+        guards, clock = [], repo.clock_advance(conv, k)
+    else:
+        await fault(s, "unlocked-read")
+        guards = [heads_repo.head_unmoved(head)]
+        clock = repo.clock_advance_if_unchanged(conv, k, version)
+    # No read of the family's active turn first: its row is the lease, and inserting
+    # a second one fails on the primary key (`IntegrityError`).
+    opening = [
+        *guards,
+        heads_repo.lease_take(
+            root_thread_id=root_id,
+            thread_id=conv.thread_id,
+            turn_index=k,
+            parent_turn_id=parent,
+            user_message=content,
+            process_id=process_id,
+        ),
+        clock,
+        *snapshot,
+    ]
+    turn = RunningTurn(
+        root_thread_id=root_id,
+        thread_id=conv.thread_id,
+        turn_index=k,
+        parent_turn_id=parent,
+        content=content,
+        user_id=conv.user_id,
+        start=view_of(opened_on, k),
+    )
+    started = actions.turn_started(
+        turn.node_id, parent_turn_id=parent, text=content, started_at=now().isoformat()
+    )
+    (entry,) = await action_log.append_chat(s, root_id, started, after=opening)
+    turn.started_seq = entry.seq
+    return Opened(turn, started, pruning.PruneResult())

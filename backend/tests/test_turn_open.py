@@ -1,0 +1,153 @@
+"""Opening a turn without locks (PostgreSQL) and its guards (`services.turn_open`).
+
+The optimistic open reads the thread, its head and its live workspace without a
+transaction, then writes everything in one statement guarded by "the thread row and
+the head row are still as read". Each test changes one of them between the read and
+the write (at the `unlocked-read` fault step) and checks that the turn still opens
+as if the change had come first; the guard mechanism itself is checked on both
+databases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from app.db.dialect import GuardFailed, execute_all, moved
+from app.db.models import ChatHead, Conversation
+from app.db.repositories import heads as heads_repo
+from app.db.repositories import threads as repo
+from app.events import actions
+from app.events import log as action_log
+from app.services import history as history_service
+from app.services import workspace as workspace_service
+from tests.helpers import db_of
+from tests.history_helpers import (
+    draft_ids,
+    history,
+    thread_with_turns,
+    turn_ok,
+    workspace,
+)
+
+
+async def _owner(app: FastAPI, thread_id: str) -> int:
+    async with db_of(app).read() as s:
+        conv = await s.get(Conversation, thread_id)
+        assert conv is not None
+        return conv.user_id
+
+
+def _once_at_read(app: FastAPI, act: Callable[[], Awaitable[None]]) -> list[str]:
+    """Run `act` the first time an optimistic open has read and not yet written;
+    returns the steps seen (restored with the app)."""
+    seen: list[str] = []
+
+    async def hook(step: str) -> None:
+        seen.append(step)
+        if step == "unlocked-read" and seen.count(step) == 1:
+            await act()
+
+    db_of(app).faults = hook
+    return seen
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+async def test_an_edit_between_read_and_write_is_in_the_turns_snapshot(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """A document edit committed after the open read the workspace: the thread row's
+    guard fails the write, the open runs again with locks, and snapshot 3 (the
+    workspace after turn 2) holds the edit the agent then starts from."""
+    tid = await thread_with_turns(client, 2)
+    user_id = await _owner(app, tid)
+
+    async def edit() -> None:
+        await workspace_service.put_document(
+            db_of(app), user_id=user_id, thread_id=tid, content="edited meanwhile", title="d"
+        )
+
+    seen = _once_at_read(app, edit)
+    await turn_ok(client, tid, "objective: step 3")
+    assert seen.count("unlocked-read") == 1
+    as_of_2 = await workspace(client, tid, as_of=2)
+    assert as_of_2["document"] is not None
+    assert as_of_2["document"]["content"] == "edited meanwhile"
+    assert (await history(client, tid))["head_turn_id"] == f"{tid}:3"
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+async def test_a_checkout_between_read_and_write_does_not_strand_the_turn(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """A checkout to an earlier node lands after the open read the head: the head's
+    guard fails the write; the send then makes its thread the working one again (an
+    implicit checkout of its tip) and the turn opens there, on the head."""
+    tid = await thread_with_turns(client, 3)
+    user_id = await _owner(app, tid)
+
+    async def move_away() -> None:
+        await history_service.checkout(
+            db_of(app), user_id=user_id, thread_id=tid, turn_id=f"{tid}:1", retains=True
+        )
+
+    _once_at_read(app, move_away)
+    events = await turn_ok(client, tid, "objective: step 4")
+    name, started = events[0]
+    # The turn hangs from the node the head held when it opened: the thread's tip.
+    assert name == "turn_started"
+    assert (started["node_id"], started["parent_node_id"]) == (f"{tid}:4", f"{tid}:3")
+    h = await history(client, tid)
+    assert h["head_turn_id"] == f"{tid}:4"
+    assert h["working_thread_id"] == tid
+    assert await draft_ids(app, tid) == []
+
+
+async def test_a_guard_that_matches_no_row_fails_the_whole_write(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """On both databases: a write guarded by a stale row version changes nothing and
+    logs nothing, and the error says a guard failed."""
+    tid = await thread_with_turns(client, 1)
+    db = db_of(app)
+    async with db.read() as s:
+        conv = await s.get(Conversation, tid)
+        head = await s.get(ChatHead, tid)
+        assert conv is not None and head is not None
+        before = (conv.turn_index, head.version)
+    stale_head = ChatHead(
+        root_thread_id=tid,
+        head_turn_id=head.head_turn_id,
+        working_thread_id=tid,
+        version=head.version + 7,
+        updated_at=head.updated_at,
+    )
+    entry = actions.turn_started(f"{tid}:9", parent_turn_id=None, text="x", started_at="t")
+    failures: list[BaseException] = []
+    for attempt in range(2):
+        try:
+            async with db.transaction() as s:
+                conv = await s.get(Conversation, tid)
+                assert conv is not None
+                writes = [heads_repo.head_unmoved(stale_head), repo.clock_advance(conv, 9)]
+                if attempt == 0:
+                    await action_log.append_chat(s, tid, entry, after=writes)
+                else:
+                    await execute_all(s, *writes)
+        except Exception as exc:
+            failures.append(exc)
+    assert len(failures) == 2, failures
+    assert all(moved(exc) or isinstance(exc, GuardFailed) for exc in failures)
+    async with db.read() as s:
+        conv = await s.get(Conversation, tid)
+        head = await s.get(ChatHead, tid)
+        assert conv is not None and head is not None
+        assert (conv.turn_index, head.version) == before
+    log: list[dict[str, Any]] = []
+    async with db.read() as s:
+        log = [e.action for e in await action_log.read_after(s, after=0, root_thread_ids={tid})]
+    assert not any(a.get("turnId") == f"{tid}:9" for a in log)
