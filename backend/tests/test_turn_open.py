@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import select
 
 from app.db.dialect import GuardFailed, execute_all, moved
 from app.db.models import ChatHead, Conversation
@@ -151,3 +152,37 @@ async def test_a_guard_that_matches_no_row_fails_the_whole_write(
     async with db.read() as s:
         log = [e.action for e in await action_log.read_after(s, after=0, root_thread_ids={tid})]
     assert not any(a.get("turnId") == f"{tid}:9" for a in log)
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+async def test_every_live_edit_writes_the_thread_row(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """The thread row's version is the optimistic open's guard for the live workspace,
+    so every REST edit of it must write that row (a new row version)."""
+    tid = await thread_with_turns(client, 1)
+    base = f"/api/conversations/{tid}"
+
+    async def version() -> int:
+        async with db_of(app).read() as s:
+            found = await s.scalar(select(repo.ROW_VERSION).where(Conversation.thread_id == tid))
+            assert found is not None
+            return int(found)
+
+    pref = (await client.post(f"{base}/preferences", json={"text": "p"})).json()["id"]
+    todo = (await client.post(f"{base}/todos", json={"text": "t"})).json()["id"]
+    edits: list[tuple[str, str, dict[str, Any] | None]] = [
+        ("PUT", f"{base}/objective", {"text": "o2"}),
+        ("PUT", f"{base}/document", {"content": "c2"}),
+        ("POST", f"{base}/preferences", {"text": "p2"}),
+        ("PATCH", f"{base}/preferences/{pref}", {"locked": True}),
+        ("DELETE", f"{base}/preferences/{pref}", None),
+        ("POST", f"{base}/todos", {"text": "t2"}),
+        ("PATCH", f"{base}/todos/{todo}", {"done": True}),
+        ("DELETE", f"{base}/todos/{todo}", None),
+    ]
+    for method, path, body in edits:
+        before = await version()
+        r = await client.request(method, path, json=body)
+        assert r.status_code < 300, (method, path, r.text)
+        assert await version() != before, (method, path)

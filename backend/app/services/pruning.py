@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import flag_modified
 
 from app.agent.runtime import AgentRuntime
 from app.db.engine import Database
@@ -69,6 +70,9 @@ async def prune_in(
         await snap_repo.delete_nodes(s, thread_id, ks)
         if state is not None:
             await replace_workspace_in(s, conv, state)
+            # The thread row is written with its live rows, even when the objective
+            # stays: a turn opened from unlocked reads checks that row's version.
+            flag_modified(conv, "objective")
         result.truncated_threads[thread_id] = keep_upto
     # Threads that own no retained node and hang from a removed node or thread (at any
     # depth: repeat until nothing changes) are abandoned futures too.
