@@ -16,7 +16,6 @@ from app.db.engine import Database, limits_of
 from app.db.models import Artifact, Conversation, Preference, RejectedItem, Todo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as repo
-from app.domain import now
 from app.errors import InvalidInput, NotFound
 from app.events import actions
 from app.events import log as action_log
@@ -66,10 +65,11 @@ async def changed(
 ) -> None:
     """Record a live edit: the thread was active now, a draft becomes dirty, and the
     change is logged as `haico/workspaceChanged` for every follower of the family."""
-    conv.updated_at = now()
-    await threads_repo.mark_draft_dirty(s, conv.thread_id)
     await action_log.append_chat(
-        s, conv.root_thread_id, actions.workspace_changed(conv.thread_id, surface, change, item)
+        s,
+        conv.root_thread_id,
+        actions.workspace_changed(conv.thread_id, surface, change, item),
+        after=threads_repo.edited(conv),
     )
 
 

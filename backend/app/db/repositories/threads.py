@@ -294,17 +294,6 @@ async def set_stamps(
     )
 
 
-async def mark_draft_dirty(s: AsyncSession, thread_id: str) -> None:
-    await s.execute(
-        update(ConversationBranch)
-        .where(
-            ConversationBranch.thread_id == thread_id,
-            ConversationBranch.status == BranchStatus.DRAFT,
-        )
-        .values(dirty=True)
-    )
-
-
 async def soft_delete_family(s: AsyncSession, root_thread_id: str, stamp: datetime) -> None:
     await s.execute(
         update(Conversation)
@@ -314,6 +303,35 @@ async def soft_delete_family(s: AsyncSession, root_thread_id: str, stamp: dateti
 
 
 _conv_t = table_of(Conversation)
+
+_branch_t = table_of(ConversationBranch)
+
+_DRAFT_DIRTY = (
+    update(_branch_t)
+    .where(
+        _branch_t.c.thread_id == bindparam("dd_thread"),
+        _branch_t.c.status == BranchStatus.DRAFT,
+    )
+    .values(dirty=True)
+)
+
+_TOUCH = (
+    update(_conv_t)
+    .where(_conv_t.c.thread_id == bindparam("tc_thread"))
+    .values(updated_at=bindparam("tc_at"))
+)
+
+
+def edited(conv: Conversation) -> list[Write]:
+    """A live edit of the thread: it was active now (which writes its row), and a draft
+    becomes dirty. The loaded `conv` takes the new stamp as if committed."""
+    at = now()
+    set_committed_value(conv, "updated_at", at)
+    return [
+        (_TOUCH, {"tc_thread": conv.thread_id, "tc_at": at}),
+        (_DRAFT_DIRTY, {"dd_thread": conv.thread_id}),
+    ]
+
 
 _TURN_FINISHED = (
     update(_conv_t)
