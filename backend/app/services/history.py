@@ -135,13 +135,15 @@ async def soft_delete(db: Database, *, user_id: int, thread_id: str) -> None:
     async with db.transaction() as s:
         conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
         root_id = conv.root_thread_id
+        # The active turn is read under the family lock: a turn opened just before
+        # the lock was taken is seen.
+        head = await heads.lock_head(s, root_id, nowait=False)
         if await heads_repo.get_active_turn(s, root_id) is not None:
             raise TurnInProgress("a turn is running in this conversation; wait or cancel it")
         stamp = now()
         if conv.root_thread_id == conv.thread_id:
             await repo.soft_delete_family(s, root_id, stamp)
         else:
-            head = await heads.lock_head(s, root_id, nowait=False)
             if head.working_thread_id == conv.thread_id:
                 try:
                     target = await heads.branch_point_target(s, conv, user_id=user_id)
