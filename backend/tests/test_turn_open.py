@@ -134,7 +134,7 @@ async def test_a_guard_that_matches_no_row_fails_the_whole_write(
             async with db.transaction() as s:
                 conv = await s.get(Conversation, tid)
                 assert conv is not None
-                writes = [heads_repo.head_unmoved(stale_head), repo.clock_advance(conv, 9)]
+                writes = [heads_repo.turn_opened(stale_head), repo.clock_advance(conv, 9)]
                 if attempt == 0:
                     await action_log.append_chat(s, tid, entry, after=writes)
                 else:
@@ -186,3 +186,32 @@ async def test_every_live_edit_writes_the_thread_row(
         r = await client.request(method, path, json=body)
         assert r.status_code < 300, (method, path, r.text)
         assert await version() != before, (method, path)
+
+
+async def test_every_turn_open_moves_the_heads_version(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """A checkout reads the family's active turn in the statement that locks the head,
+    and trusts it only if the locked head is the version that statement's snapshot saw:
+    that holds only if every lease is taken with a bump of the head's version. Both
+    ways of opening do it (optimistic and, after a send that moved the head, locked),
+    and the close bumps it again."""
+    tid = await thread_with_turns(client, 2)
+    db = db_of(app)
+
+    async def version() -> int:
+        async with db.read() as s:
+            head = await s.get(ChatHead, tid)
+            assert head is not None
+            return head.version
+
+    before = await version()
+    await turn_ok(client, tid, "objective: step 3")
+    assert await version() == before + 2  # opened, closed
+    # A send after a checkout to an earlier node: the head moves back (one bump), then
+    # the turn opens the locked way and closes (two more).
+    r = await client.post(f"/api/conversations/{tid}/checkout", json={"turn_id": f"{tid}:1"})
+    assert r.status_code == 200, r.text
+    moved_to = await version()
+    await turn_ok(client, tid, "objective: step 4")
+    assert await version() == moved_to + 3

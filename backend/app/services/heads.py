@@ -104,21 +104,22 @@ async def lock_owned_head_and_turn(
     s: AsyncSession, *, thread_id: str, user_id: int
 ) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None]:
     """The thread if `user_id` owns it (as `conversations.get_owned`) with its branch
-    row and its family's head row locked NOWAIT, in one read when the head row exists;
-    then the family's active turn, read under that lock. A contended lock raises
+    row, its family's head row locked NOWAIT and the family's active turn as of that
+    lock, in one read when the head row exists (`lock_thread_head_and_turn`). A
+    contended lock raises
     `LeaseHeld` before ownership is checked (the transaction is aborted by then): the
     caller checks it in a new one."""
     try:
-        found = await heads_repo.lock_thread_head(s, thread_id)
+        found = await heads_repo.lock_thread_head_and_turn(s, thread_id)
     except LockNotAvailable as exc:
         raise LeaseHeld(LEASE_HELD) from exc
     if found is None:
         conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
         head, active = await lock_head_and_turn(s, conv.root_thread_id)
         return conv, branch, head, active
-    conv, branch, head = found
+    conv, branch, head, active = found
     check_owned(conv, branch, user_id=user_id)
-    return conv, branch, head, await heads_repo.get_active_turn(s, conv.root_thread_id)
+    return conv, branch, head, active
 
 
 async def lock_head_and_turn(
@@ -190,6 +191,7 @@ async def resolve_target(
     conv, branch = found
     if conv.root_thread_id != root_thread_id or conv.user_id != user_id:
         raise missing
+    repo.know_lineage(s, conv, branch)
     if conv.deleted_at is not None or (branch is not None and branch.status != BranchStatus.ACTIVE):
         raise missing
     first = first_owned_turn(branch.branch_point_turn if branch else None, conv.forked_from_turn)

@@ -156,15 +156,14 @@ async def _write(
     k = conv.turn_index + 1
     snapshot, opened_on = await capture_snapshot(s, conv, turn_index=k, user_message=content)
     if version is None:
-        guards, clock = [], repo.clock_advance(conv, k)
+        clock = repo.clock_advance(conv, k)
     else:
         await fault(s, "unlocked-read")
-        guards = [heads_repo.head_unmoved(head)]
         clock = repo.clock_advance_if_unchanged(conv, k, version)
     # No read of the family's active turn first: its row is the lease, and inserting
     # a second one fails on the primary key (`IntegrityError`).
     opening = [
-        *guards,
+        heads_repo.turn_opened(head),
         heads_repo.lease_take(
             root_thread_id=root_id,
             thread_id=conv.thread_id,

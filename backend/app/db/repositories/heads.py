@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app.db.base import table_of
@@ -106,55 +107,82 @@ async def read_with_head(
     return None if row is None else (row[0], row[1], row[2], row[3])
 
 
-_HEAD_UNMOVED = guard(
+_TURN_OPENED = guard(
     update(_head_t)
     .where(
-        _head_t.c.root_thread_id == bindparam("hu_root"),
-        _head_t.c.version == bindparam("hu_version"),
-        _head_t.c.working_thread_id == bindparam("hu_working"),
+        _head_t.c.root_thread_id == bindparam("to_root"),
+        _head_t.c.version == bindparam("to_version"),
+        _head_t.c.working_thread_id == bindparam("to_working"),
     )
-    .values(version=_head_t.c.version)
+    .values(version=_head_t.c.version + 1)
 )
 
 
-def head_unmoved(head: ChatHead) -> Write:
-    """A guard (`dialect.guard`): the head row still is the version read; it locks the
-    row for the rest of the statement, changing nothing."""
-    return _HEAD_UNMOVED, {
-        "hu_root": head.root_thread_id,
-        "hu_version": head.version,
-        "hu_working": head.working_thread_id,
-    }
+def turn_opened(head: ChatHead) -> Write:
+    """A turn opens on the head's working thread: the history state changes (it has an
+    active turn), so the version goes up; and, as a guard (`dialect.guard`), the head
+    row still is the version read. The loaded `head` takes the new version.
+
+    Every lease is taken with this write, so a reader whose locked head row is the
+    version its statement's snapshot saw knows that no lease was taken in between
+    (`lock_thread_head_and_turn`)."""
+    write = (
+        _TURN_OPENED,
+        {
+            "to_root": head.root_thread_id,
+            "to_version": head.version,
+            "to_working": head.working_thread_id,
+        },
+    )
+    set_committed_value(head, "version", head.version + 1)
+    return write
 
 
-# The checkout's first read: a thread with its branch row and its family's head row,
-# the head locked NOWAIT. Inner join to the head, as above. The family's active turn is
-# read after it (`get_active_turn`), never joined here: a row inserted by a transaction
-# that committed after this statement's snapshot but before its lock would be missing
-# from the join, with nothing to say so (the lease of a turn just opened).
-_LOCK_THREAD_HEAD = (
-    select(Conversation, ConversationBranch, ChatHead)
+# The checkout's first read: a thread with its branch row, its family's head row
+# locked NOWAIT, the family's active turn, and the head's version as this statement's
+# snapshot saw it. Inner join to the head, as above. The joined active turn is as of
+# the snapshot: a lease committed after it but before the lock would be missing, with
+# nothing to say so, except that every lease is taken with a bump of the head's
+# version (`turn_opened`). So when the locked row's version is not the snapshot's,
+# the active turn is read again (`lock_thread_head_and_turn`).
+_head_seen = aliased(ChatHead)
+_LOCK_THREAD_HEAD_AND_TURN = (
+    select(
+        Conversation,
+        ConversationBranch,
+        ChatHead,
+        ActiveTurn,
+        select(_head_seen.version)
+        .where(_head_seen.root_thread_id == Conversation.root_thread_id)
+        .scalar_subquery(),
+    )
     .join(ChatHead, ChatHead.root_thread_id == Conversation.root_thread_id)
     .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
+    .outerjoin(ActiveTurn, ActiveTurn.root_thread_id == ChatHead.root_thread_id)
     .where(Conversation.thread_id == bindparam("thread"))
     .with_for_update(nowait=True, of=ChatHead)
     .execution_options(populate_existing=True)
 )
 
 
-async def lock_thread_head(
+async def lock_thread_head_and_turn(
     s: AsyncSession, thread_id: str
-) -> tuple[Conversation, ConversationBranch | None, ChatHead] | None:
-    """The thread, its branch row and its family's head row locked NOWAIT, in one round
-    trip; None if the thread is unknown or its family has no head row yet;
-    `LockNotAvailable` if the head row is locked."""
+) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None] | None:
+    """The thread, its branch row, its family's head row locked NOWAIT and the family's
+    active turn as of the lock (see above); None if the thread is unknown or its family
+    has no head row yet; `LockNotAvailable` if the head row is locked."""
     try:
-        row = (await s.execute(_LOCK_THREAD_HEAD, {"thread": thread_id})).first()
+        row = (await s.execute(_LOCK_THREAD_HEAD_AND_TURN, {"thread": thread_id})).first()
     except DBAPIError as exc:
         if "lock" in str(exc).lower():
             raise LockNotAvailable(str(exc)) from exc
         raise
-    return None if row is None else (row[0], row[1], row[2])
+    if row is None:
+        return None
+    conv, branch, head, active, seen = row
+    if head.version != seen:
+        active = await get_active_turn(s, head.root_thread_id, fresh=True)
+    return conv, branch, head, active
 
 
 async def advance_head_if_working(
@@ -234,8 +262,11 @@ def moved(head: ChatHead, write: Write) -> None:
 # ---- active turns ----
 
 
-async def get_active_turn(s: AsyncSession, root_thread_id: str) -> ActiveTurn | None:
-    return await s.get(ActiveTurn, root_thread_id)
+async def get_active_turn(
+    s: AsyncSession, root_thread_id: str, *, fresh: bool = False
+) -> ActiveTurn | None:
+    """The family's active turn; `fresh` reads it again even if the session holds it."""
+    return await s.get(ActiveTurn, root_thread_id, populate_existing=fresh)
 
 
 async def all_active_turns(s: AsyncSession) -> Sequence[ActiveTurn]:

@@ -157,6 +157,21 @@ async def lineage(s: AsyncSession, thread_id: str) -> list[LineageEntry]:
     return cache[thread_id]
 
 
+def know_lineage(s: AsyncSession, conv: Conversation, branch: ConversationBranch | None) -> None:
+    """A thread read with its branch row: when it has none (a family's root), its
+    lineage is itself alone, and `lineage` needs no query for it in this transaction."""
+    if branch is None and conv.thread_id == conv.root_thread_id:
+        cache: dict[str, list[LineageEntry]] = s.info.setdefault("haico_lineage", {})
+        cache.setdefault(
+            conv.thread_id,
+            [
+                LineageEntry(
+                    conv.thread_id, None, None, conv.forked_from_turn, conv.forked_from_thread_id
+                )
+            ],
+        )
+
+
 def _lineage_query() -> Select[Any]:
     joined = _conv.outerjoin(_branch, _branch.c.thread_id == _conv.c.thread_id)
     cols = (
