@@ -105,30 +105,21 @@ async def lock_owned_head_and_turn(
 ) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None]:
     """The thread if `user_id` owns it (as `conversations.get_owned`) with its branch
     row, its family's head row locked NOWAIT and the family's active turn as of that
-    lock, in one read when the head row exists (`lock_thread_head_and_turn`). A
-    contended lock raises
-    `LeaseHeld` before ownership is checked (the transaction is aborted by then): the
-    caller checks it in a new one."""
+    lock: one read when the head row exists (`lock_thread_head_and_turn`), else the
+    head row is created, locked, and the active turn read after. A contended lock
+    raises `LeaseHeld` before ownership is checked (the transaction is aborted by
+    then): the caller checks it in a new one."""
     try:
         found = await heads_repo.lock_thread_head_and_turn(s, thread_id)
     except LockNotAvailable as exc:
         raise LeaseHeld(LEASE_HELD) from exc
     if found is None:
         conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
-        head, active = await lock_head_and_turn(s, conv.root_thread_id)
-        return conv, branch, head, active
+        head = await lock_head(s, conv.root_thread_id, nowait=True)
+        return conv, branch, head, await heads_repo.get_active_turn(s, conv.root_thread_id)
     conv, branch, head, active = found
     check_owned(conv, branch, user_id=user_id)
     return conv, branch, head, active
-
-
-async def lock_head_and_turn(
-    s: AsyncSession, root_thread_id: str
-) -> tuple[ChatHead, ActiveTurn | None]:
-    """The head row locked NOWAIT (as `lock_head`), then the family's active turn read
-    under that lock (a statement whose snapshot is taken after the lock is held)."""
-    head = await lock_head(s, root_thread_id, nowait=True)
-    return head, await heads_repo.get_active_turn(s, root_thread_id)
 
 
 async def read_head(s: AsyncSession, root_thread_id: str) -> ChatHead:

@@ -44,6 +44,17 @@ class NotWorking(Exception):
     """The posted-to thread is not the family's working thread (or is a draft)."""
 
 
+@dataclass(frozen=True)
+class Send:
+    """What a send asks for: `content` on `thread_id`, by `user_id`, served by this
+    process (`process_id`, the lease's owner)."""
+
+    process_id: str
+    user_id: int
+    thread_id: str
+    content: str
+
+
 @dataclass
 class Opened:
     turn: RunningTurn
@@ -51,75 +62,45 @@ class Opened:
     pruned: pruning.PruneResult
 
 
-async def open_turn(
-    db: Database,
-    settings: Settings,
-    *,
-    process_id: str,
-    user_id: int,
-    thread_id: str,
-    content: str,
-    prepared: bool,
-) -> Opened:
-    """Open a turn on `thread_id` (see the module doc).
+async def open_turn(db: Database, settings: Settings, send: Send, *, prepared: bool) -> Opened:
+    """Open a turn on `send.thread_id` (see the module doc).
 
     Raises `NotWorking` when the thread must first become the working thread, and
     `Conflict` when it still is not after `_prepare_working` (`prepared`)."""
     try:
         if db.dialect.is_postgres and settings.history_retains_branches and not prepared:
             try:
-                opened = await _open_unlocked(
-                    db, process_id=process_id, user_id=user_id, thread_id=thread_id, content=content
-                )
+                opened = await _open_unlocked(db, send)
             except (DBAPIError, GuardFailed) as exc:
                 if isinstance(exc, IntegrityError) or not moved(exc):
                     raise
                 opened = None  # the thread or the head changed since the read
             if opened is not None:
                 return opened
-        return await _open_locked(
-            db,
-            settings,
-            process_id=process_id,
-            user_id=user_id,
-            thread_id=thread_id,
-            content=content,
-            prepared=prepared,
-        )
+        return await _open_locked(db, settings, send, prepared=prepared)
     except IntegrityError as exc:
         raise TurnInProgress("a turn is already running in this conversation") from exc
 
 
-async def _open_unlocked(
-    db: Database, *, process_id: str, user_id: int, thread_id: str, content: str
-) -> Opened | None:
+async def _open_unlocked(db: Database, send: Send) -> Opened | None:
     """The optimistic open; None where the locked way must answer (no head row yet)."""
     async with db.one_statement() as s:
-        found = await heads_repo.read_with_head(s, thread_id)
+        found = await heads_repo.read_with_head(s, send.thread_id)
         if found is None:
             return None
         conv, branch, head, version = found
-        check_owned(conv, branch, user_id=user_id)
+        check_owned(conv, branch, user_id=send.user_id)
         _check_working(conv, branch, head, prepared=False)
-        return await _write(s, conv, head, content=content, process_id=process_id, version=version)
+        return await _write(s, conv, head, send, version=version)
 
 
-async def _open_locked(
-    db: Database,
-    settings: Settings,
-    *,
-    process_id: str,
-    user_id: int,
-    thread_id: str,
-    content: str,
-    prepared: bool,
-) -> Opened:
+async def _open_locked(db: Database, settings: Settings, send: Send, *, prepared: bool) -> Opened:
     async with db.transaction() as s:
         conv, branch, head = await heads.lock_owned_with_head(
-            s, thread_id=thread_id, user_id=user_id
+            s, thread_id=send.thread_id, user_id=send.user_id
         )
         _check_working(conv, branch, head, prepared=prepared)
-        opened = await _write(s, conv, head, content=content, process_id=process_id)
+        opened = await _write(s, conv, head, send)
         if not settings.history_retains_branches:
             opened.pruned = await pruning.linear_prune_in(
                 s, head, active=NodeId(conv.thread_id, opened.turn.turn_index)
@@ -142,9 +123,8 @@ async def _write(
     s: AsyncSession,
     conv: Conversation,
     head: ChatHead,
+    send: Send,
     *,
-    content: str,
-    process_id: str,
     version: int | None = None,
 ) -> Opened:
     """Snapshot the live workspace and write the opening with `turnStarted` (one
@@ -154,7 +134,7 @@ async def _write(
     root_id = conv.root_thread_id
     parent = head.head_turn_id
     k = conv.turn_index + 1
-    snapshot, opened_on = await capture_snapshot(s, conv, turn_index=k, user_message=content)
+    snapshot, opened_on = await capture_snapshot(s, conv, turn_index=k, user_message=send.content)
     if version is None:
         clock = repo.clock_advance(conv, k)
     else:
@@ -169,8 +149,8 @@ async def _write(
             thread_id=conv.thread_id,
             turn_index=k,
             parent_turn_id=parent,
-            user_message=content,
-            process_id=process_id,
+            user_message=send.content,
+            process_id=send.process_id,
         ),
         clock,
         *snapshot,
@@ -180,12 +160,12 @@ async def _write(
         thread_id=conv.thread_id,
         turn_index=k,
         parent_turn_id=parent,
-        content=content,
+        content=send.content,
         user_id=conv.user_id,
         start=view_of(opened_on, k),
     )
     started = actions.turn_started(
-        turn.node_id, parent_turn_id=parent, text=content, started_at=now().isoformat()
+        turn.node_id, parent_turn_id=parent, text=send.content, started_at=now().isoformat()
     )
     (entry,) = await action_log.append_chat(s, root_id, started, after=opening)
     turn.started_seq = entry.seq

@@ -50,7 +50,7 @@ from app.services import heads, pruning, search
 from app.services.branching import promote_draft
 from app.services.conversations import get_owned
 from app.services.running_turn import RunningTurn, TurnEvent, make_process_id, short_error
-from app.services.turn_open import NotWorking, open_turn
+from app.services.turn_open import NotWorking, Send, open_turn
 from app.services.turn_sweep import keep_lease, sweep_stale
 
 log = logging.getLogger("haico.turns")
@@ -132,15 +132,8 @@ class TurnManager:
         prepared = False
         while True:
             try:
-                opened = await open_turn(
-                    self.db,
-                    self.settings,
-                    process_id=self.process_id,
-                    user_id=user_id,
-                    thread_id=thread_id,
-                    content=content,
-                    prepared=prepared,
-                )
+                send = Send(self.process_id, user_id, thread_id, content)
+                opened = await open_turn(self.db, self.settings, send, prepared=prepared)
                 break
             except NotWorking:
                 # The common case (the posted-to thread is the working thread and not a
