@@ -72,38 +72,17 @@ async def checkout(
     retains: bool,
 ) -> HistoryOut:
     """Move the family's head to `turn_id` (None = the baseline); see the module doc."""
-    try:
-        return await _checkout(
-            db,
-            user_id=user_id,
-            thread_id=thread_id,
-            turn_id=turn_id,
-            expected_head_turn_id=expected_head_turn_id,
-            force=force,
-            retains=retains,
-        )
-    except LeaseHeld:
-        # The lock was asked for before ownership was checked: a stranger learns
-        # nothing from the conflict.
-        async with db.read() as s:
-            await get_owned(s, thread_id=thread_id, user_id=user_id)
-        raise
-
-
-async def _checkout(
-    db: Database,
-    *,
-    user_id: int,
-    thread_id: str,
-    turn_id: str | None,
-    expected_head_turn_id: Any,
-    force: bool,
-    retains: bool,
-) -> HistoryOut:
     async with db.transaction() as s:
-        conv, branch, head, active = await heads.lock_owned_head_and_turn(
-            s, thread_id=thread_id, user_id=user_id
-        )
+        try:
+            conv, branch, head, active = await heads.lock_owned_head_and_turn(
+                s, thread_id=thread_id, user_id=user_id
+            )
+        except LeaseHeld:
+            # The lock was asked for before ownership was checked (and this transaction
+            # is aborted): a stranger learns nothing from the conflict.
+            async with db.read() as r:
+                await get_owned(r, thread_id=thread_id, user_id=user_id)
+            raise
         root_id = conv.root_thread_id
         # The target is validated under the family lock: retention takes the same lock,
         # so it cannot prune the node between the check and the move.
