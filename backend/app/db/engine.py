@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.orm.exc import StaleDataError
 
+from app.config import PING_AFTER_IDLE_SECONDS
 from app.db.dialect import Dialect, dialect_for_url
 from app.db.models import ActionLogEntry
 from app.domain import Limits
@@ -30,6 +31,8 @@ FaultPoint = Callable[[str], Awaitable[None]]
 
 # The execution option that marks a `Database.read()` connection.
 READ_ONLY = "haico_read_only"
+# In a session's `info`: its statements are each their own transaction (PostgreSQL).
+AUTOCOMMIT = "haico_autocommit"
 
 # `session.info` key: the action-log entries a transaction appended, in `seq` order
 # (`app.events.log` adds them; the listeners get them once the transaction commits).
@@ -60,14 +63,13 @@ POOL_SIZE = 20
 POOL_OVERFLOW = 10
 
 
-# A pooled PostgreSQL connection idle for longer than this is pinged before it is
-# handed out (BEGIN, an empty query, ROLLBACK: three round trips), and replaced if the
-# ping fails. One returned to the pool moments ago was working then and is used as is:
-# pinging every checkout, as `pool_pre_ping` does, cost a busy process three round
-# trips per transaction (about 0.7 ms on a checkout of 8 ms). If the server went away
-# within that second, the first statement fails, SQLAlchemy recognises the disconnect
-# and drops every pooled connection, and that one request is answered 503.
-PING_AFTER_IDLE_SECONDS = 1.0
+# A pooled connection idle for longer than `PING_AFTER_IDLE_SECONDS` is pinged before
+# it is handed out (BEGIN, an empty query, ROLLBACK: three round trips), and replaced
+# if the ping fails. Pinging every checkout, as `pool_pre_ping` does, cost a busy
+# process three round trips per transaction (about 0.7 ms on a checkout of 8 ms). If
+# the server went away within that second, the first statement fails, SQLAlchemy
+# recognises the disconnect and drops every pooled connection, and that one request
+# is answered 503.
 # The app's statements are prepared once per connection (asyncpg) and differ only in
 # their parameters, which never change a good plan: lookups by key, and the turn's
 # writes. PostgreSQL would plan each execution anew (a custom plan, at every bind)
@@ -143,6 +145,7 @@ class Database:
 
     def _session(self, bind: AsyncEngine | None = None) -> AsyncSession:
         session = self.sessions() if bind is None else self.sessions(bind=bind)
+        session.info[AUTOCOMMIT] = bind is self._autocommit and self.dialect.is_postgres
         session.info["dialect"] = self.dialect
         session.info["faults"] = self.faults
         session.info["limits"] = self.limits
@@ -209,13 +212,23 @@ class Database:
             self._committed(session)
 
     @asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncSession]:
-        """A session for reads only. On SQLite its transaction is a plain (deferred)
-        BEGIN, so a reader never takes or waits for the write lock (WAL readers see
-        the last commit while a writer works)."""
+    async def read(self, *, held: bool = False) -> AsyncIterator[AsyncSession]:
+        """A session for reads only.
+
+        On PostgreSQL its connection is in autocommit mode: at READ COMMITTED every
+        statement sees the commits made before it began, inside a transaction or not,
+        so BEGIN and ROLLBACK around the reads would add two round trips and change
+        nothing. `held` asks for a transaction anyway, for a read that takes a lock
+        to be kept until it ends (`action_log.hold_appends`). On SQLite the session's
+        transaction is a plain (deferred) BEGIN, so a reader never takes or waits for
+        the write lock (WAL readers see the last commit while a writer works), and its
+        reads share one snapshot."""
+        if self.dialect.is_postgres:
+            async with self._session(None if held else self._autocommit) as session:
+                yield session
+            return
         async with self._session() as session:
-            if not self.dialect.is_postgres:
-                await session.connection(execution_options={READ_ONLY: True})
+            await session.connection(execution_options={READ_ONLY: True})
             yield session
 
     async def ping(self) -> bool:

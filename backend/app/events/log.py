@@ -49,7 +49,7 @@ from sqlalchemy.sql.dml import UpdateBase
 
 from app.db.base import table_of
 from app.db.dialect import GUARDS, MOVED_MARK, Write, dialect_of, execute_all, merged_params
-from app.db.engine import APPENDED
+from app.db.engine import APPENDED, AUTOCOMMIT
 from app.db.models import ActionLogEntry
 from app.events import actions
 
@@ -330,6 +330,9 @@ async def hold_appends(session: AsyncSession) -> None:
     transactions already hold the database lock from BEGIN.
     """
     if dialect_of(session).is_postgres:
+        if session.info.get(AUTOCOMMIT):
+            # The lock would end with its own statement.
+            raise RuntimeError("hold_appends needs a transaction: db.read(held=True)")
         await session.execute(
             text("SELECT pg_advisory_xact_lock_shared(:k)"), {"k": APPEND_LOCK_KEY}
         )

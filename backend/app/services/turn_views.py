@@ -205,7 +205,7 @@ async def chat_material(
 ) -> ChatMaterial:
     """A chat snapshot: the last `limit` turns of the selected path, the head, the
     active turn, and the log position it stands at."""
-    async with db.read() as s:
+    async with db.read(held=True) as s:
         await action_log.hold_appends(s)
         conv, _ = await get_owned(s, thread_id=root_thread_id, user_id=user_id)
         if conv.root_thread_id != conv.thread_id:
