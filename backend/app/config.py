@@ -11,13 +11,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.domain import Limits
 
-# A pooled PostgreSQL connection (the app's SQL pool and the checkpointer's) idle for
-# longer than this is pinged before it is handed out, and replaced if the ping fails.
-# One returned moments ago was working then and is used as is: a ping per checkout
-# costs a round trip per transaction (see `app.db.engine`). If the server went away in
-# that second, the first statement fails and that one request fails with it.
-PING_AFTER_IDLE_SECONDS = 1.0
-
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HAICO_", env_file=".env", extra="ignore")

@@ -11,18 +11,15 @@ hops to a worker thread on its way (the dependencies are coroutines).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 import anyio.to_thread
 import httpx
 import pytest
 from fastapi import FastAPI
-from psycopg_pool import AsyncConnectionPool
 from sqlalchemy import event
 from sqlalchemy.dialects.postgresql.asyncpg import AsyncAdapt_asyncpg_connection
 
-from app.agent import checkpointer as checkpointer_module
 from app.db import engine as engine_module
 
 
@@ -115,45 +112,3 @@ async def test_no_request_hops_to_a_worker_thread(
     for call in calls:
         assert (await call).status_code == 200
     assert hops == []
-
-
-@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
-async def test_a_checkpointer_connection_is_pinged_after_idling_and_replaced_when_dead(
-    app: FastAPI, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    tid = (await client.post("/api/conversations", json={})).json()["thread_id"]
-    sent = await client.post(f"/api/conversations/{tid}/turns", json={"content": "todo: one"})
-    assert sent.status_code == 200
-    pool = app.state.runtime.store.pool
-    pings: list[object] = []
-    real_check = AsyncConnectionPool.check_connection
-
-    async def check(conn: Any) -> None:
-        pings.append(conn)
-        await real_check(conn)
-
-    monkeypatch.setattr(AsyncConnectionPool, "check_connection", staticmethod(check))
-    messages = f"/api/conversations/{tid}/messages"
-    # Back to back: once every pooled connection has been used, none is pinged again.
-    for _ in range(5):
-        assert (await client.get(messages)).status_code == 200
-    pings.clear()
-    for _ in range(5):
-        assert (await client.get(messages)).status_code == 200
-    assert pings == []
-
-    # After the idle time every checkout pings first: connections the server closed
-    # meanwhile are replaced, and the reads still answer.
-    monkeypatch.setattr(checkpointer_module, "PING_AFTER_IDLE_SECONDS", 0.0)
-    size = pool.get_stats()["pool_size"]
-    async with contextlib.AsyncExitStack() as stack:
-        conns = [await stack.enter_async_context(pool.connection()) for _ in range(size)]
-        pids = [c.info.backend_pid for c in conns]
-    async with app.state.db.engine.connect() as conn:
-        for pid in pids:
-            sql = f"SELECT pg_terminate_backend({int(pid)})"
-            assert (await conn.exec_driver_sql(sql)).scalar() is True
-    answers = [await client.get(messages) for _ in range(3)]
-    assert [a.status_code for a in answers] == [200] * 3
-    assert len(pings) >= 3
-    assert pool.get_stats().get("connections_lost", 0) >= 1

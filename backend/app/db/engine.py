@@ -18,7 +18,6 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.orm.exc import StaleDataError
 
-from app.config import PING_AFTER_IDLE_SECONDS
 from app.db.dialect import Dialect, dialect_for_url
 from app.db.models import ActionLogEntry
 from app.domain import Limits
@@ -63,13 +62,15 @@ POOL_SIZE = 20
 POOL_OVERFLOW = 10
 
 
-# A pooled connection idle for longer than `PING_AFTER_IDLE_SECONDS` is pinged before
-# it is handed out (BEGIN, an empty query, ROLLBACK: three round trips), and replaced
-# if the ping fails. Pinging every checkout, as `pool_pre_ping` does, cost a busy
-# process three round trips per transaction (about 0.7 ms on a checkout of 8 ms). If
-# the server went away within that second, the first statement fails, SQLAlchemy
-# recognises the disconnect and drops every pooled connection, and that one request
-# is answered 503.
+# A pooled PostgreSQL connection idle for longer than this is pinged before it is
+# handed out (BEGIN, an empty query, ROLLBACK: three round trips), and replaced if the
+# ping fails. One returned to the pool moments ago was working then and is used as is:
+# pinging every checkout, as `pool_pre_ping` does, cost a busy process three round
+# trips per transaction (about 0.7 ms on a checkout of 8 ms). If the server went away
+# within that second, the first statement fails, SQLAlchemy recognises the disconnect
+# and drops every pooled connection, and that one request is answered 503.
+# (The checkpointer's pool pings every checkout: see `agent/checkpointer.py`.)
+PING_AFTER_IDLE_SECONDS = 1.0
 # The app's statements are prepared once per connection (asyncpg) and differ only in
 # their parameters, which never change a good plan: lookups by key, and the turn's
 # writes. PostgreSQL would plan each execution anew (a custom plan, at every bind)
