@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from app.db.dialect import GuardFailed, execute_all, moved
 from app.db.models import ChatHead, Conversation
@@ -32,6 +32,7 @@ from tests.history_helpers import (
     history,
     thread_with_turns,
     turn_ok,
+    without_ids,
     workspace,
 )
 
@@ -79,6 +80,51 @@ async def test_an_edit_between_read_and_write_is_in_the_turns_snapshot(
     assert as_of_2["document"] is not None
     assert as_of_2["document"]["content"] == "edited meanwhile"
     assert (await history(client, tid))["head_turn_id"] == f"{tid}:3"
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+async def test_the_optimistic_open_reads_in_one_statement_and_snapshots_every_part(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """The thread, its head and its whole live workspace come back from one statement
+    (the open's only read before its write), and the snapshot taken from it holds
+    every part: objective, document, preferences (locked or not), todos (done,
+    nested), artifacts and rejected items."""
+    tid = await thread_with_turns(client, 1)
+    await turn_ok(
+        client,
+        tid,
+        "title: Notes; write: Cities are for people.; prefer: short; prefer: plain; "
+        "prefer: gone; lock preference 1; subtodo: nested; done todo 1; "
+        "artifact Sources: a report; remove preference 3",
+    )
+    before = await workspace(client, tid)
+    assert before["document"]["content"] and before["artifacts"] and before["rejected"]
+    assert [p["locked"] for p in before["preferences"]] == [True, False]
+    assert [(t["done"], t["depth"]) for t in before["todos"]] == [(True, 0), (False, 1)]
+
+    statements: list[str] = []
+    engine = db_of(app).engine.sync_engine
+
+    def record(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    async def at_read() -> None:
+        reads.extend(statements)
+
+    reads: list[str] = []
+    _once_at_read(app, at_read)
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        await turn_ok(client, tid, "objective: step 3")
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    # Statements before the open (the request's own reads) come first: the open's read
+    # is the last one before the guard step, and reads the workspace too.
+    assert "json_agg" in reads[-1] and "chat_heads" in reads[-1]
+    assert not any("json_agg" in r for r in reads[:-1])
+    assert not any("FROM preferences" in r for r in reads[:-1])
+    assert without_ids(await workspace(client, tid, as_of=2)) == without_ids(before)
 
 
 @pytest.mark.parametrize("backend", ["postgres"], indirect=True)

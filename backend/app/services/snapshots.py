@@ -167,7 +167,12 @@ async def _live(
 ) -> tuple[repo.LiveDocument | None, WorkspaceState]:
     """The live rows of `conv` as a state, and its document row (title, body_hash,
     content)."""
-    rows = await repo.live_rows(s, conv.thread_id)
+    return _state_of(conv, await repo.live_rows(s, conv.thread_id))
+
+
+def _state_of(
+    conv: Conversation, rows: repo.LiveRows
+) -> tuple[repo.LiveDocument | None, WorkspaceState]:
     doc = rows.document
     return doc, WorkspaceState(
         objective=conv.objective,
@@ -356,16 +361,22 @@ async def copy_as_of_in(s: AsyncSession, source: RestoreSource, target: Conversa
 
 
 async def capture_snapshot(
-    s: AsyncSession, conv: Conversation, *, turn_index: int, user_message: str
+    s: AsyncSession,
+    conv: Conversation,
+    *,
+    turn_index: int,
+    user_message: str,
+    live: repo.LiveRows | None = None,
 ) -> tuple[list[Write], WorkspaceState]:
-    """Snapshot `turn_index` from the live rows (the start of that turn): the writes
-    that store it (the document's body first when it is not stored yet; for
-    `execute_all`), and the live workspace it was taken from, artifacts included (the
-    turn's agent starts from that workspace, without reading it again).
+    """Snapshot `turn_index` from the live rows (the start of that turn), read here
+    unless the caller read them (`live`): the writes that store it (the document's
+    body first when it is not stored yet; for `execute_all`), and the live workspace
+    it was taken from, artifacts included (the turn's agent starts from that
+    workspace, without reading it again).
 
     The document is read once: an unedited restored document already is a stored
     version and keeps its hash without its text being stored again."""
-    doc, state = await _live(s, conv)
+    doc, state = await _live(s, conv) if live is None else _state_of(conv, live)
     writes: list[Write] = []
     digest = None
     if doc is not None:

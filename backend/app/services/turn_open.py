@@ -3,11 +3,11 @@
 Two ways to the same rows:
 
 - Optimistic (PostgreSQL, the common case: the posted-to thread is the working one
-  and not a draft, on a host that keeps branches): the thread with its head, then its
-  live workspace, are read without a transaction; the writes and `turnStarted` go in
-  one autocommit statement whose guards (`dialect.guard`) fail it, writing nothing,
-  if the thread row or the head row changed since they were read. Three round trips
-  where the locked way takes five.
+  and not a draft, on a host that keeps branches): the thread with its head and its
+  live workspace are read in one statement, without a transaction; the writes and
+  `turnStarted` go in one autocommit statement whose guards (`dialect.guard`) fail
+  it, writing nothing, if the thread row or the head row changed since they were
+  read. Two round trips where the locked way takes five.
 - Locked: one transaction that locks the thread and the head row before reading. It
   serves SQLite, linear hosts (the open prunes), a send right after
   `_prepare_working`, and an optimistic open whose guard failed (it is retried so).
@@ -29,6 +29,7 @@ from app.db.engine import Database, fault
 from app.db.models import ChatHead, Conversation, ConversationBranch
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
+from app.db.repositories.workspace import LiveRows
 from app.domain import BranchStatus, NodeId, now
 from app.errors import Conflict, TurnInProgress
 from app.events import actions
@@ -88,10 +89,10 @@ async def _open_unlocked(db: Database, send: Send) -> Opened | None:
         found = await heads_repo.read_with_head(s, send.thread_id)
         if found is None:
             return None
-        conv, branch, head, version = found
+        conv, branch, head, version, live = found
         check_owned(conv, branch, user_id=send.user_id)
         _check_working(conv, branch, head, prepared=False)
-        return await _write(s, conv, head, send, version=version)
+        return await _write(s, conv, head, send, version=version, live=live)
 
 
 async def _open_locked(db: Database, settings: Settings, send: Send, *, prepared: bool) -> Opened:
@@ -126,15 +127,19 @@ async def _write(
     send: Send,
     *,
     version: int | None = None,
+    live: LiveRows | None = None,
 ) -> Opened:
-    """Snapshot the live workspace and write the opening with `turnStarted` (one
-    statement on PostgreSQL). The host, not the client, chooses the parent: the
-    current head. With the thread row's `version` (read unlocked), the writes are
-    guarded: the thread row and the head row must still be as read."""
+    """Snapshot the live workspace (`live`, or read here) and write the opening with
+    `turnStarted` (one statement on PostgreSQL). The host, not the client, chooses the
+    parent: the current head. With the thread row's `version` (read unlocked with the
+    live rows), the writes are guarded: the thread row and the head row must still be
+    as read."""
     root_id = conv.root_thread_id
     parent = head.head_turn_id
     k = conv.turn_index + 1
-    snapshot, opened_on = await capture_snapshot(s, conv, turn_index=k, user_message=send.content)
+    snapshot, opened_on = await capture_snapshot(
+        s, conv, turn_index=k, user_message=send.content, live=live
+    )
     if version is None:
         clock = repo.clock_advance(conv, k)
     else:

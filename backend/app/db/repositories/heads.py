@@ -17,6 +17,7 @@ from app.db.base import table_of
 from app.db.dialect import Write, dialect_of, guard
 from app.db.models import ActiveTurn, ChatHead, Conversation, ConversationBranch
 from app.db.repositories.threads import ROW_VERSION
+from app.db.repositories.workspace import LIVE_JSON, LiveRows, live_rows_of
 from app.domain import now
 
 _head_t = table_of(ChatHead)
@@ -88,10 +89,11 @@ async def lock_with_head(
     return None if row is None else (row[0], row[1], row[2])
 
 
-# The optimistic open of a turn reads without locks: the thread, its branch row, its
-# family's head row and the thread row's version (`threads.ROW_VERSION`).
+# The optimistic open of a turn reads without locks, in one statement: the thread, its
+# branch row, its family's head row, the thread row's version (`threads.ROW_VERSION`)
+# and the thread's live workspace (`workspace.LIVE_JSON`), all as of one moment.
 _READ_WITH_HEAD = (
-    select(Conversation, ConversationBranch, ChatHead, ROW_VERSION)
+    select(Conversation, ConversationBranch, ChatHead, ROW_VERSION, LIVE_JSON)
     .join(ChatHead, ChatHead.root_thread_id == Conversation.root_thread_id)
     .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
     .where(Conversation.thread_id == bindparam("thread"))
@@ -100,11 +102,13 @@ _READ_WITH_HEAD = (
 
 async def read_with_head(
     s: AsyncSession, thread_id: str
-) -> tuple[Conversation, ConversationBranch | None, ChatHead, int] | None:
-    """The thread, its branch row, its family's head row and the thread row's version,
-    unlocked (PostgreSQL); None as `lock_with_head`."""
+) -> tuple[Conversation, ConversationBranch | None, ChatHead, int, LiveRows] | None:
+    """The thread, its branch row, its family's head row, the thread row's version and
+    its live workspace, unlocked (PostgreSQL); None as `lock_with_head`."""
     row = (await s.execute(_READ_WITH_HEAD, {"thread": thread_id})).first()
-    return None if row is None else (row[0], row[1], row[2], row[3])
+    if row is None:
+        return None
+    return row[0], row[1], row[2], row[3], live_rows_of(row[4])
 
 
 _TURN_OPENED = guard(

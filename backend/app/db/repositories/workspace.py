@@ -6,11 +6,12 @@ Queries and writes only; services own the rules and the transaction boundaries.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
+    JSON,
     BigInteger,
     BindParameter,
     Integer,
@@ -27,6 +28,7 @@ from sqlalchemy import (
     select,
     union_all,
 )
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import table_of
@@ -121,7 +123,7 @@ def _part(
 _thread: BindParameter[str] = bindparam("thread", type_=String())
 # The whole live workspace of a thread in one query, built once: the start of every
 # turn reads it, and so does every agent step that follows an edit.
-_LIVE = union_all(
+_LIVE_PARTS = union_all(
     select(
         *_part(
             0,
@@ -161,13 +163,39 @@ _LIVE = union_all(
             n1=RejectedItem.rejected_after_turn,
         )
     ).where(RejectedItem.thread_id == _thread),
-).order_by(literal_column("part"), literal_column("pos"), literal_column("id"))
+)
+_LIVE = _LIVE_PARTS.order_by(literal_column("part"), literal_column("pos"), literal_column("id"))
+_COLUMNS = ("part", "pos", "id", "s1", "s2", "s3", "n1", "n2")
+
+# PostgreSQL: the same rows, in the same order, as one JSON array (NULL for none), so
+# that a query can read the live workspace beside other rows in one round trip (the
+# optimistic open of a turn, `heads.read_with_head`). Its parameter is `thread`.
+_lw = _LIVE_PARTS.subquery("lw")
+LIVE_JSON = (
+    select(
+        func.json_agg(
+            aggregate_order_by(literal_column("lw"), _lw.c.part, _lw.c.pos, _lw.c.id),
+            type_=JSON(none_as_null=True),
+        )
+    )
+    .select_from(_lw)
+    .scalar_subquery()
+)
 
 
 async def live_rows(s: AsyncSession, thread_id: str) -> LiveRows:
     """The thread's live workspace, in one query."""
+    return _collect(await s.execute(_LIVE, {"thread": thread_id}))
+
+
+def live_rows_of(json_rows: list[dict[str, Any]] | None) -> LiveRows:
+    """`LIVE_JSON`'s value as `LiveRows`."""
+    return _collect(tuple(r[c] for c in _COLUMNS) for r in json_rows or ())
+
+
+def _collect(parts: Iterable[Sequence[Any]]) -> LiveRows:
     rows = LiveRows()
-    for part, _, id_, s1, s2, s3, n1, n2 in await s.execute(_LIVE, {"thread": thread_id}):
+    for part, _, id_, s1, s2, s3, n1, n2 in parts:
         if part == 0:
             rows.document = LiveDocument(s1, s2, s3)
         elif part == 1:
