@@ -72,6 +72,7 @@ async def test_todos_done_depth_reorder(client: httpx.AsyncClient, tid: str) -> 
     b = (await client.post(base, json={"text": "intro", "depth": 1})).json()
     c = (await client.post(base, json={"text": "draft", "done": True})).json()
     assert (b["depth"], c["done"]) == (1, True)
+    assert [t["position"] for t in (a, b, c)] == [0, 1, 2]  # each added at the end
     r = await client.patch(f"{base}/{a['id']}", json={"done": True, "depth": 2, "position": 2})
     assert (r.json()["done"], r.json()["depth"], r.json()["position"]) == (True, 2, 2)
     todos = (await client.get(f"/api/conversations/{tid}/workspace")).json()["todos"]
@@ -81,6 +82,11 @@ async def test_todos_done_depth_reorder(client: httpx.AsyncClient, tid: str) -> 
     assert (await client.delete(f"{base}/{c['id']}")).status_code == 204
     todos = (await client.get(f"/api/conversations/{tid}/workspace")).json()["todos"]
     assert [(t["text"], t["position"]) for t in todos] == [("intro", 0), ("outline", 1)]
+    # After a removal, the next one still goes at the end, with the id it is listed by.
+    d = (await client.post(base, json={"text": "conclusion"})).json()
+    assert (d["text"], d["position"], d["done"], d["depth"]) == ("conclusion", 2, False, 0)
+    todos = (await client.get(f"/api/conversations/{tid}/workspace")).json()["todos"]
+    assert [(t["id"], t["position"]) for t in todos][-1] == (d["id"], 2)
 
 
 async def test_items_of_another_thread_are_not_reachable(

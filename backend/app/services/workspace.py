@@ -131,22 +131,25 @@ async def write_document_in(
     await changed(session, conv, "document", "set", item)
 
 
-def _room_for_one(session: AsyncSession, surface: str, count: int) -> None:
+async def _append(
+    session: AsyncSession, model: type[Preference] | type[Todo], values: dict[str, Any]
+) -> dict[str, int]:
+    """Add an item at the end of its list in one statement that also counts the list
+    (the list itself is not read): the new row's id and position. Refused, with
+    nothing written, when the list is full."""
     cap = limits_of(session).items
-    if count >= cap:
+    added = await repo.append_item(session, model, values, cap=cap)
+    if added is None:
+        surface = _surface(model)
         raise InvalidInput(f"{surface}: a thread holds at most {cap}; remove one first")
+    return {"id": added[0], "position": added[1]}
 
 
 async def add_preference_in(
     session: AsyncSession, conv: Conversation, *, text: str, locked: bool = False
 ) -> Preference:
-    prefs = await repo.list_preferences(session, conv.thread_id)
-    _room_for_one(session, "preferences", len(prefs))
-    pref = Preference(
-        uid=new_uid(), thread_id=conv.thread_id, text=text, locked=locked, position=len(prefs)
-    )
-    session.add(pref)
-    await session.flush()
+    values = {"uid": new_uid(), "thread_id": conv.thread_id, "text": text, "locked": locked}
+    pref = Preference(**values, **await _append(session, Preference, values))
     await changed(session, conv, "preferences", "added", _item(pref))
     return pref
 
@@ -225,18 +228,14 @@ async def delete_preference_in(session: AsyncSession, conv: Conversation, pref_i
 async def add_todo_in(
     session: AsyncSession, conv: Conversation, *, text: str, done: bool = False, depth: int = 0
 ) -> Todo:
-    todos = await repo.list_todos(session, conv.thread_id)
-    _room_for_one(session, "todos", len(todos))
-    todo = Todo(
-        uid=new_uid(),
-        thread_id=conv.thread_id,
-        text=text,
-        done=done,
-        depth=depth,
-        position=len(todos),
-    )
-    session.add(todo)
-    await session.flush()
+    values = {
+        "uid": new_uid(),
+        "thread_id": conv.thread_id,
+        "text": text,
+        "done": done,
+        "depth": depth,
+    }
+    todo = Todo(**values, **await _append(session, Todo, values))
     await changed(session, conv, "todos", "added", _item(todo))
     return todo
 

@@ -242,6 +242,40 @@ async def list_todos(s: AsyncSession, thread_id: str) -> Sequence[Todo]:
     return (await s.execute(stmt)).scalars().all()
 
 
+def _append_statement(model: type[Preference] | type[Todo], columns: tuple[str, ...]) -> Any:
+    t = table_of(model)
+    held = (
+        select(func.count().label("n"))
+        .select_from(t)
+        .where(t.c.thread_id == bindparam("thread_id"))
+        .subquery()
+    )
+    values = [bindparam(name, type_=t.c[name].type) for name in columns]
+    return (
+        insert(t)
+        .from_select(
+            [*columns, "position"], select(*values, held.c.n).where(held.c.n < bindparam("cap"))
+        )
+        .returning(t.c.id, t.c.position)
+    )
+
+
+_APPENDS = {
+    Preference: _append_statement(Preference, ("uid", "thread_id", "text", "locked")),
+    Todo: _append_statement(Todo, ("uid", "thread_id", "text", "done", "depth")),
+}
+
+
+async def append_item(
+    s: AsyncSession, model: type[Preference] | type[Todo], values: dict[str, Any], *, cap: int
+) -> tuple[int, int] | None:
+    """Insert a preference or todo (`values`: every column but id and position) at the
+    end of its thread's list, counting the list in the same statement: its id and
+    position, or None, writing nothing, when the list already holds `cap` items."""
+    row = (await s.execute(_APPENDS[model], {**values, "cap": cap})).first()
+    return None if row is None else (row.id, row.position)
+
+
 async def insert_rejected(s: AsyncSession, rows: list[dict[str, Any]]) -> None:
     if rows:
         await s.execute(insert(RejectedItem), rows)
