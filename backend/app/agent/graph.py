@@ -51,6 +51,19 @@ TURN_INDEX_KEY = f"{META_PREFIX}turn_index"
 # then streamed to it chunk by chunk as the model produces it.
 ON_TEXT = "on_text"
 OnText = Callable[[str], Awaitable[None]]
+# In `configurable`: an `EarlierRecords` kept for one run (see there).
+EARLIER = "haico_earlier"
+
+
+class EarlierRecords:
+    """The thread's transcript before this run, read by the run's first model call and
+    reused by the later ones (after each round of tool calls): the checkpoints of
+    earlier turns do not change while a turn runs, and this run's own messages come
+    from the graph's state. Saves a read of the checkpointer per tool round."""
+
+    def __init__(self) -> None:
+        self.records: list[AnyMessage] | None = None
+
 
 AgentGraph = CompiledStateGraph[AgentState, None, AgentState, AgentState]
 
@@ -104,12 +117,19 @@ async def model_window(
     *,
     turns: int,
     tokens: int,
+    memo: EarlierRecords | None = None,
 ) -> ContextWindow:
     """The window of the transcript the model sees while `current` (this turn's
-    messages) runs: see `context_window`."""
+    messages) runs: see `context_window`. With `memo`, the earlier turns are read
+    once per run."""
     # This run's checkpoint is written when it ends (durability "exit"), so the
     # checkpoints hold the earlier turns; joining by id keeps that true otherwise.
-    earlier = await recent_records(checkpointer, thread_id, turns)
+    if memo is not None and memo.records is not None:
+        earlier = memo.records
+    else:
+        earlier = await recent_records(checkpointer, thread_id, turns)
+        if memo is not None:
+            memo.records = earlier
     return context_window(
         join_records([earlier, current]),
         max_turns=turns,
@@ -170,12 +190,18 @@ def build_graph(
 
     async def agent(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         workspace, thread_id = run_context(config)
+        configurable = config.get("configurable") or {}
         window = await model_window(
-            checkpointer, thread_id, state["messages"], turns=max_turns, tokens=max_tokens
+            checkpointer,
+            thread_id,
+            state["messages"],
+            turns=max_turns,
+            tokens=max_tokens,
+            memo=cast(EarlierRecords | None, configurable.get(EARLIER)),
         )
         prompt = await load_system_prompt(workspace, thread_id, omitted_turns=window.omitted_turns)
         messages = [SystemMessage(content=prompt), *model_view(window.messages)]
-        on_text = cast(OnText | None, (config.get("configurable") or {}).get(ON_TEXT))
+        on_text = cast(OnText | None, configurable.get(ON_TEXT))
         if on_text is None:
             return {"messages": [await bound.ainvoke(messages, config)]}
         return {"messages": [await streamed_reply(bound, messages, config, on_text)]}

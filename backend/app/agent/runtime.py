@@ -30,9 +30,11 @@ from langchain_core.runnables import RunnableConfig
 
 from app.agent.checkpointer import CheckpointStore, open_checkpointers, turn_records
 from app.agent.graph import (
+    EARLIER,
     META_PREFIX,
     ON_TEXT,
     AgentGraph,
+    EarlierRecords,
     OnText,
     build_graph,
     message_text,
@@ -153,6 +155,7 @@ class AgentRuntime:
             await on_event(AgentEvent("token", {"text": text}))
 
         config = self._config(thread_id, workspace, on_text)
+        config["configurable"][EARLIER] = EarlierRecords()
         human = HumanMessage(
             content=user_message, id=str(uuid.uuid4()), additional_kwargs={TURN_KEY: turn_index}
         )

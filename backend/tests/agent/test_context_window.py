@@ -24,6 +24,7 @@ from langchain_core.messages import (
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import Field
 
+from app.agent import graph as graph_module
 from app.agent.checkpointer import setup_checkpointer
 from app.agent.graph import TURN_INDEX_KEY
 from app.agent.models import OfflineChatModel
@@ -292,3 +293,35 @@ async def test_the_provider_sees_only_the_window(
         calls = [c["id"] for m in body["messages"] for c in m.get("tool_calls") or []]
         results = [m["tool_call_id"] for m in body["messages"] if m["role"] == "tool"]
         assert sorted(calls) == sorted(results) and calls
+
+
+async def test_a_turn_reads_the_earlier_turns_once_whatever_its_tool_rounds(
+    settings: Settings, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The earlier turns cannot change while a turn runs: the model's call after a
+    round of tool calls sees them as the first call did, without reading them again."""
+    reads: list[str] = []
+    real = graph_module.turn_records
+
+    async def counted(saver: Any, thread_id: str, **kwargs: Any) -> list[list[Any]]:
+        reads.append(thread_id)
+        return await real(saver, thread_id, **kwargs)
+
+    monkeypatch.setattr(graph_module, "turn_records", counted)
+    model = RecordingModel()
+    async with runtime_with(settings, db, model, context_turns=5, context_tokens=10**6) as rt:
+        thread = await new_thread(rt)
+        await thread.turn("message 1")
+        reads.clear()
+        model.calls.clear()
+        await thread.turn("todo: a; prefer: b")
+        assert len(model.calls) == 2  # the tool calls, then the answer
+        assert reads == [thread.thread_id]
+        for call in model.calls:
+            assert _user_texts(call) == ["message 1", "todo: a; prefer: b"]
+        # The next turn reads again, and sees the turn before it.
+        reads.clear()
+        model.calls.clear()
+        await thread.turn("message 3")
+        assert reads == [thread.thread_id]
+        assert _user_texts(model.calls[0]) == ["message 1", "todo: a; prefer: b", "message 3"]
