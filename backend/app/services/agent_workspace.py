@@ -40,6 +40,7 @@ from app.services.workspace import (
     WorkspaceState,
     add_preference_in,
     add_todo_in,
+    add_unlocked,
     create_artifact_in,
     delete_preference_in,
     delete_todo_in,
@@ -128,11 +129,38 @@ class AgentWorkspace:
             return view_of(await live_state(s, conv), conv.turn_index)
 
     async def apply(self, thread_id: str, edit: WorkspaceEdit) -> WorkspaceView:
+        if self.db.dialect.is_postgres and not reads(edit):
+            before = await self._add_unlocked(thread_id, edit)
+            if before is not None:
+                return before
         async with self.db.transaction() as s:
             conv = await _thread(s, thread_id)
             before = await _before(s, conv, reads(edit))
             await _write(s, conv, resolve(edit, before), before)
             return before
+
+    async def _add_unlocked(self, thread_id: str, edit: WorkspaceEdit) -> WorkspaceView | None:
+        """An added preference or todo, in two round trips (`add_unlocked`). None where
+        the edit is of another kind, or another edit came first (nothing written)."""
+        if not isinstance(edit, AddPreference | AddTodo):
+            return None
+        model: type[Preference] | type[Todo]
+        match resolve(edit, _NOTHING_READ):
+            case AddPreference(text=text, locked=locked):
+                model, fields = Preference, {"text": text, "locked": locked}
+            case AddTodo(text=text, depth=depth):
+                model, fields = Todo, {"text": text, "done": False, "depth": depth}
+            case _:
+                return None
+        added = await add_unlocked(self.db, thread_id, model, fields)
+        if added is None:
+            return None
+        conv, _ = added
+        return WorkspaceView(objective=conv.objective, document=None, turn_index=conv.turn_index)
+
+
+# What an edit that reads no list (`reads`) is resolved against.
+_NOTHING_READ = WorkspaceView(objective=None, document=None)
 
 
 async def _before(s: AsyncSession, conv: Conversation, lists: frozenset[str]) -> WorkspaceView:

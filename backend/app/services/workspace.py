@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.engine import Database, limits_of
+from app.db.dialect import Write, moved
+from app.db.engine import Database, fault, limits_of
 from app.db.models import Artifact, Conversation, Preference, RejectedItem, Todo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as repo
@@ -45,6 +47,7 @@ __all__ = [
     "WorkspaceState",
     "add_preference_in",
     "add_todo_in",
+    "add_unlocked",
     "create_artifact_in",
     "delete_preference_in",
     "delete_todo_in",
@@ -62,14 +65,24 @@ async def changed(
     surface: str,
     change: str,
     item: dict[str, Any] | None = None,
+    *,
+    writes: Sequence[Write] = (),
+    version: int | None = None,
 ) -> None:
     """Record a live edit: the thread was active now, a draft becomes dirty, and the
-    change is logged as `haico/workspaceChanged` for every follower of the family."""
+    change is logged as `haico/workspaceChanged` for every follower of the family.
+    `writes` go in the same statement (PostgreSQL); with `version`, the thread row must
+    still be that version (read without a lock) or nothing is written (`moved`)."""
+    stamp = (
+        threads_repo.edited(conv)
+        if version is None
+        else threads_repo.edited_if_unchanged(conv, version)
+    )
     await action_log.append_chat(
         s,
         conv.root_thread_id,
         actions.workspace_changed(conv.thread_id, surface, change, item),
-        after=threads_repo.edited(conv),
+        after=[*writes, *stamp],
     )
 
 
@@ -140,9 +153,50 @@ async def _append(
     cap = limits_of(session).items
     added = await repo.append_item(session, model, values, cap=cap)
     if added is None:
-        surface = _surface(model)
-        raise InvalidInput(f"{surface}: a thread holds at most {cap}; remove one first")
+        raise _full(model, cap)
     return {"id": added[0], "position": added[1]}
+
+
+def _full(model: type[Preference] | type[Todo], cap: int) -> InvalidInput:
+    return InvalidInput(f"{_surface(model)}: a thread holds at most {cap}; remove one first")
+
+
+async def add_unlocked(
+    db: Database, thread_id: str, model: type[Preference] | type[Todo], fields: dict[str, Any]
+) -> tuple[Conversation, Preference | Todo] | None:
+    """Add a preference or todo (`fields`: its text and flags) at the end of its list in
+    two round trips (PostgreSQL): a read without a lock (`repo.read_for_append`: the
+    thread, its row's version, the list's length, a new id), then the item, the
+    thread's stamp and the log entry in one statement, guarded on the thread row still
+    being the version read. Every live edit writes that row, so the length read is
+    still the length. Returns the thread as read and the item; None, with nothing
+    written, when another edit came in between: the caller adds with `*_in` in a
+    transaction then. Ownership is the caller's."""
+    async with db.one_statement() as s:
+        found = await repo.read_for_append(s, model, thread_id)
+        if found is None:
+            raise NotFound(f"conversation {thread_id} not found")
+        conv, version, count, new_id = found
+        cap = limits_of(s).items
+        if count >= cap:
+            raise _full(model, cap)
+        item = model(id=new_id, uid=new_uid(), thread_id=thread_id, position=count, **fields)
+        await fault(s, "append-read")
+        try:
+            await changed(
+                s,
+                conv,
+                _surface(model),
+                "added",
+                _item(item),
+                writes=[repo.item_write(item)],
+                version=version,
+            )
+        except DBAPIError as exc:
+            if isinstance(exc, IntegrityError) or not moved(exc):
+                raise
+            return None
+        return conv, item
 
 
 async def add_preference_in(

@@ -380,6 +380,23 @@ _CLOCK_ADVANCE = (
 # a thread's live workspace writes its thread row (`workspace.changed`).
 ROW_VERSION = cast(cast(literal_column("conversations.xmin"), Text), BigInteger)
 
+_TOUCH_IF_UNCHANGED = guard(
+    update(_conv_t)
+    .where(
+        _conv_t.c.thread_id == bindparam("tc_thread"),
+        bindparam("tc_version", type_=BigInteger()) == ROW_VERSION,
+    )
+    .values(updated_at=bindparam("tc_at"))
+)
+
+
+def edited_if_unchanged(conv: Conversation, row_version: int) -> list[Write]:
+    """`edited`, the thread row's write as a guard (`dialect.guard`): the row must
+    still be the version `row_version` read without a lock (PostgreSQL)."""
+    (_, touch), dirty = edited(conv)
+    return [(_TOUCH_IF_UNCHANGED, {**touch, "tc_version": row_version}), dirty]
+
+
 _CLOCK_ADVANCE_IF_UNCHANGED = guard(
     update(_conv_t)
     .where(

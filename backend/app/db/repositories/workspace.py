@@ -33,7 +33,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import table_of
 from app.db.dialect import POSTGRES, SQLITE, Write, dialect_of
-from app.db.models import Artifact, Document, DocumentBody, Preference, RejectedItem, Todo
+from app.db.models import (
+    Artifact,
+    Conversation,
+    Document,
+    DocumentBody,
+    Preference,
+    RejectedItem,
+    Todo,
+)
+from app.db.repositories.threads import ROW_VERSION
 
 
 async def get_document(s: AsyncSession, thread_id: str) -> Document | None:
@@ -274,6 +283,52 @@ async def append_item(
     position, or None, writing nothing, when the list already holds `cap` items."""
     row = (await s.execute(_APPENDS[model], {**values, "cap": cap})).first()
     return None if row is None else (row.id, row.position)
+
+
+def _for_append(model: type[Preference] | type[Todo]) -> Any:
+    t = table_of(model)
+    held = (
+        select(func.count())
+        .select_from(t)
+        .where(t.c.thread_id == Conversation.thread_id)
+        .correlate(Conversation)
+        .scalar_subquery()
+    )
+    next_id = func.nextval(func.pg_get_serial_sequence(literal(t.name), literal("id")))
+    return select(Conversation, ROW_VERSION, held, next_id).where(
+        Conversation.thread_id == bindparam("thread_id")
+    )
+
+
+_FOR_APPEND = {Preference: _for_append(Preference), Todo: _for_append(Todo)}
+
+
+async def read_for_append(
+    s: AsyncSession, model: type[Preference] | type[Todo], thread_id: str
+) -> tuple[Conversation, int, int, int] | None:
+    """PostgreSQL, without a lock, in one statement: the thread, its row's version, how
+    many `model` items it holds, and an id for one more (taken from the table's
+    sequence, and skipped if the item is not written). None: no such thread."""
+    row = (await s.execute(_FOR_APPEND[model], {"thread_id": thread_id})).first()
+    return None if row is None else (row[0], row[1], row[2], row[3])
+
+
+def _item_insert(model: type[Preference] | type[Todo], columns: tuple[str, ...]) -> Any:
+    return insert(table_of(model)).values({name: bindparam(f"ii_{name}") for name in columns})
+
+
+_ITEM_INSERTS = {
+    Preference: _item_insert(Preference, ("id", "uid", "thread_id", "text", "locked", "position")),
+    Todo: _item_insert(Todo, ("id", "uid", "thread_id", "text", "done", "depth", "position")),
+}
+
+
+def item_write(item: Preference | Todo) -> Write:
+    """The INSERT of a preference or todo whose id and position are chosen already
+    (`read_for_append`), as a write for the log's statement."""
+    model = type(item)
+    columns = table_of(model).c.keys()
+    return _ITEM_INSERTS[model], {f"ii_{name}": getattr(item, name) for name in columns}
 
 
 async def insert_rejected(s: AsyncSession, rows: list[dict[str, Any]]) -> None:
