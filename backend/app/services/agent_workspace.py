@@ -35,7 +35,7 @@ from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as items_repo
 from app.errors import NotFound
 from app.schemas import PreferencePatch, TodoPatch
-from app.services.snapshots import PreferenceState, TodoState
+from app.services.snapshots import PreferenceState, TodoState, thread_and_live_state
 from app.services.workspace import (
     WorkspaceState,
     add_preference_in,
@@ -44,7 +44,6 @@ from app.services.workspace import (
     create_artifact_in,
     delete_preference_in,
     delete_todo_in,
-    live_state,
     set_objective_in,
     update_preference_in,
     update_todo_in,
@@ -125,8 +124,11 @@ class AgentWorkspace:
 
     async def read(self, thread_id: str) -> WorkspaceView:
         async with self.db.read() as s:
-            conv = await _thread(s, thread_id)
-            return view_of(await live_state(s, conv), conv.turn_index)
+            found = await thread_and_live_state(s, thread_id)
+        if found is None:
+            raise NotFound(f"conversation {thread_id} not found")
+        conv, state = found
+        return view_of(state, conv.turn_index)
 
     async def apply(self, thread_id: str, edit: WorkspaceEdit) -> WorkspaceView:
         if self.db.dialect.is_postgres and not reads(edit):

@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.dialect import Write
+from app.db.dialect import Write, dialect_of
 from app.db.models import Artifact, Conversation, Document, RejectedItem, WorkspaceSnapshot
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as threads_repo
@@ -160,6 +160,18 @@ async def document_body(s: AsyncSession, doc: Document) -> str:
 
 async def live_state(s: AsyncSession, conv: Conversation) -> WorkspaceState:
     return (await _live(s, conv))[1]
+
+
+async def thread_and_live_state(
+    s: AsyncSession, thread_id: str
+) -> tuple[Conversation, WorkspaceState] | None:
+    """The thread and its live workspace (None: no such thread); one statement on
+    PostgreSQL."""
+    if dialect_of(s).is_postgres:
+        found = await repo.thread_with_live_rows(s, thread_id)
+        return None if found is None else (found[0], _state_of(*found)[1])
+    conv = await threads_repo.get_thread(s, thread_id)
+    return None if conv is None else (conv, await live_state(s, conv))
 
 
 async def _live(

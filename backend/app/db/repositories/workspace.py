@@ -192,6 +192,18 @@ LIVE_JSON = (
 )
 
 
+_THREAD_LIVE = select(Conversation, LIVE_JSON).where(Conversation.thread_id == bindparam("thread"))
+
+
+async def thread_with_live_rows(
+    s: AsyncSession, thread_id: str
+) -> tuple[Conversation, LiveRows] | None:
+    """PostgreSQL: the thread and its live workspace, in one statement (None: no such
+    thread)."""
+    row = (await s.execute(_THREAD_LIVE, {"thread": thread_id})).first()
+    return None if row is None else (row[0], live_rows_of(row[1]))
+
+
 async def live_rows(s: AsyncSession, thread_id: str) -> LiveRows:
     """The thread's live workspace, in one query."""
     return _collect(await s.execute(_LIVE, {"thread": thread_id}))

@@ -1,11 +1,12 @@
-"""The agent's added preferences and todos (`services.workspace.add_unlocked`).
+"""The agent's workspace port on the database, in as few round trips as it can.
 
-On PostgreSQL an add is a read without a lock and one guarded statement: the item,
-the thread's stamp and the log entry. The guard is "the thread row is still the
-version read"; every live edit writes that row, so an edit committed in between
-makes the add run again the locked way, at the right position. The tests change the
-list between the read and the write (at the `append-read` fault step) and check the
-list a user then sees."""
+On PostgreSQL an added preference or todo (`services.workspace.add_unlocked`) is a
+read without a lock and one guarded statement: the item, the thread's stamp and the
+log entry. The guard is "the thread row is still the version read"; every live edit
+writes that row, so an edit committed in between makes the add run again the locked
+way, at the right position. The tests change the list between the read and the write
+(at the `append-read` fault step) and check the list a user then sees. The agent's
+read of the workspace is one statement there too."""
 
 from __future__ import annotations
 
@@ -138,3 +139,42 @@ async def test_a_list_changed_between_the_read_and_the_write(db: Database, meanw
     # Followers place the item where its logged change says: where it is.
     (logged,) = [i for i in await _logged_items(db, tid) if i["text"] == "agent"]
     assert logged["position"] == expected.index("agent") == live.todos[-1].position
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+async def test_on_postgres_the_agents_read_is_one_statement(db: Database) -> None:
+    """The workspace the agent's prompt is built from (after a tool round) comes back
+    with its thread in one statement, every part as the REST face shows it."""
+    user_id, tid = await _thread(db)
+    ws = AgentWorkspace(db)
+    for edit in (AddPreference("plain", locked=True), AddTodo("outline"), AddTodo("x", depth=1)):
+        await ws.apply(tid, edit)
+    await workspace_service.set_objective(db, user_id=user_id, thread_id=tid, text="a report")
+    await workspace_service.put_document(
+        db, user_id=user_id, thread_id=tid, content="Cities are for people.", title="Notes"
+    )
+    statements: list[str] = []
+
+    def record(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    engine = db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        view = await ws.read(tid)
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert len(statements) == 1
+    rest = await workspace_service.get_workspace(db, user_id=user_id, thread_id=tid)
+    assert view.objective == rest.objective == "a report"
+    assert view.document is not None and rest.document is not None
+    assert (view.document.title, view.document.content) == (
+        rest.document.title,
+        rest.document.content,
+    )
+    assert [(p.id, p.text, p.locked) for p in view.preferences] == [
+        (p.id, p.text, p.locked) for p in rest.preferences
+    ]
+    assert [(t.id, t.text, t.depth) for t in view.todos] == [
+        (t.id, t.text, t.depth) for t in rest.todos
+    ]
