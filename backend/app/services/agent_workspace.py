@@ -1,8 +1,9 @@
 """The agent's `WorkspacePort` over the database.
 
-Every edit goes through the same live-edit functions as the REST face
-(`app.services.workspace.*_in`), one transaction per edit. Ownership is not checked
-here: the turn service checked it before the run started.
+Every edit goes through the same live-edit functions as the REST face: an added
+preference or todo through `app.services.workspace.add_item` (two round trips on
+PostgreSQL), any other edit through its `*_in` function in a transaction of its own.
+Ownership is not checked here: the turn service checked it before the run started.
 """
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ from app.schemas import PreferencePatch, TodoPatch
 from app.services.snapshots import PreferenceState, TodoState, thread_and_live_state
 from app.services.workspace import (
     WorkspaceState,
+    add_item,
     add_preference_in,
     add_todo_in,
-    add_unlocked,
     create_artifact_in,
     delete_preference_in,
     delete_todo_in,
@@ -131,33 +132,25 @@ class AgentWorkspace:
         return view_of(state, conv.turn_index)
 
     async def apply(self, thread_id: str, edit: WorkspaceEdit) -> WorkspaceView:
-        if self.db.dialect.is_postgres and not reads(edit):
-            before = await self._add_unlocked(thread_id, edit)
-            if before is not None:
-                return before
+        if isinstance(edit, AddPreference | AddTodo) and not reads(edit):
+            return await self._add(thread_id, edit)
         async with self.db.transaction() as s:
             conv = await _thread(s, thread_id)
             before = await _before(s, conv, reads(edit))
             await _write(s, conv, resolve(edit, before), before)
             return before
 
-    async def _add_unlocked(self, thread_id: str, edit: WorkspaceEdit) -> WorkspaceView | None:
-        """An added preference or todo, in two round trips (`add_unlocked`). None where
-        the edit is of another kind, or another edit came first (nothing written)."""
-        if not isinstance(edit, AddPreference | AddTodo):
-            return None
+    async def _add(self, thread_id: str, edit: AddPreference | AddTodo) -> WorkspaceView:
+        """An added preference or todo (`add_item`: two round trips on PostgreSQL)."""
         model: type[Preference] | type[Todo]
         match resolve(edit, _NOTHING_READ):
             case AddPreference(text=text, locked=locked):
                 model, fields = Preference, {"text": text, "locked": locked}
             case AddTodo(text=text, depth=depth):
                 model, fields = Todo, {"text": text, "done": False, "depth": depth}
-            case _:
-                return None
-        added = await add_unlocked(self.db, thread_id, model, fields)
-        if added is None:
-            return None
-        conv, _ = added
+            case other:
+                raise AssertionError(f"{other} is not an add")
+        conv, _ = await add_item(self.db, thread_id, model, fields, user_id=None)
         return WorkspaceView(objective=conv.objective, document=None, turn_index=conv.turn_index)
 
 

@@ -2,7 +2,9 @@
 
 Each `*_in` function edits one thread's live rows inside the caller's transaction and
 marks a draft dirty; the REST functions below check ownership and open that
-transaction. Reads as of a turn go through `services.snapshots`.
+transaction. Adding a preference or todo, the agent's most frequent edit, goes
+through `add_item`, which on PostgreSQL needs no transaction. Reads as of a turn go
+through `services.snapshots`.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from app.schemas import (
     TodoPatch,
     WorkspaceOut,
 )
-from app.services.conversations import get_owned
+from app.services.conversations import check_owned, get_owned
 from app.services.family import Lineage
 from app.services.snapshots import (
     PreferenceState,
@@ -45,9 +47,9 @@ __all__ = [
     "PreferenceState",
     "TodoState",
     "WorkspaceState",
+    "add_item",
     "add_preference_in",
     "add_todo_in",
-    "add_unlocked",
     "create_artifact_in",
     "delete_preference_in",
     "delete_todo_in",
@@ -161,22 +163,57 @@ def _full(model: type[Preference] | type[Todo], cap: int) -> InvalidInput:
     return InvalidInput(f"{_surface(model)}: a thread holds at most {cap}; remove one first")
 
 
-async def add_unlocked(
-    db: Database, thread_id: str, model: type[Preference] | type[Todo], fields: dict[str, Any]
+async def add_item(
+    db: Database,
+    thread_id: str,
+    model: type[Preference] | type[Todo],
+    fields: dict[str, Any],
+    *,
+    user_id: int | None,
+) -> tuple[Conversation, Preference | Todo]:
+    """Add a preference or todo (`fields`: its text and flags) at the end of its list:
+    the thread as read and the new item. `user_id` is checked as the owner (REST);
+    None where the caller checked it (the agent's turn).
+
+    On PostgreSQL in two round trips (`_add_unlocked`); in a transaction on SQLite, and
+    when another edit of the thread came between that read and its write."""
+    if db.dialect.is_postgres:
+        added = await _add_unlocked(db, thread_id, model, fields, user_id=user_id)
+        if added is not None:
+            return added
+    async with db.transaction() as s:
+        if user_id is None:
+            conv = await threads_repo.get_thread(s, thread_id)
+            if conv is None:
+                raise NotFound(f"conversation {thread_id} not found")
+        else:
+            conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        if model is Preference:
+            return conv, await add_preference_in(s, conv, **fields)
+        return conv, await add_todo_in(s, conv, **fields)
+
+
+async def _add_unlocked(
+    db: Database,
+    thread_id: str,
+    model: type[Preference] | type[Todo],
+    fields: dict[str, Any],
+    *,
+    user_id: int | None,
 ) -> tuple[Conversation, Preference | Todo] | None:
-    """Add a preference or todo (`fields`: its text and flags) at the end of its list in
-    two round trips (PostgreSQL): a read without a lock (`repo.read_for_append`: the
-    thread, its row's version, the list's length, a new id), then the item, the
-    thread's stamp and the log entry in one statement, guarded on the thread row still
-    being the version read. Every live edit writes that row, so the length read is
-    still the length. Returns the thread as read and the item; None, with nothing
-    written, when another edit came in between: the caller adds with `*_in` in a
-    transaction then. Ownership is the caller's."""
+    """`add_item` on PostgreSQL: a read without a lock (`repo.read_for_append`: the
+    thread, its branch row, its row's version, the list's length, a new id), then the
+    item, the thread's stamp and the log entry in one statement, guarded on the thread
+    row still being the version read. Every live edit writes that row, so the length
+    read is still the length. None, with nothing written, when another edit came in
+    between."""
     async with db.one_statement() as s:
         found = await repo.read_for_append(s, model, thread_id)
         if found is None:
             raise NotFound(f"conversation {thread_id} not found")
-        conv, version, count, new_id = found
+        conv, branch, version, count, new_id = found
+        if user_id is not None:
+            check_owned(conv, branch, user_id=user_id)
         cap = limits_of(s).items
         if count >= cap:
             raise _full(model, cap)
@@ -367,9 +404,11 @@ def _todo_out(t: Todo) -> TodoOut:
 async def add_preference(
     db: Database, *, user_id: int, thread_id: str, text: str, locked: bool
 ) -> PreferenceOut:
-    async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
-        return _pref_out(await add_preference_in(s, conv, text=text, locked=locked))
+    _, pref = await add_item(
+        db, thread_id, Preference, {"text": text, "locked": locked}, user_id=user_id
+    )
+    assert isinstance(pref, Preference)
+    return _pref_out(pref)
 
 
 async def update_preference(
@@ -389,9 +428,10 @@ async def delete_preference(db: Database, *, user_id: int, thread_id: str, pref_
 async def add_todo(
     db: Database, *, user_id: int, thread_id: str, text: str, done: bool, depth: int
 ) -> TodoOut:
-    async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
-        return _todo_out(await add_todo_in(s, conv, text=text, done=done, depth=depth))
+    fields = {"text": text, "done": done, "depth": depth}
+    _, todo = await add_item(db, thread_id, Todo, fields, user_id=user_id)
+    assert isinstance(todo, Todo)
+    return _todo_out(todo)
 
 
 async def update_todo(

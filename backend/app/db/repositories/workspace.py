@@ -36,6 +36,7 @@ from app.db.dialect import POSTGRES, SQLITE, Write, dialect_of
 from app.db.models import (
     Artifact,
     Conversation,
+    ConversationBranch,
     Document,
     DocumentBody,
     Preference,
@@ -307,8 +308,10 @@ def _for_append(model: type[Preference] | type[Todo]) -> Any:
         .scalar_subquery()
     )
     next_id = func.nextval(func.pg_get_serial_sequence(literal(t.name), literal("id")))
-    return select(Conversation, ROW_VERSION, held, next_id).where(
-        Conversation.thread_id == bindparam("thread_id")
+    return (
+        select(Conversation, ConversationBranch, ROW_VERSION, held, next_id)
+        .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
+        .where(Conversation.thread_id == bindparam("thread_id"))
     )
 
 
@@ -317,12 +320,13 @@ _FOR_APPEND = {Preference: _for_append(Preference), Todo: _for_append(Todo)}
 
 async def read_for_append(
     s: AsyncSession, model: type[Preference] | type[Todo], thread_id: str
-) -> tuple[Conversation, int, int, int] | None:
-    """PostgreSQL, without a lock, in one statement: the thread, its row's version, how
-    many `model` items it holds, and an id for one more (taken from the table's
-    sequence, and skipped if the item is not written). None: no such thread."""
+) -> tuple[Conversation, ConversationBranch | None, int, int, int] | None:
+    """PostgreSQL, without a lock, in one statement: the thread, its branch row, its
+    row's version, how many `model` items it holds, and an id for one more (taken from
+    the table's sequence, and skipped if the item is not written). None: no such
+    thread."""
     row = (await s.execute(_FOR_APPEND[model], {"thread_id": thread_id})).first()
-    return None if row is None else (row[0], row[1], row[2], row[3])
+    return None if row is None else (row[0], row[1], row[2], row[3], row[4])
 
 
 def _item_insert(model: type[Preference] | type[Todo], columns: tuple[str, ...]) -> Any:
