@@ -142,7 +142,7 @@ class AgentRuntime:
         The caller has already advanced the turn clock to `turn_index` and captured the
         snapshot; `start`, when given, is the workspace that snapshot was taken from,
         which the agent's first step uses instead of reading it again. Tools edit the
-        workspace through the `WorkspacePort`, each edit in its own transaction. If the
+        workspace through the `WorkspacePort`, each edit committed on its own. If the
         run fails or is cancelled, the user message and whatever reply streamed so far
         are still written to the transcript before re-raising.
         """

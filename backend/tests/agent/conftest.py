@@ -65,6 +65,14 @@ async def new_thread(rt: AgentRuntime, title: str = "agent test") -> Thread:
     return Thread(rt, db, user.id, conv.thread_id)
 
 
+async def updated_at(db: Database, thread_id: str) -> Any:
+    """The thread row's `updated_at` (every live edit moves it)."""
+    async with db.read() as s:
+        conv = await s.get(Conversation, thread_id)
+        assert conv is not None
+        return conv.updated_at
+
+
 @pytest.fixture
 def db(app: FastAPI) -> Database:
     database: Database = app.state.db

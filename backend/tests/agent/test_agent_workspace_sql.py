@@ -10,7 +10,8 @@ read of the workspace is one statement there too."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from app.events import log as action_log
 from app.services import conversations, users
 from app.services import workspace as workspace_service
 from app.services.agent_workspace import AgentWorkspace
+from tests.agent.conftest import updated_at
 
 
 async def _thread(db: Database) -> tuple[int, str]:
@@ -43,20 +45,29 @@ async def _logged_items(db: Database, thread_id: str) -> list[dict[str, Any]]:
     ]
 
 
-async def _stamp(db: Database, thread_id: str) -> Any:
-    async with db.read() as s:
-        conv = await s.get(Conversation, thread_id)
-        assert conv is not None
-        return conv.updated_at
+@contextmanager
+def _statements(db: Database) -> Iterator[list[str]]:
+    """The SQL statements sent through the app's engine inside the block."""
+    statements: list[str] = []
+
+    def record(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    engine = db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
 
 
 async def test_an_added_item_lands_at_the_end_and_is_logged_as_stored(db: Database) -> None:
     user_id, tid = await _thread(db)
     ws = AgentWorkspace(db)
-    stamp = await _stamp(db, tid)
+    stamp = await updated_at(db, tid)
     before = await ws.apply(tid, AddPreference("plain words", locked=True))
     assert (before.objective, before.turn_index, before.preferences) == (None, 0, ())
-    assert await _stamp(db, tid) > stamp  # the thread was active now
+    assert await updated_at(db, tid) > stamp  # the thread was active now
     await ws.apply(tid, AddTodo("outline"))
     await ws.apply(tid, AddTodo("sources", depth=1))
     await ws.apply(tid, AddPreference("short"))
@@ -80,17 +91,8 @@ async def test_on_postgres_an_add_is_one_read_and_one_write(db: Database) -> Non
     _, tid = await _thread(db)
     ws = AgentWorkspace(db)
     await ws.apply(tid, AddTodo("first"))
-    statements: list[str] = []
-
-    def record(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
-        statements.append(statement)
-
-    engine = db.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
+    with _statements(db) as statements:
         await ws.apply(tid, AddTodo("second"))
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
     assert len(statements) == 2, statements
     assert statements[0].lstrip().startswith("SELECT") and "nextval" in statements[0]
     assert "INSERT INTO todos" in statements[1] and "INSERT INTO action_log" in statements[1]
@@ -154,17 +156,8 @@ async def test_on_postgres_the_agents_read_is_one_statement(db: Database) -> Non
     await workspace_service.put_document(
         db, user_id=user_id, thread_id=tid, content="Cities are for people.", title="Notes"
     )
-    statements: list[str] = []
-
-    def record(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
-        statements.append(statement)
-
-    engine = db.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
+    with _statements(db) as statements:
         view = await ws.read(tid)
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
     assert len(statements) == 1
     rest = await workspace_service.get_workspace(db, user_id=user_id, thread_id=tid)
     assert view.objective == rest.objective == "a report"

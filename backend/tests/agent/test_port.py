@@ -36,12 +36,12 @@ from app.agent.port import (
 )
 from app.agent.tools import TOOLS_BY_NAME
 from app.db.engine import Database
-from app.db.models import Conversation
 from app.db.repositories import workspace as workspace_repo
 from app.errors import InvalidInput, NotFound
 from app.schemas import MAX_DEPTH
 from app.services import conversations, users
 from app.services.agent_workspace import AgentWorkspace
+from tests.agent.conftest import updated_at
 
 THREAD = "th_memory"
 BACKEND = Path(__file__).resolve().parents[2]
@@ -237,13 +237,6 @@ async def test_the_graph_runs_turns_on_a_workspace_without_a_database() -> None:
 # ---- the database implementation ----
 
 
-async def _updated_at(db: Database, thread_id: str) -> Any:
-    async with db.read() as s:
-        conv = await s.get(Conversation, thread_id)
-        assert conv is not None
-        return conv.updated_at
-
-
 async def test_agent_workspace_refuses_a_bad_edit_and_writes_nothing(db: Database) -> None:
     user = await users.ensure_local(db, name="port-test")
     thread_id = (await conversations.create(db, user_id=user.id, title="port")).thread_id
@@ -252,7 +245,7 @@ async def test_agent_workspace_refuses_a_bad_edit_and_writes_nothing(db: Databas
     await ws.apply(thread_id, AddPreference("one", locked=True))
     await ws.apply(thread_id, AddTodo("a"))
     before = await ws.read(thread_id)
-    stamp = await _updated_at(db, thread_id)
+    stamp = await updated_at(db, thread_id)
 
     refused: list[tuple[WorkspaceEdit, type[Exception], str]] = [
         (
@@ -270,7 +263,7 @@ async def test_agent_workspace_refuses_a_bad_edit_and_writes_nothing(db: Databas
         with pytest.raises(error, match=words.replace("(", r"\(").replace(")", r"\)")):
             await ws.apply(thread_id, edit)
     assert await ws.read(thread_id) == before
-    assert await _updated_at(db, thread_id) == stamp
+    assert await updated_at(db, thread_id) == stamp
 
     with pytest.raises(NotFound):
         await ws.apply("th_missing", SetObjective("x"))
