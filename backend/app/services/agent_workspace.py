@@ -1,7 +1,7 @@
 """The agent's `WorkspacePort` over the database.
 
 Every edit goes through the same live-edit functions as the REST face: an added
-preference or todo through `app.services.workspace.add_item` (two round trips on
+preference or todo through `app.services.items.add_item` (two round trips on
 PostgreSQL), any other edit through its `*_in` function in a transaction of its own.
 Ownership is not checked here: the turn service checked it before the run started.
 """
@@ -32,22 +32,24 @@ from app.agent.port import (
 )
 from app.db.engine import Database
 from app.db.models import Conversation, Preference, Todo
+from app.db.repositories import items as items_repo
 from app.db.repositories import threads as threads_repo
-from app.db.repositories import workspace as items_repo
 from app.errors import NotFound
 from app.schemas import PreferencePatch, TodoPatch
-from app.services.snapshots import PreferenceState, TodoState, thread_and_live_state
-from app.services.workspace import (
-    WorkspaceState,
+from app.services.items import (
     add_item,
     add_preference_in,
     add_todo_in,
-    create_artifact_in,
     delete_preference_in,
     delete_todo_in,
-    set_objective_in,
     update_preference_in,
     update_todo_in,
+)
+from app.services.snapshots import PreferenceState, TodoState, thread_and_live_state
+from app.services.workspace import (
+    WorkspaceState,
+    create_artifact_in,
+    set_objective_in,
     write_document_in,
 )
 

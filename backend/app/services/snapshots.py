@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import Write, dialect_of
 from app.db.models import Artifact, Conversation, Document, RejectedItem, WorkspaceSnapshot
+from app.db.repositories import items as items_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as repo
@@ -423,7 +424,7 @@ async def replace_workspace_in(
     """
     tid = conv.thread_id
     if not fresh:
-        await repo.clear_items(s, tid)
+        await items_repo.clear_items(s, tid)
     conv.objective = state.objective
     doc = None if fresh else await repo.get_document(s, tid)
     if state.document is None:
@@ -436,14 +437,14 @@ async def replace_workspace_in(
         doc.content = state.document.content
         doc.body_hash = None
     await s.flush()
-    await repo.insert_preferences(
+    await items_repo.insert_preferences(
         s,
         [
             {"uid": p.uid, "thread_id": tid, "text": p.text, "locked": p.locked, "position": i}
             for i, p in enumerate(state.preferences)
         ],
     )
-    await repo.insert_todos(
+    await items_repo.insert_todos(
         s,
         [
             {

@@ -1,6 +1,6 @@
 """The agent's workspace port on the database, in as few round trips as it can.
 
-On PostgreSQL an added preference or todo (`services.workspace.add_item`) is a
+On PostgreSQL an added preference or todo (`services.items.add_item`) is a
 read without a lock and one guarded statement: the item, the thread's stamp and the
 log entry. The guard is "the thread row is still the version read"; every live edit
 writes that row, so an edit committed in between makes the add run again the locked

@@ -377,7 +377,7 @@ _CLOCK_ADVANCE = (
 
 # The row version PostgreSQL gives every write of a row (its xmin), as a number: a
 # thread read without a lock is unchanged while this still matches. Every change of
-# a thread's live workspace writes its thread row (`workspace.changed`).
+# a thread's live workspace writes its thread row (`live_edit.changed`).
 ROW_VERSION = cast(cast(literal_column("conversations.xmin"), Text), BigInteger)
 
 _TOUCH_IF_UNCHANGED = guard(
