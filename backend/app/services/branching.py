@@ -44,16 +44,13 @@ from app.schemas import BranchWorkspaceOverride, ConversationOut, DocumentOut
 from app.services.conversations import get_owned, to_view
 from app.services.family import Lineage
 from app.services.snapshots import (
-    PreferenceState,
     RestoreSource,
-    TodoState,
-    WorkspaceState,
     copy_as_of_in,
-    new_uid,
     replace_workspace_in,
     restore_source,
     state_of,
 )
+from app.services.workspace_state import PreferenceState, TodoState, WorkspaceState, new_uid
 
 log = logging.getLogger("haico.branching")
 

@@ -45,7 +45,8 @@ from app.schemas import (
 )
 from app.services.conversations import get_owned
 from app.services.family import Lineage
-from app.services.snapshots import WorkspaceState, resolve_restore_state
+from app.services.snapshots import resolve_restore_state
+from app.services.workspace_state import WorkspaceState
 
 Item = TypeVar("Item", PreferenceOut, TodoOut)
 

@@ -19,7 +19,7 @@ from app.db.repositories import threads as repo
 from app.events import log as action_log
 from app.services.conversations import get_owned
 from app.services.history import read_history_in
-from app.services.snapshots import live_state
+from app.services.workspace_state import live_state
 
 RESYNC = "haico/resync"
 

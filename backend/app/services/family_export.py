@@ -45,7 +45,8 @@ from app.schemas_export import (
 )
 from app.services.conversations import get_owned
 from app.services.family import Family
-from app.services.snapshots import WorkspaceState, live_state, resolve_restore_state
+from app.services.snapshots import resolve_restore_state
+from app.services.workspace_state import WorkspaceState, live_state
 
 Progress = Callable[[int, int], None]
 

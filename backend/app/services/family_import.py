@@ -53,15 +53,8 @@ from app.schemas_export import (
 from app.services import search
 from app.services.conversations import to_view
 from app.services.family import first_owned_turn
-from app.services.snapshots import (
-    MAX_USER_MESSAGE_PREVIEW,
-    SNAPSHOT_FORMAT,
-    PreferenceState,
-    RejectedState,
-    TodoState,
-    WorkspaceState,
-    replace_workspace_in,
-)
+from app.services.snapshots import MAX_USER_MESSAGE_PREVIEW, SNAPSHOT_FORMAT, replace_workspace_in
+from app.services.workspace_state import PreferenceState, RejectedState, TodoState, WorkspaceState
 
 log = logging.getLogger("haico.import")
 Progress = Callable[[int, int], None]

@@ -42,11 +42,10 @@ from app.services.family import Family, Lineage, first_owned_turn
 from app.services.snapshots import (
     RestoreSource,
     copy_as_of_in,
-    live_state,
-    rejected_from,
     resolve_restore_state,
     restore_source,
 )
+from app.services.workspace_state import live_state, rejected_from
 
 T = TypeVar("T")
 

@@ -22,7 +22,7 @@ from app.errors import InvalidInput, NotFound
 from app.schemas import PreferencePatch, TodoPatch
 from app.services.conversations import check_owned, get_owned
 from app.services.live_edit import changed
-from app.services.snapshots import new_uid
+from app.services.workspace_state import new_uid
 
 
 def _item(row: Preference | Todo) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Workspace states and snapshots: the snapshot rule, capture, and copies as of a turn.
+"""Snapshots: the snapshot rule, capture, restore, and copies as of a turn (the states
+themselves are in `workspace_state.py`).
 
 The snapshot rule. Snapshot N is the workspace at the *start* of turn N, captured
 before the agent acts on it. The workspace *after* turn k is therefore snapshot k+1
@@ -12,15 +13,13 @@ read (restore, branch copy, compare, graph) goes through `restore_source`.
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.dialect import Write, dialect_of
-from app.db.models import Artifact, Conversation, Document, RejectedItem, WorkspaceSnapshot
+from app.db.dialect import Write
+from app.db.models import Conversation, Document, WorkspaceSnapshot
 from app.db.repositories import items as items_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as threads_repo
@@ -28,182 +27,24 @@ from app.db.repositories import workspace as repo
 from app.domain import NodeState
 from app.errors import InvalidInput, InvalidTurn, SnapshotMissing
 from app.schemas import (
-    ArtifactSummary,
     DocumentOut,
-    PreferenceOut,
-    RejectedOut,
-    RejectedSurface,
-    TodoOut,
-    WorkspaceOut,
 )
 from app.services.family import Lineage
+from app.services.workspace_state import (
+    PreferenceState,
+    RejectedState,
+    TodoState,
+    WorkspaceState,
+    artifact_summary,
+    live_state,
+    live_with_document,
+    rejected_from,
+    state_of_rows,
+)
 
 # 2: items carry their uid. 3: the rejected decisions (`rejected`) are recorded.
 SNAPSHOT_FORMAT = 3
 MAX_USER_MESSAGE_PREVIEW = 500
-
-
-def new_uid() -> str:
-    return uuid.uuid4().hex
-
-
-@dataclass
-class PreferenceState:
-    uid: str
-    text: str
-    locked: bool = False
-    id: int | None = None
-
-
-@dataclass
-class TodoState:
-    uid: str
-    text: str
-    done: bool = False
-    depth: int = 0
-    id: int | None = None
-
-
-@dataclass
-class RejectedState:
-    """A deleted preference or todo, kept as a decision (see `workspace._delete_item_in`)."""
-
-    uid: str
-    surface: RejectedSurface
-    text: str
-    rejected_after_turn: int
-
-    def to_out(self) -> RejectedOut:
-        return RejectedOut(**self.to_json())
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def rejected_from(entry: dict[str, Any]) -> RejectedState:
-    """A rejected item from a snapshot's JSON entry or a row's columns."""
-    return RejectedState(
-        uid=str(entry.get("uid") or ""),
-        surface="todo" if entry.get("surface") == "todo" else "preference",
-        text=str(entry.get("text") or ""),
-        rejected_after_turn=int(entry.get("rejected_after_turn") or 0),
-    )
-
-
-@dataclass
-class WorkspaceState:
-    """A workspace at one point: live rows or a snapshot, with its artifacts."""
-
-    objective: str | None
-    document: DocumentOut | None
-    preferences: list[PreferenceState] = field(default_factory=list)
-    todos: list[TodoState] = field(default_factory=list)
-    artifacts: list[ArtifactSummary] = field(default_factory=list)
-    source_thread_id: str = ""
-    rejected: list[RejectedState] = field(default_factory=list)
-
-    def item_columns(self) -> dict[str, list[dict[str, Any]]]:
-        """The snapshot row's item lists (preferences, todos, rejected) for this state."""
-        return {
-            "preferences": [
-                {"uid": p.uid, "text": p.text, "locked": p.locked} for p in self.preferences
-            ],
-            "todos": [
-                {"uid": t.uid, "text": t.text, "done": t.done, "depth": t.depth} for t in self.todos
-            ],
-            "rejected": [r.to_json() for r in self.rejected],
-        }
-
-    def to_out(self) -> WorkspaceOut:
-        return WorkspaceOut(
-            objective=self.objective,
-            document=self.document,
-            preferences=[
-                PreferenceOut(id=p.id, uid=p.uid, text=p.text, locked=p.locked, position=i)
-                for i, p in enumerate(self.preferences)
-            ],
-            todos=[
-                TodoOut(id=t.id, uid=t.uid, text=t.text, done=t.done, depth=t.depth, position=i)
-                for i, t in enumerate(self.todos)
-            ],
-            artifacts=self.artifacts,
-            rejected=[r.to_out() for r in self.rejected],
-        )
-
-    def differences(self, other: WorkspaceState) -> list[str]:
-        """The surfaces whose content differs from `other` (ids and positions aside)."""
-        changed = []
-        if self.objective != other.objective:
-            changed.append("the objective")
-        if self.document != other.document:
-            changed.append("the document")
-        if [(p.uid, p.text, p.locked) for p in self.preferences] != [
-            (p.uid, p.text, p.locked) for p in other.preferences
-        ]:
-            changed.append("the preferences")
-        if [(t.uid, t.text, t.done, t.depth) for t in self.todos] != [
-            (t.uid, t.text, t.done, t.depth) for t in other.todos
-        ]:
-            changed.append("the todos")
-        return changed
-
-
-def artifact_summary(a: Artifact) -> ArtifactSummary:
-    return ArtifactSummary(id=a.id, turn_index=a.turn_index, kind=a.kind, title=a.title)
-
-
-async def document_body(s: AsyncSession, doc: Document) -> str:
-    """A live document's text: its own, or the stored version it points at."""
-    if doc.body_hash is None:
-        return doc.content
-    return await repo.get_body(s, doc.body_hash) or ""
-
-
-async def live_state(s: AsyncSession, conv: Conversation) -> WorkspaceState:
-    return (await _live(s, conv))[1]
-
-
-async def thread_and_live_state(
-    s: AsyncSession, thread_id: str
-) -> tuple[Conversation, WorkspaceState] | None:
-    """The thread and its live workspace (None: no such thread); one statement on
-    PostgreSQL."""
-    if dialect_of(s).is_postgres:
-        found = await repo.thread_with_live_rows(s, thread_id)
-        return None if found is None else (found[0], _state_of(*found)[1])
-    conv = await threads_repo.get_thread(s, thread_id)
-    return None if conv is None else (conv, await live_state(s, conv))
-
-
-async def _live(
-    s: AsyncSession, conv: Conversation
-) -> tuple[repo.LiveDocument | None, WorkspaceState]:
-    """The live rows of `conv` as a state, and its document row (title, body_hash,
-    content)."""
-    return _state_of(conv, await repo.live_rows(s, conv.thread_id))
-
-
-def _state_of(
-    conv: Conversation, rows: repo.LiveRows
-) -> tuple[repo.LiveDocument | None, WorkspaceState]:
-    doc = rows.document
-    return doc, WorkspaceState(
-        objective=conv.objective,
-        document=DocumentOut(title=doc.title, content=doc.content) if doc else None,
-        preferences=[PreferenceState(p.uid, p.text, p.locked, p.id) for p in rows.preferences],
-        todos=[TodoState(t.uid, t.text, t.done, t.depth, t.id) for t in rows.todos],
-        artifacts=[
-            ArtifactSummary(id=a.id, turn_index=a.turn_index, kind=a.kind, title=a.title)
-            for a in rows.artifacts
-        ],
-        source_thread_id=conv.thread_id,
-        rejected=[rejected_from(r._asdict()) for r in rows.rejected],
-    )
-
-
-def _rejected_state(r: RejectedItem) -> RejectedState:
-    surface: RejectedSurface = "todo" if r.surface == "todo" else "preference"
-    return RejectedState(r.uid, surface, r.text, r.rejected_after_turn)
 
 
 def _legacy_uid(snapshot_id: int, kind: str, index: int) -> str:
@@ -389,7 +230,7 @@ async def capture_snapshot(
 
     The document is read once: an unedited restored document already is a stored
     version and keeps its hash without its text being stored again."""
-    doc, state = await _live(s, conv) if live is None else _state_of(conv, live)
+    doc, state = await live_with_document(s, conv) if live is None else state_of_rows(conv, live)
     writes: list[Write] = []
     digest = None
     if doc is not None:

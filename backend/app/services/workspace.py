@@ -33,13 +33,13 @@ from app.services.items import (
     update_todo_in,
 )
 from app.services.live_edit import changed
-from app.services.snapshots import (
+from app.services.snapshots import resolve_restore_state
+from app.services.workspace_state import (
     PreferenceState,
     TodoState,
     WorkspaceState,
     document_body,
     live_state,
-    resolve_restore_state,
 )
 
 __all__ = [
