@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI
+from sqlalchemy import event
 
 from app.db.engine import Database
 from app.schemas import ConversationOut
@@ -63,3 +64,22 @@ def armed_faults(db: Database, key: str) -> Iterator[dict[str, Any]]:
         yield armed
     finally:
         db.faults = original
+
+
+@contextmanager
+def recorded_sql(db: Database) -> Iterator[list[str]]:
+    """The SQL statements `db` runs inside the block: through SQLAlchemy (its engine's
+    `before_cursor_execute`) and on the driver directly (`Database.driver`)."""
+    statements: list[str] = []
+
+    def record(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    engine = db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    db.statement_listeners.append(statements.append)
+    try:
+        yield statements
+    finally:
+        db.statement_listeners.remove(statements.append)
+        event.remove(engine, "before_cursor_execute", record)

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import event, select
+from sqlalchemy import select
 
 from app.db.dialect import GuardFailed, execute_all, moved
 from app.db.models import ChatHead, Conversation
@@ -26,7 +26,7 @@ from app.events import actions
 from app.events import log as action_log
 from app.services import history as history_service
 from app.services import workspace as workspace_service
-from tests.helpers import db_of
+from tests.helpers import db_of, recorded_sql
 from tests.history_helpers import (
     draft_ids,
     history,
@@ -103,22 +103,14 @@ async def test_the_optimistic_open_reads_in_one_statement_and_snapshots_every_pa
     assert [p["locked"] for p in before["preferences"]] == [True, False]
     assert [(t["done"], t["depth"]) for t in before["todos"]] == [(True, 0), (False, 1)]
 
-    statements: list[str] = []
-    engine = db_of(app).engine.sync_engine
-
-    def record(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
-        statements.append(statement)
-
-    async def at_read() -> None:
-        reads.extend(statements)
-
     reads: list[str] = []
-    _once_at_read(app, at_read)
-    event.listen(engine, "before_cursor_execute", record)
-    try:
+    with recorded_sql(db_of(app)) as statements:
+
+        async def at_read() -> None:
+            reads.extend(statements)
+
+        _once_at_read(app, at_read)
         await turn_ok(client, tid, "objective: step 3")
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
     # Statements before the open (the request's own reads) come first: the open's read
     # is the last one before the guard step, and reads the workspace too.
     assert "json_agg" in reads[-1] and "chat_heads" in reads[-1]

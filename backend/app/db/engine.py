@@ -17,8 +17,10 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 from sqlalchemy.orm.exc import StaleDataError
+from sqlalchemy.util import greenlet_spawn
 
 from app.db.dialect import Dialect, dialect_for_url
+from app.db.driver import Driver
 from app.db.models import ActionLogEntry
 from app.domain import Limits
 from app.errors import Conflict
@@ -139,6 +141,10 @@ class Database:
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         # Called after a transaction that appended to the action log commits.
         self.commit_listeners: list[CommitListener] = []
+        # Called with the SQL of each statement run on the driver (`driver`), which
+        # SQLAlchemy's own events (`before_cursor_execute`) do not see: for
+        # instrumentation and tests.
+        self.statement_listeners: list[Callable[[str], None]] = []
 
     @property
     def is_sqlite(self) -> bool:
@@ -185,10 +191,36 @@ class Database:
 
     def _committed(self, session: AsyncSession) -> None:
         """Tell the commit listeners what `session` appended to the action log."""
-        appended: list[ActionLogEntry] | None = session.info.pop(APPENDED, None)
+        self._tell(session.info.pop(APPENDED, None))
+
+    def _tell(self, appended: list[ActionLogEntry] | None) -> None:
         if appended:
             for listener in self.commit_listeners:
                 listener(appended)
+
+    @asynccontextmanager
+    async def driver(self) -> AsyncIterator[Driver]:
+        """PostgreSQL: a pooled connection in autocommit mode whose statements run on
+        the driver directly (`app.db.driver`), for a change made by one statement on a
+        hot path. What it appended to the action log is committed with its statement:
+        the listeners hear of it once the connection is back in the pool, as with
+        `one_statement`. A connection whose statement failed other than with an error
+        the server reported (lost, cancelled mid-statement) is dropped from the pool."""
+        if not self.dialect.is_postgres:
+            raise RuntimeError("Database.driver is for PostgreSQL")
+        # Straight from the pool: no Connection object, no isolation level to set and
+        # reset (asyncpg itself runs each statement as its own transaction).
+        fairy = await self.engine.raw_connection()
+        found = Driver(
+            fairy.driver_connection, self.engine.dialect, self.faults, self.statement_listeners
+        )
+        try:
+            yield found
+        finally:
+            # Back in the pool before the listeners hear (as `one_statement`); whatever
+            # was appended is committed, even if the caller failed after it.
+            await greenlet_spawn(fairy.invalidate if found.broken else fairy.close)
+            self._tell(found.appended)
 
     @asynccontextmanager
     async def one_statement(self) -> AsyncIterator[AsyncSession]:

@@ -49,6 +49,7 @@ from sqlalchemy.sql.dml import UpdateBase
 
 from app.db.base import table_of
 from app.db.dialect import GUARDS, MOVED_MARK, Write, dialect_of, execute_all, merged_params
+from app.db.driver import Driver
 from app.db.engine import APPENDED, AUTOCOMMIT
 from app.db.models import ActionLogEntry
 from app.events import actions
@@ -210,18 +211,8 @@ async def append_rows(
         return []
     if dialect_of(session).is_postgres:
         # The notification is delivered only at commit.
-        params = merged_params(after)
-        params.update(
-            al_key=APPEND_LOCK_KEY,
-            al_channel=NOTIFY_CHANNEL,
-            al_origin=ORIGIN,
-            al_families=_families([r for r, _, _ in rows]),
-            al_roots=[r for r, _, _ in rows],
-            al_channels=[c for _, c, _ in rows],
-            al_actions=[json.dumps(a) for _, _, a in rows],
-        )
         lock = not session.info.get("haico_append_lock")
-        append = _append(tuple(w for w, _ in after), lock=lock)
+        append, params = _pg_append(rows, after, lock=lock)
         seqs = sorted((await session.execute(append, params)).scalars().all())
         session.info["haico_append_lock"] = True
     else:
@@ -229,11 +220,50 @@ async def append_rows(
         values = [{"root_thread_id": r, "channel": c, "action": a} for r, c, a in rows]
         stmt = insert(ActionLogEntry).returning(ActionLogEntry.seq, sort_by_parameter_order=True)
         seqs = list((await session.execute(stmt, values)).scalars().all())
-    entries = [
+    entries = _entries(seqs, rows)
+    session.info.setdefault(APPENDED, []).extend(entries)
+    return entries
+
+
+def _pg_append(
+    rows: list[tuple[str | None, str, dict[str, Any]]], after: Sequence[Write], *, lock: bool
+) -> tuple[Select[Any], dict[str, Any]]:
+    """The PostgreSQL statement that appends `rows` after the writes `after`, and its
+    parameters."""
+    params = merged_params(after)
+    params.update(
+        al_key=APPEND_LOCK_KEY,
+        al_channel=NOTIFY_CHANNEL,
+        al_origin=ORIGIN,
+        al_families=_families([r for r, _, _ in rows]),
+        al_roots=[r for r, _, _ in rows],
+        al_channels=[c for _, c, _ in rows],
+        al_actions=[json.dumps(a) for _, _, a in rows],
+    )
+    return _append(tuple(w for w, _ in after), lock=lock), params
+
+
+def _entries(
+    seqs: Sequence[int], rows: list[tuple[str | None, str, dict[str, Any]]]
+) -> list[ActionLogEntry]:
+    return [
         ActionLogEntry(seq=seq, root_thread_id=r, channel=c, action=a)
         for seq, (r, c, a) in zip(seqs, rows, strict=True)
     ]
-    session.info.setdefault(APPENDED, []).extend(entries)
+
+
+async def append_chat_now(
+    driver: Driver, root_thread_id: str, *actions: dict[str, Any], after: Sequence[Write]
+) -> list[ActionLogEntry]:
+    """PostgreSQL: `append_chat` as one statement run on the driver (`Database.driver`),
+    committed when it returns."""
+    channel = chat_channel(root_thread_id)
+    rows: list[tuple[str | None, str, dict[str, Any]]] = [
+        (root_thread_id, channel, a) for a in actions
+    ]
+    append, params = _pg_append(rows, after, lock=True)
+    entries = _entries(sorted(r[0] for r in await driver.fetch(append, params)), rows)
+    driver.appended.extend(entries)
     return entries
 
 

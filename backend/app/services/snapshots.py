@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.dialect import Write
+from app.db.dialect import Write, dialect_of
 from app.db.models import Conversation, Document, WorkspaceSnapshot
 from app.db.repositories import items as items_repo
 from app.db.repositories import snapshots as snap_repo
@@ -223,20 +223,41 @@ async def capture_snapshot(
     live: repo.LiveRows | None = None,
 ) -> tuple[list[Write], WorkspaceState]:
     """Snapshot `turn_index` from the live rows (the start of that turn), read here
-    unless the caller read them (`live`): the writes that store it (the document's
-    body first when it is not stored yet; for `execute_all`), and the live workspace
-    it was taken from, artifacts included (the turn's agent starts from that
-    workspace, without reading it again).
+    unless the caller read them (`live`): see `snapshot_of`."""
+    if live is None:
+        doc, state = await live_with_document(s, conv)
+    else:
+        doc, state = state_of_rows(conv, live)
+    return snapshot_of(
+        conv,
+        doc,
+        state,
+        turn_index=turn_index,
+        user_message=user_message,
+        postgres=dialect_of(s).is_postgres,
+    ), state
 
-    The document is read once: an unedited restored document already is a stored
-    version and keeps its hash without its text being stored again."""
-    doc, state = await live_with_document(s, conv) if live is None else state_of_rows(conv, live)
+
+def snapshot_of(
+    conv: Conversation,
+    doc: repo.LiveDocument | None,
+    state: WorkspaceState,
+    *,
+    turn_index: int,
+    user_message: str,
+    postgres: bool,
+) -> list[Write]:
+    """The writes that store snapshot `turn_index` of the live workspace `state` (its
+    document row `doc`): the document's body first when it is not stored yet, then the
+    snapshot row (for `execute_all`). The document is read once: an unedited restored
+    document already is a stored version and keeps its hash without its text being
+    stored again."""
     writes: list[Write] = []
     digest = None
     if doc is not None:
         digest = doc.body_hash
         if digest is None:
-            write = repo.body_write(s, doc.content)
+            write = repo.body_write(doc.content, postgres=postgres)
             writes.append(write)
             digest = write[1]["b_hash"]
     writes.append(
@@ -252,7 +273,7 @@ async def capture_snapshot(
             state=NodeState.RUNNING,
         )
     )
-    return writes, state
+    return writes
 
 
 async def replace_workspace_in(

@@ -24,12 +24,11 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from app.db.dialect import GuardFailed, moved
-from app.db.engine import Database, fault
+from app.db.dialect import GuardFailed, Write, moved
+from app.db.engine import Database
 from app.db.models import ChatHead, Conversation, ConversationBranch
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
-from app.db.repositories.workspace import LiveRows
 from app.domain import BranchStatus, NodeId, now
 from app.errors import Conflict, TurnInProgress
 from app.events import actions
@@ -38,7 +37,8 @@ from app.services import heads, pruning
 from app.services.agent_workspace import view_of
 from app.services.conversations import check_owned
 from app.services.running_turn import RunningTurn
-from app.services.snapshots import capture_snapshot
+from app.services.snapshots import capture_snapshot, snapshot_of
+from app.services.workspace_state import WorkspaceState, state_of_rows
 
 
 class NotWorking(Exception):
@@ -84,15 +84,27 @@ async def open_turn(db: Database, settings: Settings, send: Send, *, prepared: b
 
 
 async def _open_unlocked(db: Database, send: Send) -> Opened | None:
-    """The optimistic open; None where the locked way must answer (no head row yet)."""
-    async with db.one_statement() as s:
-        found = await heads_repo.read_with_head(s, send.thread_id)
+    """The optimistic open, both statements run on the driver; None where the locked
+    way must answer (no head row yet)."""
+    async with db.driver() as d:
+        found = await heads_repo.read_with_head_now(d, send.thread_id)
         if found is None:
             return None
         conv, branch, head, version, live = found
         check_owned(conv, branch, user_id=send.user_id)
         _check_working(conv, branch, head, prepared=False)
-        return await _write(s, conv, head, send, version=version, live=live)
+        k = conv.turn_index + 1
+        doc, state = state_of_rows(conv, live)
+        snapshot = snapshot_of(
+            conv, doc, state, turn_index=k, user_message=send.content, postgres=True
+        )
+        clock = repo.clock_advance_if_unchanged(conv, k, version)
+        opening = _opening(conv, head, send, k, snapshot, state, clock=clock)
+        await d.fault("unlocked-read")
+        (entry,) = await action_log.append_chat_now(
+            d, conv.root_thread_id, opening.started, after=opening.writes
+        )
+        return opening.opened(entry.seq)
 
 
 async def _open_locked(db: Database, settings: Settings, send: Send, *, prepared: bool) -> Opened:
@@ -120,34 +132,51 @@ def _check_working(
         raise NotWorking
 
 
-async def _write(
-    s: AsyncSession,
+@dataclass
+class _Opening:
+    """A turn's opening, prepared: its writes, the turn and its `turnStarted`."""
+
+    writes: list[Write]
+    turn: RunningTurn
+    started: actions.Action
+
+    def opened(self, started_seq: int) -> Opened:
+        self.turn.started_seq = started_seq
+        return Opened(self.turn, self.started, pruning.PruneResult())
+
+
+async def _write(s: AsyncSession, conv: Conversation, head: ChatHead, send: Send) -> Opened:
+    """Snapshot the live workspace (read here) and write the opening with
+    `turnStarted`, in the session's transaction (the locked way)."""
+    k = conv.turn_index + 1
+    snapshot, state = await capture_snapshot(s, conv, turn_index=k, user_message=send.content)
+    clock = repo.clock_advance(conv, k)
+    opening = _opening(conv, head, send, k, snapshot, state, clock=clock)
+    (entry,) = await action_log.append_chat(
+        s, conv.root_thread_id, opening.started, after=opening.writes
+    )
+    return opening.opened(entry.seq)
+
+
+def _opening(
     conv: Conversation,
     head: ChatHead,
     send: Send,
+    k: int,
+    snapshot: list[Write],
+    opened_on: WorkspaceState,
     *,
-    version: int | None = None,
-    live: LiveRows | None = None,
-) -> Opened:
-    """Snapshot the live workspace (`live`, or read here) and write the opening with
-    `turnStarted` (one statement on PostgreSQL). The host, not the client, chooses the
-    parent: the current head. With the thread row's `version` (read unlocked with the
-    live rows), the writes are guarded: the thread row and the head row must still be
-    as read."""
+    clock: Write,
+) -> _Opening:
+    """The opening of turn `k` on `conv` (`clock` moves its clock there): the head's
+    version bump (a guard: the head row must still be as read), the lease, the clock,
+    snapshot k, and `turnStarted`. The host, not the client, chooses the parent: the
+    current head."""
     root_id = conv.root_thread_id
     parent = head.head_turn_id
-    k = conv.turn_index + 1
-    snapshot, opened_on = await capture_snapshot(
-        s, conv, turn_index=k, user_message=send.content, live=live
-    )
-    if version is None:
-        clock = repo.clock_advance(conv, k)
-    else:
-        await fault(s, "unlocked-read")
-        clock = repo.clock_advance_if_unchanged(conv, k, version)
     # No read of the family's active turn first: its row is the lease, and inserting
     # a second one fails on the primary key (`IntegrityError`).
-    opening = [
+    writes = [
         heads_repo.turn_opened(head),
         heads_repo.lease_take(
             root_thread_id=root_id,
@@ -172,6 +201,4 @@ async def _write(
     started = actions.turn_started(
         turn.node_id, parent_turn_id=parent, text=send.content, started_at=now().isoformat()
     )
-    (entry,) = await action_log.append_chat(s, root_id, started, after=opening)
-    turn.started_seq = entry.seq
-    return Opened(turn, started, pruning.PruneResult())
+    return _Opening(writes, turn, started)

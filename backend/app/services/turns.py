@@ -28,9 +28,11 @@ from typing import Any
 from app import background
 from app.agent.runtime import AgentEvent, AgentRuntime
 from app.config import Settings
+from app.db.dialect import Write
 from app.db.engine import Database, fault
 from app.db.outage import is_store_outage, log_failure
 from app.db.repositories import heads as heads_repo
+from app.db.repositories import search as search_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
 from app.domain import BranchStatus, NodeId, now
@@ -313,49 +315,64 @@ class TurnManager:
         duration: int,
         pending: list[actions.Action],
     ) -> None:
-        # One statement on PostgreSQL (its own transaction: the index write reads the
-        # document itself); on SQLite the document read, then the writes, in one
-        # transaction.
-        async with self.db.one_statement() as s:
-            index = await search.turn_entries(
+        ended = actions.turn_ended(
+            turn.node_id,
+            state=turn.state,
+            duration_ms=duration,
+            code=str(final.data.get("code", "error")),
+            message=str(final.data.get("message", "")),
+        )
+        if self.db.dialect.is_postgres:
+            # One statement, its own transaction, run on the driver: the index write
+            # reads the document itself.
+            user_id, root_thread_id = turn.owner
+            index = search_repo.turn_entries_write(
+                user_id=user_id,
+                root_thread_id=root_thread_id,
+                thread_id=turn.thread_id,
+                turn_index=turn.turn_index,
+                user_message=turn.content,
+                reply=reply,
+            )
+            async with self.db.driver() as d:
+                await d.fault("close")
+                await action_log.append_chat_now(
+                    d, turn.root_thread_id, *pending, ended, after=self._closing(turn, reply, index)
+                )
+            return
+        # SQLite: the document read, then the writes, in one transaction.
+        async with self.db.transaction() as s:
+            entries = await search.turn_entries(
                 s, turn.thread_id, turn.turn_index, turn.content, reply, owner=turn.owner
             )
-            closing = [
-                snap_repo.node_end(
-                    turn.thread_id,
-                    turn.turn_index,
-                    state=turn.state,
-                    completed_at=now(),
-                    reply=reply[:MAX_REPLY_CHARS],
-                ),
-                index,
-                repo.turn_finished(turn.thread_id),
-                # The head moves onto the turn only if its thread still is the working one.
-                heads_repo.head_advance(
-                    root_thread_id=turn.root_thread_id,
-                    working_thread_id=turn.thread_id,
-                    head_turn_id=turn.node_id,
-                ),
-                heads_repo.lease_release(
-                    root_thread_id=turn.root_thread_id, process_id=self.process_id
-                ),
-            ]
-            ended = actions.turn_ended(
-                turn.node_id,
-                state=turn.state,
-                duration_ms=duration,
-                code=str(final.data.get("code", "error")),
-                message=str(final.data.get("message", "")),
-            )
             await fault(s, "close")
-            # The writes and the log: one statement on PostgreSQL.
             await action_log.append_chat(
-                s,
-                turn.root_thread_id,
-                *pending,
-                ended,
-                after=[w for w in closing if w is not None],
+                s, turn.root_thread_id, *pending, ended, after=self._closing(turn, reply, entries)
             )
+
+    def _closing(self, turn: RunningTurn, reply: str, index: Write | None) -> list[Write]:
+        """The writes that close `turn` (with its search index write `index`)."""
+        closing = [
+            snap_repo.node_end(
+                turn.thread_id,
+                turn.turn_index,
+                state=turn.state,
+                completed_at=now(),
+                reply=reply[:MAX_REPLY_CHARS],
+            ),
+            index,
+            repo.turn_finished(turn.thread_id),
+            # The head moves onto the turn only if its thread still is the working one.
+            heads_repo.head_advance(
+                root_thread_id=turn.root_thread_id,
+                working_thread_id=turn.thread_id,
+                head_turn_id=turn.node_id,
+            ),
+            heads_repo.lease_release(
+                root_thread_id=turn.root_thread_id, process_id=self.process_id
+            ),
+        ]
+        return [w for w in closing if w is not None]
 
     async def cancel(self, *, user_id: int, thread_id: str) -> dict[str, Any]:
         """Cancel the family's active turn, wherever it runs."""

@@ -10,12 +10,10 @@ read of the workspace is one statement there too."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from app.agent.port import AddPreference, AddTodo
 from app.db.engine import Database
@@ -25,6 +23,7 @@ from app.services import conversations, users
 from app.services import workspace as workspace_service
 from app.services.agent_workspace import AgentWorkspace
 from tests.agent.conftest import updated_at
+from tests.helpers import recorded_sql
 
 
 async def _thread(db: Database) -> tuple[int, str]:
@@ -43,22 +42,6 @@ async def _logged_items(db: Database, thread_id: str) -> list[dict[str, Any]]:
         for e in entries
         if e.action.get("type") == "haico/workspaceChanged" and e.action["change"] == "added"
     ]
-
-
-@contextmanager
-def _statements(db: Database) -> Iterator[list[str]]:
-    """The SQL statements sent through the app's engine inside the block."""
-    statements: list[str] = []
-
-    def record(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
-        statements.append(statement)
-
-    engine = db.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
 
 
 async def test_an_added_item_lands_at_the_end_and_is_logged_as_stored(db: Database) -> None:
@@ -91,7 +74,7 @@ async def test_on_postgres_an_add_is_one_read_and_one_write(db: Database) -> Non
     _, tid = await _thread(db)
     ws = AgentWorkspace(db)
     await ws.apply(tid, AddTodo("first"))
-    with _statements(db) as statements:
+    with recorded_sql(db) as statements:
         await ws.apply(tid, AddTodo("second"))
     assert len(statements) == 2, statements
     assert statements[0].lstrip().startswith("SELECT") and "nextval" in statements[0]
@@ -156,7 +139,7 @@ async def test_on_postgres_the_agents_read_is_one_statement(db: Database) -> Non
     await workspace_service.put_document(
         db, user_id=user_id, thread_id=tid, content="Cities are for people.", title="Notes"
     )
-    with _statements(db) as statements:
+    with recorded_sql(db) as statements:
         view = await ws.read(tid)
     assert len(statements) == 1
     rest = await workspace_service.get_workspace(db, user_id=user_id, thread_id=tid)

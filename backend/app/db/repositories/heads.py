@@ -5,6 +5,7 @@ Queries and writes only; services own the rules and the transaction boundaries.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from sqlalchemy import bindparam, delete, insert, select, update
@@ -15,6 +16,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from app.db.base import table_of
 from app.db.dialect import Write, dialect_of, guard
+from app.db.driver import Driver, entity, labelled
 from app.db.models import ActiveTurn, ChatHead, Conversation, ConversationBranch
 from app.db.repositories.threads import ROW_VERSION
 from app.db.repositories.workspace import LIVE_JSON, LiveRows, live_rows_of
@@ -109,6 +111,43 @@ async def read_with_head(
     if row is None:
         return None
     return row[0], row[1], row[2], row[3], live_rows_of(row[4])
+
+
+# The same read as columns, for the driver (`app.db.driver`): each model's columns
+# under its own prefix.
+_READ_WITH_HEAD_COLUMNS = (
+    select(
+        *labelled(Conversation, "c_"),
+        *labelled(ConversationBranch, "b_"),
+        *labelled(ChatHead, "h_"),
+        ROW_VERSION.label("version"),
+        LIVE_JSON.label("live"),
+    )
+    .join_from(Conversation, ChatHead, ChatHead.root_thread_id == Conversation.root_thread_id)
+    .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
+    .where(Conversation.thread_id == bindparam("thread"))
+)
+
+
+async def read_with_head_now(
+    d: Driver, thread_id: str
+) -> tuple[Conversation, ConversationBranch | None, ChatHead, int, LiveRows] | None:
+    """`read_with_head`, run on the driver."""
+    rows = await d.fetch(_READ_WITH_HEAD_COLUMNS, {"thread": thread_id})
+    if not rows:
+        return None
+    row = rows[0]
+    conv = entity(Conversation, row, "c_")
+    head = entity(ChatHead, row, "h_")
+    assert conv is not None and head is not None
+    live = row["live"]
+    return (
+        conv,
+        entity(ConversationBranch, row, "b_"),
+        head,
+        row["version"],
+        live_rows_of(json.loads(live) if isinstance(live, str) else live),
+    )
 
 
 _TURN_OPENED = guard(

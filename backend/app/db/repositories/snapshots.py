@@ -208,8 +208,10 @@ _SNAPSHOT_COLUMNS = (
     "state",
 )
 _snap_t = table_of(WorkspaceSnapshot)
+# A new snapshot has no reply yet: given here, not left to the column's Python-side
+# default, so the statement also runs on the driver directly (`app.db.driver`).
 _SNAPSHOT_INSERT = insert(_snap_t).values(
-    {name: bindparam(f"sn_{name}") for name in _SNAPSHOT_COLUMNS}
+    {**{name: bindparam(f"sn_{name}") for name in _SNAPSHOT_COLUMNS}, "reply": ""}
 )
 
 

@@ -286,7 +286,7 @@ async def get_body(s: AsyncSession, digest: str) -> str | None:
 
 async def store_body(s: AsyncSession, content: str) -> str:
     """Write a document body once, content-addressed; returns its hash."""
-    stmt, params = body_write(s, content)
+    stmt, params = body_write(content, postgres=dialect_of(s).is_postgres)
     await s.execute(stmt, params)
     return str(params["b_hash"])
 
@@ -299,11 +299,11 @@ _BODY_INSERTS = {
 }
 
 
-def body_write(s: AsyncSession, content: str) -> Write:
+def body_write(content: str, *, postgres: bool) -> Write:
     """The write that stores a document body once, content-addressed; its hash is the
     `b_hash` parameter."""
     digest = hashlib.sha256(content.encode()).hexdigest()
-    return _BODY_INSERTS[dialect_of(s).is_postgres], {"b_hash": digest, "b_content": content}
+    return _BODY_INSERTS[postgres], {"b_hash": digest, "b_content": content}
 
 
 async def copy_live_rows(s: AsyncSession, *, source: str, target: str) -> None:

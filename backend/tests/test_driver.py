@@ -1,0 +1,170 @@
+"""Statements run on the driver directly (`Database.driver`, PostgreSQL): a turn's
+opening and closing.
+
+What must hold there as it does through a session: the server's errors arrive as
+SQLAlchemy's (a second lease is an `IntegrityError`, a failed guard says so), a
+connection lost mid-statement is not handed out again, what a statement logged reaches
+the commit listeners even when the caller fails after it, and a statement the driver
+path cannot run whole (a Python-side default) is refused before it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import func, insert, select
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from app.db.base import table_of
+from app.db.dialect import moved
+from app.db.driver import prepared
+from app.db.models import ActionLogEntry, ActiveTurn, WorkspaceSnapshot
+from app.db.outage import is_store_outage
+from app.db.repositories import heads as heads_repo
+from app.db.repositories import snapshots as snap_repo
+from app.db.repositories import threads as threads_repo
+from app.events import actions
+from app.events import log as action_log
+from tests.helpers import db_of
+from tests.history_helpers import turn_ok
+
+pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+
+
+async def _thread(client: httpx.AsyncClient) -> str:
+    r = await client.post("/api/conversations", json={"title": "driver"})
+    assert r.status_code == 201, r.text
+    return str(r.json()["thread_id"])
+
+
+def _lease(tid: str, process: str) -> tuple[object, dict[str, object]]:
+    return heads_repo.lease_take(
+        root_thread_id=tid,
+        thread_id=tid,
+        turn_index=1,
+        parent_turn_id=None,
+        user_message="hello",
+        process_id=process,
+    )
+
+
+async def _leases(app: FastAPI, tid: str) -> list[str]:
+    async with db_of(app).read() as s:
+        rows = await s.scalars(
+            select(ActiveTurn.process_id).where(ActiveTurn.root_thread_id == tid)
+        )
+        return list(rows)
+
+
+async def _logged(app: FastAPI, tid: str) -> int:
+    async with db_of(app).read() as s:
+        query = select(func.count()).where(ActionLogEntry.root_thread_id == tid)
+        return int(await s.scalar(query) or 0)
+
+
+async def test_a_second_lease_is_an_integrity_error_and_writes_nothing(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    tid = await _thread(client)
+    db = db_of(app)
+    started = actions.turn_started(f"{tid}:1", parent_turn_id=None, text="x", started_at="t")
+    async with db.driver() as d:
+        await action_log.append_chat_now(d, tid, started, after=[_lease(tid, "p1")])
+    logged = await _logged(app, tid)
+    with pytest.raises(IntegrityError):
+        async with db.driver() as d:
+            await action_log.append_chat_now(d, tid, started, after=[_lease(tid, "p2")])
+    assert await _leases(app, tid) == ["p1"]
+    assert await _logged(app, tid) == logged
+
+
+async def test_a_failed_guard_says_so_and_writes_nothing(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    tid = await _thread(client)
+    db = db_of(app)
+    async with db.read() as s:
+        conv = await threads_repo.get_thread(s, tid)
+    assert conv is not None
+    started = actions.turn_started(f"{tid}:1", parent_turn_id=None, text="x", started_at="t")
+    stale = threads_repo.clock_advance_if_unchanged(conv, 1, row_version=1)  # never xmin 1
+    logged = await _logged(app, tid)
+    with pytest.raises(DBAPIError) as failed:
+        async with db.driver() as d:
+            await action_log.append_chat_now(d, tid, started, after=[stale, _lease(tid, "p1")])
+    assert moved(failed.value)
+    assert await _leases(app, tid) == []
+    assert await _logged(app, tid) == logged
+
+
+async def test_a_connection_lost_mid_statement_is_not_handed_out_again(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    tid = await _thread(client)
+    db = db_of(app)
+    stmt = select(func.pg_sleep(5))
+    with pytest.raises(BaseException) as lost:
+        async with db.driver() as d:
+            mine = await d.conn.fetchval("SELECT pg_backend_pid()")
+
+            async def kill() -> None:
+                await asyncio.sleep(0.2)  # the statement is running by then
+                async with db.engine.connect() as other:
+                    await other.exec_driver_sql(f"SELECT pg_terminate_backend({int(mine)})")
+
+            killer = asyncio.create_task(kill())
+            try:
+                await d.fetch(stmt, {})
+            finally:
+                await killer
+    assert is_store_outage(lost.value)
+    # The pool hands out working connections, never the dead one, and a turn still runs.
+    seen = []
+    for _ in range(5):
+        async with db.driver() as d:
+            seen.append(await d.conn.fetchval("SELECT pg_backend_pid()"))
+    assert mine not in seen
+    await turn_ok(client, tid, "after the outage")
+
+
+async def test_what_a_statement_logged_is_told_even_when_the_caller_fails_after(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    tid = await _thread(client)
+    db = db_of(app)
+    heard: list[int] = []
+    db.commit_listeners.append(lambda entries: heard.extend(e.seq for e in entries))
+    started = actions.turn_started(f"{tid}:1", parent_turn_id=None, text="x", started_at="t")
+    with pytest.raises(RuntimeError):
+        async with db.driver() as d:
+            (entry,) = await action_log.append_chat_now(d, tid, started, after=[])
+            raise RuntimeError("after the statement")
+    assert heard == [entry.seq]
+
+
+def test_a_statement_that_needs_a_python_side_default_is_refused(app: FastAPI) -> None:
+    """The snapshot row's `reply` has a Python-side default: an INSERT that leaves it
+    out cannot run on the driver (SQLAlchemy computes that value at execution); the
+    snapshot write the open uses gives it."""
+    dialect = db_of(app).engine.dialect
+    table = table_of(WorkspaceSnapshot)
+    partial = insert(table).values(thread_id="t", turn_index=1)
+    with pytest.raises(ValueError, match="Python-side insert defaults"):
+        prepared(partial, dialect)
+    snapshot, _ = snap_repo.snapshot_write(
+        thread_id="t",
+        turn_index=1,
+        format=3,
+        objective=None,
+        document_title=None,
+        document_hash=None,
+        preferences=[],
+        todos=[],
+        rejected=[],
+        user_message="m",
+        state="running",
+    )
+    assert prepared(snapshot, dialect).sql.startswith("INSERT INTO workspace_snapshots")
