@@ -11,6 +11,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import update
 
+from app.agent import graph as graph_module
 from app.db.models import ActiveTurn
 from app.domain import now
 from app.events import log as action_log
@@ -277,3 +278,26 @@ async def test_a_sweep_that_fails_midway_keeps_what_it_closed(
     assert recorded == [f"{first}:1", f"{second}:1"]
     graph = (await client.get(f"/api/conversations/{second}/graph")).json()
     assert [n["state"] for n in graph["nodes"]] == ["error"]
+
+
+async def test_a_send_reads_the_earlier_turns_once_while_the_turn_opens(
+    client: httpx.AsyncClient, tid: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent's read of the earlier turns starts with the open and is the turn's only
+    one; the transcript keeps every turn."""
+    reads: list[str] = []
+    real = graph_module.turn_records
+
+    async def counted(saver: Any, thread_id: str, **kwargs: Any) -> list[list[Any]]:
+        reads.append(thread_id)
+        return await real(saver, thread_id, **kwargs)
+
+    monkeypatch.setattr(graph_module, "turn_records", counted)
+    for i in range(1, 4):
+        reads.clear()
+        status, events, _ = await send_turn(client, tid, f"message {i}")
+        assert status == 200 and events[-1][0] == "turn_completed"
+        assert reads == [tid]
+    r = await client.get(f"/api/conversations/{tid}/messages")
+    users = [m["content"] for m in r.json() if m["role"] == "user"]
+    assert users == ["message 1", "message 2", "message 3"]

@@ -10,6 +10,7 @@ prompt says how many, and that the workspace is the long-term memory."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, cast
 
@@ -19,6 +20,7 @@ from langchain_core.messages import (
     AIMessageChunk,
     AnyMessage,
     BaseMessage,
+    HumanMessage,
     SystemMessage,
     ToolMessage,
     message_chunk_to_message,
@@ -59,10 +61,37 @@ class EarlierRecords:
     """The thread's transcript before this run, read by the run's first model call and
     reused by the later ones (after each round of tool calls): the checkpoints of
     earlier turns do not change while a turn runs, and this run's own messages come
-    from the graph's state. Saves a read of the checkpointer per tool round."""
+    from the graph's state. Saves a read of the checkpointer per tool round.
 
-    def __init__(self) -> None:
+    `early` is that read started before the run (while the turn was being opened, see
+    `AgentRuntime.read_earlier`), for a run whose earlier turns end with turn
+    `after_turn`. It was made before this process knew the turn would open, so it is
+    used only if its newest turn is `after_turn` (a turn that closed meanwhile would be
+    missing from it; a newer one is not ours); otherwise the first call reads again."""
+
+    def __init__(
+        self, early: asyncio.Future[list[AnyMessage]] | None = None, after_turn: int = 0
+    ) -> None:
         self.records: list[AnyMessage] | None = None
+        self.early = early
+        self.after_turn = after_turn
+
+    async def take_early(self) -> list[AnyMessage] | None:
+        """The early read if it is this run's (see the class doc), else None."""
+        early, self.early = self.early, None
+        if early is None:
+            return None
+        try:
+            records = await early
+        except Exception:
+            return None  # read again, and fail there if the store is down
+        turns = [
+            t
+            for m in records
+            if isinstance(m, HumanMessage)
+            and isinstance(t := m.additional_kwargs.get(TURN_INDEX_KEY), int)
+        ]
+        return records if max(turns, default=0) == self.after_turn else None
 
 
 AgentGraph = CompiledStateGraph[AgentState, None, AgentState, AgentState]
@@ -124,6 +153,8 @@ async def model_window(
     once per run."""
     # This run's checkpoint is written when it ends (durability "exit"), so the
     # checkpoints hold the earlier turns; joining by id keeps that true otherwise.
+    if memo is not None and memo.records is None:
+        memo.records = await memo.take_early()
     if memo is not None and memo.records is not None:
         earlier = memo.records
     else:

@@ -38,6 +38,7 @@ from app.agent.graph import (
     OnText,
     build_graph,
     message_text,
+    recent_records,
 )
 from app.agent.models import make_chat_model
 from app.agent.port import StartingFrom, WorkspacePort, WorkspaceView
@@ -128,6 +129,19 @@ class AgentRuntime:
             configurable[ON_TEXT] = on_text
         return {"configurable": configurable, "recursion_limit": RECURSION_LIMIT}
 
+    def read_earlier(self, thread_id: str) -> asyncio.Task[list[AnyMessage]]:
+        """Start reading the thread's earlier turns, as its next run's first model call
+        would (`graph.recent_records`), for `run_turn`'s `early`: a turn's opening and
+        this read then wait on the databases at the same time. The caller cancels it if
+        the turn does not open."""
+        if self.store is None:
+            raise RuntimeError("AgentRuntime.start() has not been called")
+        saver = self.store.for_thread(thread_id)
+        task = asyncio.ensure_future(recent_records(saver, thread_id, self.settings.context_turns))
+        # Its failure is the run's to see (it reads again); never reported unretrieved.
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        return task
+
     async def run_turn(
         self,
         *,
@@ -136,12 +150,15 @@ class AgentRuntime:
         user_message: str,
         on_event: OnEvent,
         start: WorkspaceView | None = None,
+        early: asyncio.Future[list[AnyMessage]] | None = None,
     ) -> str:
         """Run one turn on `thread_id` and return the final reply text.
 
         The caller has already advanced the turn clock to `turn_index` and captured the
         snapshot; `start`, when given, is the workspace that snapshot was taken from,
-        which the agent's first step uses instead of reading it again. Tools edit the
+        which the agent's first step uses instead of reading it again, and `early` the
+        read of the earlier turns started meanwhile (`read_earlier`; used if it is
+        still current, see `graph.EarlierRecords`). Tools edit the
         workspace through the `WorkspacePort`, each edit committed on its own. If the
         run fails or is cancelled, the user message and whatever reply streamed so far
         are still written to the transcript before re-raising.
@@ -155,7 +172,7 @@ class AgentRuntime:
             await on_event(AgentEvent("token", {"text": text}))
 
         config = self._config(thread_id, workspace, on_text)
-        config["configurable"][EARLIER] = EarlierRecords()
+        config["configurable"][EARLIER] = EarlierRecords(early, after_turn=turn_index - 1)
         human = HumanMessage(
             content=user_message, id=str(uuid.uuid4()), additional_kwargs={TURN_KEY: turn_index}
         )

@@ -54,6 +54,9 @@ class RunningTurn:
     pump: asyncio.Task[None] | None = None
     # The workspace the turn's snapshot was taken from: where the agent starts.
     start: WorkspaceView | None = None
+    # The read of the thread's earlier turns started with the open
+    # (`AgentRuntime.read_earlier`).
+    early: asyncio.Future[list[Any]] | None = None
 
     @cached_property
     def node_id(self) -> str:

@@ -132,20 +132,31 @@ class TurnManager:
         if len(content) > self.db.limits.message_chars:
             raise InvalidInput(f"content: at most {self.db.limits.message_chars} characters")
         prepared = False
-        while True:
-            try:
-                send = Send(self.process_id, user_id, thread_id, content)
-                opened = await open_turn(self.db, self.settings, send, prepared=prepared)
-                break
-            except NotWorking:
-                # The common case (the posted-to thread is the working thread and not a
-                # draft) opens the turn in one transaction; anything else first makes
-                # it the working thread (`_prepare_working`), then opens the turn.
-                thread_id = await self._prepare_working(
-                    user_id=user_id, thread_id=thread_id, force=force
-                )
-                prepared = True
+        # The agent's first read (its earlier turns) goes while the turn is opened.
+        early = self.runtime.read_earlier(thread_id)
+        try:
+            while True:
+                try:
+                    send = Send(self.process_id, user_id, thread_id, content)
+                    opened = await open_turn(self.db, self.settings, send, prepared=prepared)
+                    break
+                except NotWorking:
+                    # The common case (the posted-to thread is the working thread and
+                    # not a draft) opens the turn in one transaction; anything else
+                    # first makes it the working thread (`_prepare_working`), then
+                    # opens the turn.
+                    thread_id = await self._prepare_working(
+                        user_id=user_id, thread_id=thread_id, force=force
+                    )
+                    prepared = True
+        except BaseException:
+            early.cancel()
+            raise
         turn, started, pruned = opened.turn, opened.started, opened.pruned
+        if prepared:
+            early.cancel()  # another thread may have been made the working one
+        else:
+            turn.early = early
         if pruned.turn_ids:
             await pruning.after_prune(self.runtime, pruned)
         self.running[turn.root_thread_id] = turn
@@ -219,6 +230,7 @@ class TurnManager:
                 user_message=turn.content,
                 on_event=on_event,
                 start=turn.start,
+                early=turn.early,
             )
             turn.state = "complete"
             final = TurnEvent(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,8 +37,9 @@ class Thread:
             conv.turn_index += 1
             return conv.turn_index
 
-    async def turn(self, text: str) -> str:
-        """Advance the clock and run one turn; its events land in `self.events`."""
+    async def turn(self, text: str, *, early: asyncio.Future[list[Any]] | None = None) -> str:
+        """Advance the clock and run one turn (with the early read of its earlier turns
+        `early`, if given); its events land in `self.events`."""
         self.events = []
         index = await self.advance()
 
@@ -45,7 +47,11 @@ class Thread:
             self.events.append(event)
 
         return await self.rt.run_turn(
-            thread_id=self.thread_id, turn_index=index, user_message=text, on_event=on_event
+            thread_id=self.thread_id,
+            turn_index=index,
+            user_message=text,
+            on_event=on_event,
+            early=early,
         )
 
     async def workspace(self) -> WorkspaceOut:

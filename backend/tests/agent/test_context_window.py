@@ -5,6 +5,7 @@ the offline model (SQLite and PostgreSQL), and against the fake OpenAI server.""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -325,3 +326,68 @@ async def test_a_turn_reads_the_earlier_turns_once_whatever_its_tool_rounds(
         await thread.turn("message 3")
         assert reads == [thread.thread_id]
         assert _user_texts(model.calls[0]) == ["message 1", "todo: a; prefer: b", "message 3"]
+
+
+@pytest.fixture
+def counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The threads whose earlier turns are read (`graph.turn_records`), in order."""
+    reads: list[str] = []
+    real = graph_module.turn_records
+
+    async def counted(saver: Any, thread_id: str, **kwargs: Any) -> list[list[Any]]:
+        reads.append(thread_id)
+        return await real(saver, thread_id, **kwargs)
+
+    monkeypatch.setattr(graph_module, "turn_records", counted)
+    return reads
+
+
+async def test_a_current_early_read_is_the_runs_only_read(
+    settings: Settings, db: Database, counted_reads: list[str]
+) -> None:
+    """The read started while the turn opens (`read_earlier`) is what the model's
+    first call sees: the run reads nothing more, on the first turn (no earlier turns)
+    as on later ones."""
+    model = RecordingModel()
+    async with runtime_with(settings, db, model, context_turns=5, context_tokens=10**6) as rt:
+        thread = await new_thread(rt)
+        for i in range(1, 4):
+            counted_reads.clear()
+            model.calls.clear()
+            await thread.turn(f"message {i}", early=rt.read_earlier(thread.thread_id))
+            assert counted_reads == [thread.thread_id]
+            assert _user_texts(model.calls[0]) == [f"message {n}" for n in range(1, i + 1)]
+
+
+async def test_an_early_read_that_missed_a_turn_is_read_again(
+    settings: Settings, db: Database, counted_reads: list[str]
+) -> None:
+    """A read started before the previous turn was recorded (a send racing the end of
+    the turn before it) lacks that turn: the run reads again and the model sees it."""
+    model = RecordingModel()
+    async with runtime_with(settings, db, model, context_turns=5, context_tokens=10**6) as rt:
+        thread = await new_thread(rt)
+        await thread.turn("message 1")
+        stale = rt.read_earlier(thread.thread_id)
+        await stale  # it saw turn 1 only
+        await thread.turn("message 2")
+        counted_reads.clear()
+        model.calls.clear()
+        await thread.turn("message 3", early=stale)
+        assert counted_reads == [thread.thread_id]  # the run's own read
+        assert _user_texts(model.calls[0]) == ["message 1", "message 2", "message 3"]
+
+
+async def test_an_early_read_that_failed_is_read_again(
+    settings: Settings, db: Database, counted_reads: list[str]
+) -> None:
+    model = RecordingModel()
+    async with runtime_with(settings, db, model, context_turns=5, context_tokens=10**6) as rt:
+        thread = await new_thread(rt)
+        await thread.turn("message 1")
+        failed: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        failed.set_exception(ConnectionError("the checkpointer went away"))
+        counted_reads.clear()
+        await thread.turn("message 2", early=failed)
+        assert counted_reads == [thread.thread_id]
+        assert _user_texts(model.calls[-1]) == ["message 1", "message 2"]
