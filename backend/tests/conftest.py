@@ -18,6 +18,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from app.agent import graph as graph_module
 from app.config import Settings
 from app.db import models  # noqa: F401
 from app.db.base import Base
@@ -170,3 +171,18 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         if name in counts:
             parts = ", ".join(f"{n} {k}" for k, n in sorted(counts[name].items()))
             terminalreporter.write_line(f"[haico] {name} tests: {parts}")
+
+
+@pytest.fixture
+def earlier_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The threads whose earlier turns the agent reads (`graph.turn_records`), in
+    order."""
+    reads: list[str] = []
+    real = graph_module.turn_records
+
+    async def counted(saver: Any, thread_id: str, **kwargs: Any) -> list[list[Any]]:
+        reads.append(thread_id)
+        return await real(saver, thread_id, **kwargs)
+
+    monkeypatch.setattr(graph_module, "turn_records", counted)
+    return reads

@@ -10,7 +10,9 @@ from typing import Any
 from fastapi import FastAPI
 from sqlalchemy import event
 
+from app.db.dialect import Write
 from app.db.engine import Database
+from app.db.repositories import heads as heads_repo
 from app.schemas import ConversationOut
 from app.services import conversations, workspace
 from app.services.users import Principal
@@ -83,3 +85,15 @@ def recorded_sql(db: Database) -> Iterator[list[str]]:
     finally:
         db.statement_listeners.remove(statements.append)
         event.remove(engine, "before_cursor_execute", record)
+
+
+def lease_write(tid: str, process: str = "p1") -> Write:
+    """The write that takes family `tid`'s lease for turn 1, held by `process`."""
+    return heads_repo.lease_take(
+        root_thread_id=tid,
+        thread_id=tid,
+        turn_index=1,
+        parent_turn_id=None,
+        user_message="hello",
+        process_id=process,
+    )

@@ -17,14 +17,14 @@ from fastapi import FastAPI
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import IntegrityError
 
-from app.db.dialect import Write, execute_all
+from app.db.dialect import execute_all
 from app.db.models import ActionLogEntry, ActiveTurn, ChatHead, Conversation
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
 from app.events import actions
 from app.events import log as action_log
 from app.services import heads
-from tests.helpers import db_of
+from tests.helpers import db_of, lease_write
 
 
 async def _thread(client: httpx.AsyncClient) -> str:
@@ -50,17 +50,6 @@ async def _counts(app: FastAPI, tid: str) -> tuple[int, int, int]:
     return int(messages or 0), int(leases or 0), int(logged or 0)
 
 
-def _lease(tid: str, process: str = "p1") -> Write:
-    return heads_repo.lease_take(
-        root_thread_id=tid,
-        thread_id=tid,
-        turn_index=1,
-        parent_turn_id=None,
-        user_message="hello",
-        process_id=process,
-    )
-
-
 async def test_writes_and_their_log_entry_land_together(
     app: FastAPI, client: httpx.AsyncClient
 ) -> None:
@@ -71,7 +60,7 @@ async def test_writes_and_their_log_entry_land_together(
             s,
             tid,
             actions.turn_started(f"{tid}:1", parent_turn_id=None, text="hi", started_at="t"),
-            after=[repo.turn_finished(tid), _lease(tid)],
+            after=[repo.turn_finished(tid), lease_write(tid)],
         )
     assert len(entries) == 1 and entries[0].seq > 0
     assert await _counts(app, tid) == (before[0] + 2, 1, before[2] + 1)
@@ -90,7 +79,7 @@ async def test_one_failing_write_leaves_nothing_behind(
     and neither the other write nor the log entry is kept."""
     tid = await _thread(client)
     async with db_of(app).transaction() as s:
-        await execute_all(s, _lease(tid))
+        await execute_all(s, lease_write(tid))
     before = await _counts(app, tid)
     with pytest.raises(IntegrityError):
         async with db_of(app).transaction() as s:
@@ -98,7 +87,7 @@ async def test_one_failing_write_leaves_nothing_behind(
                 s,
                 tid,
                 actions.turn_started(f"{tid}:2", parent_turn_id=None, text="x", started_at="t"),
-                after=[repo.turn_finished(tid), _lease(tid, "p2")],
+                after=[repo.turn_finished(tid), lease_write(tid, "p2")],
             )
     assert await _counts(app, tid) == before
 
@@ -125,7 +114,7 @@ async def test_one_statement_writes_all_or_nothing_and_reports_what_it_logged(
                 s,
                 tid,
                 actions.turn_started(f"{tid}:1", parent_turn_id=None, text="a", started_at="t"),
-                after=[repo.turn_finished(tid), _lease(tid)],
+                after=[repo.turn_finished(tid), lease_write(tid)],
             )
         assert heard == [entry.seq]
         assert await _counts(app, tid) == (before[0] + 2, 1, before[2] + 1)
@@ -136,7 +125,7 @@ async def test_one_statement_writes_all_or_nothing_and_reports_what_it_logged(
                     s,
                     tid,
                     actions.turn_started(f"{tid}:2", parent_turn_id=None, text="b", started_at="t"),
-                    after=[repo.turn_finished(tid), _lease(tid, "p2")],
+                    after=[repo.turn_finished(tid), lease_write(tid, "p2")],
                 )
         assert await _counts(app, tid) == (before[0] + 2, 1, before[2] + 1)
         assert heard == [entry.seq]

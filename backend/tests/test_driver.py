@@ -23,12 +23,11 @@ from app.db.dialect import moved
 from app.db.driver import prepared
 from app.db.models import ActionLogEntry, ActiveTurn, WorkspaceSnapshot
 from app.db.outage import is_store_outage
-from app.db.repositories import heads as heads_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as threads_repo
 from app.events import actions
 from app.events import log as action_log
-from tests.helpers import db_of
+from tests.helpers import db_of, lease_write
 from tests.history_helpers import turn_ok
 
 pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
@@ -38,17 +37,6 @@ async def _thread(client: httpx.AsyncClient) -> str:
     r = await client.post("/api/conversations", json={"title": "driver"})
     assert r.status_code == 201, r.text
     return str(r.json()["thread_id"])
-
-
-def _lease(tid: str, process: str) -> tuple[object, dict[str, object]]:
-    return heads_repo.lease_take(
-        root_thread_id=tid,
-        thread_id=tid,
-        turn_index=1,
-        parent_turn_id=None,
-        user_message="hello",
-        process_id=process,
-    )
 
 
 async def _leases(app: FastAPI, tid: str) -> list[str]:
@@ -72,11 +60,11 @@ async def test_a_second_lease_is_an_integrity_error_and_writes_nothing(
     db = db_of(app)
     started = actions.turn_started(f"{tid}:1", parent_turn_id=None, text="x", started_at="t")
     async with db.driver() as d:
-        await action_log.append_chat_now(d, tid, started, after=[_lease(tid, "p1")])
+        await action_log.append_chat_now(d, tid, started, after=[lease_write(tid, "p1")])
     logged = await _logged(app, tid)
     with pytest.raises(IntegrityError):
         async with db.driver() as d:
-            await action_log.append_chat_now(d, tid, started, after=[_lease(tid, "p2")])
+            await action_log.append_chat_now(d, tid, started, after=[lease_write(tid, "p2")])
     assert await _leases(app, tid) == ["p1"]
     assert await _logged(app, tid) == logged
 
@@ -94,7 +82,7 @@ async def test_a_failed_guard_says_so_and_writes_nothing(
     logged = await _logged(app, tid)
     with pytest.raises(DBAPIError) as failed:
         async with db.driver() as d:
-            await action_log.append_chat_now(d, tid, started, after=[stale, _lease(tid, "p1")])
+            await action_log.append_chat_now(d, tid, started, after=[stale, lease_write(tid, "p1")])
     assert moved(failed.value)
     assert await _leases(app, tid) == []
     assert await _logged(app, tid) == logged

@@ -11,7 +11,6 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import update
 
-from app.agent import graph as graph_module
 from app.db.models import ActiveTurn
 from app.domain import now
 from app.events import log as action_log
@@ -281,18 +280,11 @@ async def test_a_sweep_that_fails_midway_keeps_what_it_closed(
 
 
 async def test_a_send_reads_the_earlier_turns_once_while_the_turn_opens(
-    client: httpx.AsyncClient, tid: str, monkeypatch: pytest.MonkeyPatch
+    client: httpx.AsyncClient, tid: str, earlier_reads: list[str]
 ) -> None:
     """The agent's read of the earlier turns starts with the open and is the turn's only
     one; the transcript keeps every turn."""
-    reads: list[str] = []
-    real = graph_module.turn_records
-
-    async def counted(saver: Any, thread_id: str, **kwargs: Any) -> list[list[Any]]:
-        reads.append(thread_id)
-        return await real(saver, thread_id, **kwargs)
-
-    monkeypatch.setattr(graph_module, "turn_records", counted)
+    reads = earlier_reads
     for i in range(1, 4):
         reads.clear()
         status, events, _ = await send_turn(client, tid, f"message {i}")

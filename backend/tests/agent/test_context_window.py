@@ -25,7 +25,6 @@ from langchain_core.messages import (
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import Field
 
-from app.agent import graph as graph_module
 from app.agent.checkpointer import setup_checkpointer
 from app.agent.graph import TURN_INDEX_KEY
 from app.agent.models import OfflineChatModel
@@ -297,18 +296,11 @@ async def test_the_provider_sees_only_the_window(
 
 
 async def test_a_turn_reads_the_earlier_turns_once_whatever_its_tool_rounds(
-    settings: Settings, db: Database, monkeypatch: pytest.MonkeyPatch
+    settings: Settings, db: Database, earlier_reads: list[str]
 ) -> None:
     """The earlier turns cannot change while a turn runs: the model's call after a
     round of tool calls sees them as the first call did, without reading them again."""
-    reads: list[str] = []
-    real = graph_module.turn_records
-
-    async def counted(saver: Any, thread_id: str, **kwargs: Any) -> list[list[Any]]:
-        reads.append(thread_id)
-        return await real(saver, thread_id, **kwargs)
-
-    monkeypatch.setattr(graph_module, "turn_records", counted)
+    reads = earlier_reads
     model = RecordingModel()
     async with runtime_with(settings, db, model, context_turns=5, context_tokens=10**6) as rt:
         thread = await new_thread(rt)
@@ -328,22 +320,8 @@ async def test_a_turn_reads_the_earlier_turns_once_whatever_its_tool_rounds(
         assert _user_texts(model.calls[0]) == ["message 1", "todo: a; prefer: b", "message 3"]
 
 
-@pytest.fixture
-def counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The threads whose earlier turns are read (`graph.turn_records`), in order."""
-    reads: list[str] = []
-    real = graph_module.turn_records
-
-    async def counted(saver: Any, thread_id: str, **kwargs: Any) -> list[list[Any]]:
-        reads.append(thread_id)
-        return await real(saver, thread_id, **kwargs)
-
-    monkeypatch.setattr(graph_module, "turn_records", counted)
-    return reads
-
-
 async def test_a_current_early_read_is_the_runs_only_read(
-    settings: Settings, db: Database, counted_reads: list[str]
+    settings: Settings, db: Database, earlier_reads: list[str]
 ) -> None:
     """The read started while the turn opens (`read_earlier`) is what the model's
     first call sees: the run reads nothing more, on the first turn (no earlier turns)
@@ -352,15 +330,15 @@ async def test_a_current_early_read_is_the_runs_only_read(
     async with runtime_with(settings, db, model, context_turns=5, context_tokens=10**6) as rt:
         thread = await new_thread(rt)
         for i in range(1, 4):
-            counted_reads.clear()
+            earlier_reads.clear()
             model.calls.clear()
             await thread.turn(f"message {i}", early=rt.read_earlier(thread.thread_id))
-            assert counted_reads == [thread.thread_id]
+            assert earlier_reads == [thread.thread_id]
             assert _user_texts(model.calls[0]) == [f"message {n}" for n in range(1, i + 1)]
 
 
 async def test_an_early_read_that_missed_a_turn_is_read_again(
-    settings: Settings, db: Database, counted_reads: list[str]
+    settings: Settings, db: Database, earlier_reads: list[str]
 ) -> None:
     """A read started before the previous turn was recorded (a send racing the end of
     the turn before it) lacks that turn: the run reads again and the model sees it."""
@@ -371,15 +349,15 @@ async def test_an_early_read_that_missed_a_turn_is_read_again(
         stale = rt.read_earlier(thread.thread_id)
         await stale  # it saw turn 1 only
         await thread.turn("message 2")
-        counted_reads.clear()
+        earlier_reads.clear()
         model.calls.clear()
         await thread.turn("message 3", early=stale)
-        assert counted_reads == [thread.thread_id]  # the run's own read
+        assert earlier_reads == [thread.thread_id]  # the run's own read
         assert _user_texts(model.calls[0]) == ["message 1", "message 2", "message 3"]
 
 
 async def test_an_early_read_that_failed_is_read_again(
-    settings: Settings, db: Database, counted_reads: list[str]
+    settings: Settings, db: Database, earlier_reads: list[str]
 ) -> None:
     model = RecordingModel()
     async with runtime_with(settings, db, model, context_turns=5, context_tokens=10**6) as rt:
@@ -387,7 +365,7 @@ async def test_an_early_read_that_failed_is_read_again(
         await thread.turn("message 1")
         failed: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
         failed.set_exception(ConnectionError("the checkpointer went away"))
-        counted_reads.clear()
+        earlier_reads.clear()
         await thread.turn("message 2", early=failed)
-        assert counted_reads == [thread.thread_id]
+        assert earlier_reads == [thread.thread_id]
         assert _user_texts(model.calls[-1]) == ["message 1", "message 2"]
