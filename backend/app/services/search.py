@@ -92,6 +92,24 @@ async def node_entries(
     )
 
 
+def turn_entries_write(
+    thread_id: str, turn_index: int, user_message: str, reply: str, owner: tuple[int, str]
+) -> Write:
+    """PostgreSQL: the write that indexes a finished turn with the thread's live
+    document, which the write reads itself, so no read comes first and it can go in
+    the statement that closes the turn. `owner` is the thread's (user id, family
+    root)."""
+    user_id, root_thread_id = owner
+    return repo.turn_entries_write(
+        user_id=user_id,
+        root_thread_id=root_thread_id,
+        thread_id=thread_id,
+        turn_index=turn_index,
+        user_message=user_message,
+        reply=reply,
+    )
+
+
 async def turn_entries(
     s: AsyncSession,
     thread_id: str,
@@ -101,18 +119,10 @@ async def turn_entries(
     owner: tuple[int, str] | None = None,
 ) -> Write | None:
     """A turn completed: the write that indexes it with the thread's live document
-    (the workspace after it); it only reads, and on PostgreSQL not even that (the
-    write reads the document itself). `owner` as for `index_node_in`."""
+    (the workspace after it); it only reads, and on PostgreSQL not even that
+    (`turn_entries_write`). `owner` as for `index_node_in`."""
     if owner is not None and dialect_of(s).is_postgres:
-        user_id, root_thread_id = owner
-        return repo.turn_entries_write(
-            user_id=user_id,
-            root_thread_id=root_thread_id,
-            thread_id=thread_id,
-            turn_index=turn_index,
-            user_message=user_message,
-            reply=reply,
-        )
+        return turn_entries_write(thread_id, turn_index, user_message, reply, owner)
     return await node_entries(
         s,
         thread_id=thread_id,

@@ -32,7 +32,6 @@ from app.db.dialect import Write
 from app.db.engine import Database, fault
 from app.db.outage import is_store_outage, log_failure
 from app.db.repositories import heads as heads_repo
-from app.db.repositories import search as search_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
 from app.domain import BranchStatus, NodeId, now
@@ -337,14 +336,8 @@ class TurnManager:
         if self.db.dialect.is_postgres:
             # One statement, its own transaction, run on the driver: the index write
             # reads the document itself.
-            user_id, root_thread_id = turn.owner
-            index = search_repo.turn_entries_write(
-                user_id=user_id,
-                root_thread_id=root_thread_id,
-                thread_id=turn.thread_id,
-                turn_index=turn.turn_index,
-                user_message=turn.content,
-                reply=reply,
+            index = search.turn_entries_write(
+                turn.thread_id, turn.turn_index, turn.content, reply, turn.owner
             )
             async with self.db.driver() as d:
                 await d.fault("close")
