@@ -218,9 +218,12 @@ class Database:
             yield found
         finally:
             # Back in the pool before the listeners hear (as `one_statement`); whatever
-            # was appended is committed, even if the caller failed after it.
-            await greenlet_spawn(fairy.invalidate if found.broken else fairy.close)
-            self._tell(found.appended)
+            # was appended is committed, even if the caller failed after it (or the
+            # return to the pool does).
+            try:
+                await greenlet_spawn(fairy.invalidate if found.broken else fairy.close)
+            finally:
+                self._tell(found.appended)
 
     @asynccontextmanager
     async def one_statement(self) -> AsyncIterator[AsyncSession]:
