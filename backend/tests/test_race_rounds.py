@@ -67,17 +67,35 @@ async def test_checkouts_with_one_expected_head(client: httpx.AsyncClient) -> No
 
 
 async def test_sends_on_one_family(client: httpx.AsyncClient) -> None:
+    """Two sends at once on one family: never two turns at a time. Each turn lasts a
+    little (`wait: 0.05`), so the second send meets the first one's lease and is
+    refused (409). A send that the scheduler delays until the first turn has ended is
+    no race: it must then follow that turn (its parent is the first turn's node, so it
+    opened after the first one closed). Most rounds must be real races."""
     tid = (await client.post("/api/conversations", json={})).json()["thread_id"]
+    turns = raced = 0
     for i in range(ROUNDS):
         (sa, ea, _), (sb, eb, _) = await asyncio.gather(
-            send_turn(client, tid, f"todo: a{i}"), send_turn(client, tid, f"todo: b{i}")
+            send_turn(client, tid, f"todo: a{i}; wait: 0.05"),
+            send_turn(client, tid, f"todo: b{i}; wait: 0.05"),
         )
-        winners = [e for s, e in ((sa, ea), (sb, eb)) if s == 200]
-        assert len(winners) == 1, (i, sa, sb)
-        node = winners[0][0][1]["node_id"]
-        assert node == f"{tid}:{i + 1}" and winners[0][-1][0] == "turn_completed"
+        assert all(s in (200, 409) for s in (sa, sb)), (i, sa, sb)
+        winners = sorted(
+            (e for s, e in ((sa, ea), (sb, eb)) if s == 200), key=lambda e: e[0][1]["turn_index"]
+        )
+        assert winners, (i, sa, sb)
+        if len(winners) == 1:
+            raced += 1
+        else:
+            first, second = (w[0][1] for w in winners)
+            assert second["parent_node_id"] == first["node_id"], (i, first, second)
+        for events in winners:
+            turns += 1
+            assert events[0][1]["node_id"] == f"{tid}:{turns}"
+            assert events[-1][0] == "turn_completed"
         h = await history(client, tid)
-        assert h["head_turn_id"] == node and h["active_turn"] is None
+        assert h["head_turn_id"] == f"{tid}:{turns}" and h["active_turn"] is None
+    assert raced >= 0.8 * ROUNDS, raced
 
 
 async def test_branch_creations_on_one_thread(client: httpx.AsyncClient) -> None:
