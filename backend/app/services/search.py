@@ -13,7 +13,7 @@ import re
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.dialect import Write, dialect_of
+from app.db.dialect import Write
 from app.db.engine import Database
 from app.db.repositories import search as repo
 from app.db.repositories import threads as threads_repo
@@ -119,10 +119,9 @@ async def turn_entries(
     owner: tuple[int, str] | None = None,
 ) -> Write | None:
     """A turn completed: the write that indexes it with the thread's live document
-    (the workspace after it); it only reads, and on PostgreSQL not even that
-    (`turn_entries_write`). `owner` as for `index_node_in`."""
-    if owner is not None and dialect_of(s).is_postgres:
-        return turn_entries_write(thread_id, turn_index, user_message, reply, owner)
+    (the workspace after it), read here (SQLite; PostgreSQL closes a turn with
+    `turn_entries_write`, which reads nothing first). `owner` as for
+    `index_node_in`."""
     return await node_entries(
         s,
         thread_id=thread_id,

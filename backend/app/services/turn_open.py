@@ -87,7 +87,7 @@ async def _open_unlocked(db: Database, send: Send) -> Opened | None:
     """The optimistic open, both statements run on the driver; None where the locked
     way must answer (no head row yet)."""
     async with db.driver() as d:
-        found = await heads_repo.read_with_head_now(d, send.thread_id)
+        found = await heads_repo.read_with_head(d, send.thread_id)
         if found is None:
             return None
         conv, branch, head, version, live = found

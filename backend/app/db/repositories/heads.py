@@ -91,31 +91,11 @@ async def lock_with_head(
     return None if row is None else (row[0], row[1], row[2])
 
 
-# The optimistic open of a turn reads without locks, in one statement: the thread, its
-# branch row, its family's head row, the thread row's version (`threads.ROW_VERSION`)
-# and the thread's live workspace (`workspace.LIVE_JSON`), all as of one moment.
+# The optimistic open of a turn reads without locks, in one statement, on the driver
+# (`app.db.driver`): the thread, its branch row, its family's head row (each model's
+# columns under its own prefix), the thread row's version (`threads.ROW_VERSION`) and
+# the thread's live workspace (`workspace.LIVE_JSON`), all as of one moment.
 _READ_WITH_HEAD = (
-    select(Conversation, ConversationBranch, ChatHead, ROW_VERSION, LIVE_JSON)
-    .join(ChatHead, ChatHead.root_thread_id == Conversation.root_thread_id)
-    .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
-    .where(Conversation.thread_id == bindparam("thread"))
-)
-
-
-async def read_with_head(
-    s: AsyncSession, thread_id: str
-) -> tuple[Conversation, ConversationBranch | None, ChatHead, int, LiveRows] | None:
-    """The thread, its branch row, its family's head row, the thread row's version and
-    its live workspace, unlocked (PostgreSQL); None as `lock_with_head`."""
-    row = (await s.execute(_READ_WITH_HEAD, {"thread": thread_id})).first()
-    if row is None:
-        return None
-    return row[0], row[1], row[2], row[3], live_rows_of(row[4])
-
-
-# The same read as columns, for the driver (`app.db.driver`): each model's columns
-# under its own prefix.
-_READ_WITH_HEAD_COLUMNS = (
     select(
         *labelled(Conversation, "c_"),
         *labelled(ConversationBranch, "b_"),
@@ -129,11 +109,12 @@ _READ_WITH_HEAD_COLUMNS = (
 )
 
 
-async def read_with_head_now(
+async def read_with_head(
     d: Driver, thread_id: str
 ) -> tuple[Conversation, ConversationBranch | None, ChatHead, int, LiveRows] | None:
-    """`read_with_head`, run on the driver."""
-    rows = await d.fetch(_READ_WITH_HEAD_COLUMNS, {"thread": thread_id})
+    """The thread, its branch row, its family's head row, the thread row's version and
+    its live workspace, unlocked (PostgreSQL); None as `lock_with_head`."""
+    rows = await d.fetch(_READ_WITH_HEAD, {"thread": thread_id})
     if not rows:
         return None
     row = rows[0]
