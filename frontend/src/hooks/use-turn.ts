@@ -18,10 +18,21 @@ export interface RunningTurn {
   error: string | null;
 }
 
+/** What became of a send: `accepted` once the server has taken the message (the turn
+ * started, so it is in the transcript whatever happens to the stream); `error` when
+ * the send or its stream failed. A refusal before the turn started (the server
+ * unreachable, 409 turn in progress, the discard check, 502 seeding) is not accepted:
+ * the message exists only in the studio, which must not drop it. */
+export interface SendOutcome {
+  accepted: boolean;
+  error: ApiError | null;
+}
+
+export const UNREACHABLE = "The server could not be reached.";
+
 /**
  * Posts a turn and reads its SSE answer: streamed tokens, tool calls as they
- * happen, workspace changes (refetched at once), and the end. A refusal before the
- * stream (409 turn in progress, discard check, 502 seeding) is thrown as ApiError.
+ * happen, workspace changes (refetched at once), and the end.
  */
 export function useTurn() {
   const { tokens, requireSignIn } = useApi();
@@ -38,8 +49,8 @@ export function useTurn() {
   );
 
   const send = useCallback(
-    async (thread: string, content: string, force = false): Promise<void> => {
-      if (busy.current) return;
+    async (thread: string, content: string, force = false): Promise<SendOutcome> => {
+      if (busy.current) return { accepted: false, error: null };
       busy.current = true;
       let turn: RunningTurn = { thread, nodeId: null, turn: null, question: content, text: "", tools: [], ended: null, error: null };
       const update = (patch: Partial<RunningTurn>) => {
@@ -93,9 +104,11 @@ export function useTurn() {
         }
         if (turn.ended === null) update({ ended: "error", error: "the connection to the turn was lost" });
         await refetchFamily();
+        return { accepted: turn.nodeId !== null, error: null };
       } catch (error) {
-        if (turn.nodeId !== null) await refetchFamily();
-        throw error instanceof ApiError ? error : new ApiError(0, "network", "The server could not be reached.");
+        const accepted = turn.nodeId !== null;
+        if (accepted) await refetchFamily();
+        return { accepted, error: error instanceof ApiError ? error : new ApiError(0, "network", UNREACHABLE) };
       } finally {
         busy.current = false;
         setRunning(null);

@@ -27,32 +27,48 @@ function freePort() {
   });
 }
 
-/** A running `haico serve`; `env` adds settings (e.g. HAICO_AUTH=token). */
+/** A running `haico serve`; `env` adds settings (e.g. HAICO_AUTH=token). `pause()`
+ * stops it keeping its data and port, `resume()` serves them again (an outage). */
 export async function startBackend(env = {}) {
   if (!existsSync(join(frontendDir, "out", "index.html"))) throw new Error("build the studio first (npm run build)");
   const dataDir = mkdtempSync(join(tmpdir(), "haico-e2e-"));
   const port = await freePort();
   const fullEnv = { ...process.env, HAICO_DATA_DIR: dataDir, HAICO_LLM: "offline", ...env };
   delete fullEnv.HAICO_DATABASE_URL;
-  const proc = spawn(haico, ["serve", "--host", "127.0.0.1", "--port", String(port)], {
-    cwd: join(repoDir, "backend"),
-    env: fullEnv,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let log = "";
-  proc.stdout.on("data", (d) => (log += d));
-  proc.stderr.on("data", (d) => (log += d));
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`haico serve exited:\n${log}`);
-    try {
-      const r = await fetch(`${base}/api/health`);
-      if (r.ok) break;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`haico serve did not start:\n${log}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  let proc = null;
+  let log = "";
+  const launch = async () => {
+    const child = spawn(haico, ["serve", "--host", "127.0.0.1", "--port", String(port)], {
+      cwd: join(repoDir, "backend"),
+      env: fullEnv,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    proc = child;
+    child.stdout.on("data", (d) => (log += d));
+    child.stderr.on("data", (d) => (log += d));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`haico serve exited:\n${log}`);
+      try {
+        const r = await fetch(`${base}/api/health`);
+        if (r.ok) return;
+      } catch {}
+      if (Date.now() > deadline) throw new Error(`haico serve did not start:\n${log}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  };
+  const halt = async () => {
+    const child = proc;
+    proc = null;
+    if (child === null || child.exitCode !== null) return;
+    child.kill("SIGTERM");
+    await new Promise((r) => {
+      const t = setTimeout(() => (child.kill("SIGKILL"), r()), 8000);
+      child.on("exit", () => (clearTimeout(t), r()));
+    });
+  };
+  await launch();
   return {
     base,
     dataDir,
@@ -62,12 +78,10 @@ export async function startBackend(env = {}) {
       const out = execFileSync(haico, ["users", "create", name], { cwd: join(repoDir, "backend"), env: fullEnv }).toString().trim();
       return out.split("\n").at(-1).trim();
     },
+    pause: halt,
+    resume: launch,
     async stop() {
-      proc.kill("SIGTERM");
-      await new Promise((r) => {
-        const t = setTimeout(() => (proc.kill("SIGKILL"), r()), 8000);
-        proc.on("exit", () => (clearTimeout(t), r()));
-      });
+      await halt();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

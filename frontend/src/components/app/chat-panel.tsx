@@ -15,7 +15,8 @@ export interface ChatPanelProps {
   loading: boolean;
   restoredAt: string | null;
   flash: { nodeId: string; tick: number } | null;
-  onSend: (text: string) => void;
+  /** resolves to whether the server took the message */
+  onSend: (text: string) => Promise<boolean>;
   onStop: () => void;
   onRestore: (nodeId: string) => void;
   onOpenThread: (threadId: string) => void;
@@ -66,8 +67,12 @@ export function ChatPanel(props: ChatPanelProps) {
   const submit = () => {
     const text = draft.trim();
     if (!text || props.busy) return;
-    props.onSend(text);
     setDraft("");
+    // A message the server did not take goes back into the composer, before anything
+    // typed since.
+    void props.onSend(text).then((accepted) => {
+      if (!accepted) setDraft((now) => (now.trim() ? `${text}\n${now}` : text));
+    });
   };
 
   return (

@@ -6,7 +6,7 @@ import { useApi } from "@/hooks/use-api";
 import { useFamilyEvents } from "@/hooks/use-family-events";
 import { keys, useConversations, useGraph, useHistory, useMessages, useRefreshAll, useWorkspace } from "@/hooks/use-studio-data";
 import { useTransfer } from "@/hooks/use-transfer";
-import { useTurn } from "@/hooks/use-turn";
+import { UNREACHABLE, useTurn } from "@/hooks/use-turn";
 import { ApiError, toApiError, unwrap, type Conversation } from "@/lib/api/client";
 import { activePathGuide, buildFlowGraph, ownsNoTurn, tipNodeId, type GuideStep } from "@/lib/graph";
 import { NO_PICK, pickForCompare, progressText, rejectedByStep, type ComparePick } from "@/lib/research";
@@ -56,12 +56,16 @@ export function Studio() {
   const graph = useGraph(displayed);
   const messages = useMessages(displayed);
   const workspace = useWorkspace(displayed);
-  const { live } = useFamilyEvents(anchor, displayed);
+  const { live, connected } = useFamilyEvents(anchor, displayed);
   const { running, send } = useTurn();
   const { exportFamily, importFile, progress: importing } = useTransfer();
 
   const [error, setError] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<ConfirmState | null>(null);
+  // "Could not be reached" is out of date once the family's event stream is back.
+  useEffect(() => {
+    if (connected) setError((e) => (e === UNREACHABLE ? null : e));
+  }, [connected]);
   const [flash, setFlash] = useState<{ nodeId: string; tick: number } | null>(null);
   const [collapsed, setCollapsed] = useState(false);
   const [pick, setPick] = useState<ComparePick>(NO_PICK);
@@ -195,23 +199,28 @@ export function Studio() {
     [graph.data, working, checkout, navigate],
   );
 
+  /** Sends `text`; resolves to whether the server took it (see `SendOutcome`), so the
+   * composer can give back a message that was not sent. */
   const onSend = useCallback(
-    async (text: string, force = false) => {
-      if (displayed === null) return;
+    async (text: string, force = false): Promise<boolean> => {
+      if (displayed === null) return false;
       setError(null);
-      try {
-        await send(displayed, text, force);
-      } catch (e) {
-        if (e instanceof ApiError && e.code === "checkout_would_discard_changes") {
+      const { accepted, error: failure } = await send(displayed, text, force);
+      if (failure === null) return accepted;
+      if (!accepted && failure.code === "checkout_would_discard_changes") {
+        return new Promise<boolean>((resolve) =>
           setConfirm({
-            message: e.message,
+            message: failure.message,
             onDiscard: () => {
               setConfirm(null);
-              void onSend(text, true);
+              void onSend(text, true).then(resolve);
             },
-          });
-        } else setError(messageOf(e));
+            onCancel: () => resolve(false),
+          }),
+        );
       }
+      setError(failure.message);
+      return accepted;
     },
     [displayed, send],
   );
@@ -429,7 +438,7 @@ export function Studio() {
               loading={messages.isLoading}
               restoredAt={restoredAt}
               flash={flash}
-              onSend={(t) => void onSend(t)}
+              onSend={onSend}
               onStop={() => void onStop()}
               onRestore={onRestore}
               onOpenThread={(t) => void openThread(t)}

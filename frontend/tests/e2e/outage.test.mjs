@@ -1,0 +1,85 @@
+// A message the server did not take is never lost: it goes back into the composer
+// with the reason on the banner, whether the server was down (a real outage: the
+// backend is stopped and started again on the same data) or refused the send (409).
+// The "could not be reached" banner goes away by itself once the server is back.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { launchBrowser, screenshot, startBackend } from "./harness.mjs";
+import { StudioPage } from "./studio-page.mjs";
+
+const VIEWPORT = { width: 1280, height: 720 };
+let server;
+let chrome;
+
+before(async () => {
+  server = await startBackend();
+  chrome = await launchBrowser();
+});
+
+after(async () => {
+  await chrome?.close();
+  await server?.stop();
+});
+
+async function userMessages(page) {
+  return page.locator('[data-testid="chat-message"][data-role="user"]').allInnerTexts();
+}
+
+test("a send that fails keeps the message; the banner clears when the server is back", async () => {
+  const context = await chrome.browser.newContext({ viewport: VIEWPORT });
+  const page = await context.newPage();
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+  await s.newConversation();
+  await s.send("objective: Survive an outage; todo: first");
+  await s.expectCount("todo-item", 1);
+
+  // The server goes away; the message typed now must survive the failed send.
+  await server.pause();
+  const lost = "todo: written while the server was down";
+  await s.byTest("message-input").fill(lost);
+  await s.byTest("send-button").click();
+  await s.byTest("error-banner").waitFor();
+  assert.match(await s.byTest("error-banner").innerText(), /could not be reached/);
+  await s.waitIdle();
+  assert.equal(await s.byTest("message-input").inputValue(), lost);
+  assert.equal((await userMessages(page)).length, 1);
+  await screenshot(page, "outage-01-message-kept");
+
+  // Back: the studio's event stream reconnects and the stale banner goes.
+  await server.resume();
+  await s.byTest("error-banner").waitFor({ state: "hidden", timeout: 30_000 });
+  await s.byTest("send-button").click();
+  await s.expectCount("todo-item", 2);
+  await s.waitIdle();
+  assert.equal(await s.byTest("message-input").inputValue(), "");
+  assert.equal((await userMessages(page)).length, 2);
+
+  // A refusal (another client's turn began first): the message comes back too, ahead
+  // of anything typed while the refusal was on its way.
+  let release;
+  const answered = new Promise((r) => (release = r));
+  await page.route("**/turns", async (route) => {
+    await answered;
+    await route.fulfill({
+      status: 409,
+      contentType: "application/json",
+      body: JSON.stringify({ code: "turn_in_progress", message: "A turn is already running in this conversation." }),
+    });
+  });
+  await s.byTest("message-input").fill("todo: refused");
+  await s.byTest("send-button").click();
+  await s.byTest("turn-status").waitFor();
+  await s.byTest("message-input").fill("and typed meanwhile");
+  release();
+  await s.byTest("error-banner").waitFor();
+  assert.match(await s.byTest("error-banner").innerText(), /already running/);
+  await s.waitIdle();
+  assert.equal(await s.byTest("message-input").inputValue(), "todo: refused\nand typed meanwhile");
+  await page.unroute("**/turns");
+  await s.send("todo: refused");
+  await s.expectCount("todo-item", 3);
+  assert.equal((await userMessages(page)).length, 3);
+  await screenshot(page, "outage-02-sent-after");
+  await context.close();
+});
