@@ -2,7 +2,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useRef, useState } from "react";
 import { useApi } from "./use-api";
-import { ApiError, authHeaders, toApiError } from "@/lib/api/client";
+import { ApiError, authHeaders, toApiError, unreachable } from "@/lib/api/client";
 import { parseData, readSse } from "@/lib/sse";
 import type { ToolActivity } from "@/lib/transcript";
 
@@ -27,8 +27,6 @@ export interface SendOutcome {
   accepted: boolean;
   error: ApiError | null;
 }
-
-export const UNREACHABLE = "The server could not be reached.";
 
 /**
  * Posts a turn and reads its SSE answer: streamed tokens, tool calls as they
@@ -108,7 +106,7 @@ export function useTurn() {
       } catch (error) {
         const accepted = turn.nodeId !== null;
         if (accepted) await refetchFamily();
-        return { accepted, error: error instanceof ApiError ? error : new ApiError(0, "network", UNREACHABLE) };
+        return { accepted, error: error instanceof ApiError ? error : unreachable() };
       } finally {
         busy.current = false;
         setRunning(null);

@@ -1,6 +1,8 @@
-// A message the server did not take is never lost: it goes back into the composer
-// with the reason on the banner, whether the server was down (a real outage: the
-// backend is stopped and started again on the same data) or refused the send (409).
+// What the researcher typed is never lost to a request the server did not take: a
+// message goes back into the composer, a new todo stays in its field, an edited
+// objective stays edited, each with the reason on the banner, whether the server was
+// down (a real outage: the backend is stopped and started again on the same data) or
+// refused the send (409).
 // The "could not be reached" banner goes away by itself once the server is back.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -44,13 +46,31 @@ test("a send that fails keeps the message; the banner clears when the server is 
   await s.waitIdle();
   assert.equal(await s.byTest("message-input").inputValue(), lost);
   assert.equal((await userMessages(page)).length, 1);
+
+  // Workspace edits made meanwhile: a new todo stays in its field, an edited objective
+  // stays in its field, each with the same notice.
+  await s.byTest("error-banner").locator("button").click();
+  await s.byTest("todo-new").fill("added by hand while down");
+  await s.byTest("todo-new").press("Enter");
+  await s.byTest("error-banner").waitFor();
+  assert.match(await s.byTest("error-banner").innerText(), /could not be reached/);
+  await page.waitForFunction(() => document.querySelector('[data-testid="todo-new"]')?.value === "added by hand while down");
+  await s.byTest("workspace-objective").fill("Survive any outage");
+  await s.byTest("workspace-objective").press("Enter");
+  await page.waitForTimeout(300);
+  assert.equal(await s.objective(), "Survive any outage");
   await screenshot(page, "outage-01-message-kept");
 
   // Back: the studio's event stream reconnects and the stale banner goes.
   await server.resume();
   await s.byTest("error-banner").waitFor({ state: "hidden", timeout: 30_000 });
-  await s.byTest("send-button").click();
+  await s.byTest("todo-new").press("Enter");
   await s.expectCount("todo-item", 2);
+  await s.byTest("workspace-objective").focus();
+  await s.byTest("workspace-objective").press("Enter");
+  await page.waitForFunction(async (url) => (await (await fetch(url)).json()).objective === "Survive any outage", `${server.base}/api/conversations/${new URL(page.url()).searchParams.get("thread")}/workspace`);
+  await s.byTest("send-button").click();
+  await s.expectCount("todo-item", 3);
   await s.waitIdle();
   assert.equal(await s.byTest("message-input").inputValue(), "");
   assert.equal((await userMessages(page)).length, 2);
@@ -78,7 +98,7 @@ test("a send that fails keeps the message; the banner clears when the server is 
   assert.equal(await s.byTest("message-input").inputValue(), "todo: refused\nand typed meanwhile");
   await page.unroute("**/turns");
   await s.send("todo: refused");
-  await s.expectCount("todo-item", 3);
+  await s.expectCount("todo-item", 4);
   assert.equal((await userMessages(page)).length, 3);
   await screenshot(page, "outage-02-sent-after");
   await context.close();

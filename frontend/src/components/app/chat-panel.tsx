@@ -2,6 +2,7 @@
 import { useEffect, useRef, useState } from "react";
 import type { GuideStep } from "@/lib/graph";
 import type { LiveTurn } from "@/lib/events";
+import { giveBack } from "@/lib/drafts";
 import { describeTool, type ChatTurn, type ToolActivity } from "@/lib/transcript";
 import type { RunningTurn } from "@/hooks/use-turn";
 
@@ -71,7 +72,7 @@ export function ChatPanel(props: ChatPanelProps) {
     // A message the server did not take goes back into the composer, before anything
     // typed since.
     void props.onSend(text).then((accepted) => {
-      if (!accepted) setDraft((now) => (now.trim() ? `${text}\n${now}` : text));
+      if (!accepted) setDraft((now) => giveBack(text, now));
     });
   };
 

@@ -4,6 +4,7 @@ import { useEffect, useRef, useState } from "react";
 import { useApi } from "@/hooks/use-api";
 import { keys, useArtifact } from "@/hooks/use-studio-data";
 import { unwrap, type Workspace } from "@/lib/api/client";
+import { giveBack } from "@/lib/drafts";
 
 export interface WorkspacePanelProps {
   thread: string;
@@ -67,12 +68,15 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
 
   const setWorkspace = (w: Workspace) => qc.setQueryData(keys.workspace(thread), w);
   const refetch = () => qc.invalidateQueries({ queryKey: keys.workspace(thread) });
-  const run = async (fn: () => Promise<unknown>) => {
+  /** Runs an edit; on failure shows why, rereads the workspace, resolves to false. */
+  const run = async (fn: () => Promise<unknown>): Promise<boolean> => {
     try {
       await fn();
+      return true;
     } catch (e) {
       onError(e);
       await refetch();
+      return false;
     }
   };
 
@@ -200,7 +204,7 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
             void run(async () => {
               unwrap(await client.POST("/api/conversations/{thread_id}/preferences", { ...path, body: { text, locked: false } }));
               await refetch();
-            });
+            }).then((added) => added || setNewPref((now) => giveBack(text, now, " ")));
           }}
         >
           <input data-testid="preference-new" placeholder="Add a preference" value={newPref} onChange={(e) => setNewPref(e.target.value)} />
@@ -245,7 +249,7 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
             void run(async () => {
               unwrap(await client.POST("/api/conversations/{thread_id}/todos", { ...path, body: { text, done: false, depth: 0 } }));
               await refetch();
-            });
+            }).then((added) => added || setNewTodo((now) => giveBack(text, now, " ")));
           }}
         >
           <input data-testid="todo-new" placeholder="Add a todo" value={newTodo} onChange={(e) => setNewTodo(e.target.value)} />

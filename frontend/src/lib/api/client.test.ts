@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ApiError, authHeaders, browserTokenStore, makeClient, TOKEN_KEY, toApiError, unwrap } from "./client";
+import { ApiError, authHeaders, browserTokenStore, makeClient, TOKEN_KEY, toApiError, UNREACHABLE, unwrap } from "./client";
 
 function memoryStorage() {
   const data = new Map<string, string>();
@@ -55,5 +55,22 @@ describe("api client", () => {
     const missing = await client.GET("/api/conversations/{thread_id}", { params: { path: { thread_id: "th_x" } } });
     expect(() => unwrap(missing)).toThrow("no such conversation");
     expect(seen).toEqual(["Bearer tok", "Bearer tok"]);
+  });
+
+  it("tells a request that got no answer as unreachable, and leaves an abort alone", async () => {
+    const refused = (async () => {
+      throw new TypeError("Failed to fetch");
+    }) as unknown as typeof fetch;
+    const down = makeClient(browserTokenStore(null), refused, "http://test");
+    const failure = await down.GET("/api/conversations").catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ApiError);
+    expect([(failure as ApiError).code, (failure as ApiError).message]).toEqual(["network", UNREACHABLE]);
+
+    const abort = (async () => {
+      throw new DOMException("stopped", "AbortError");
+    }) as unknown as typeof fetch;
+    const stopped = makeClient(browserTokenStore(null), abort, "http://test");
+    const cancelled = await stopped.GET("/api/conversations").catch((e: unknown) => e);
+    expect((cancelled as Error).name).toBe("AbortError");
   });
 });

@@ -45,6 +45,17 @@ export class ApiError extends Error {
   }
 }
 
+export const UNREACHABLE = "The server could not be reached.";
+
+/** A request that got no answer at all: the server down or the network gone. */
+export function unreachable(): ApiError {
+  return new ApiError(0, "network", UNREACHABLE);
+}
+
+function aborted(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { name?: unknown }).name === "AbortError";
+}
+
 /** The server's `{code, message}` body as an ApiError (any other body gets a generic one). */
 export function toApiError(status: number, body: unknown): ApiError {
   if (typeof body === "object" && body !== null) {
@@ -70,7 +81,12 @@ export function makeClient(store: TokenStore, fetchImpl?: typeof fetch, baseUrl 
       return request;
     },
   };
-  client.use(auth);
+  // fetch's own failure ("Failed to fetch") told the way the studio tells it; a request
+  // the studio aborted stays an AbortError.
+  const network: Middleware = {
+    onError: ({ error }) => (aborted(error) ? undefined : unreachable()),
+  };
+  client.use(auth, network);
   return client;
 }
 
