@@ -1,0 +1,52 @@
+// The studio fits narrower windows (a laptop's half screen, a tablet, a phone): no
+// sideways scrolling, and the brand, the objective, the trajectory and the composer
+// all on screen, whatever a long message does to the chat.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { launchBrowser, screenshot, startBackend } from "./harness.mjs";
+import { StudioPage } from "./studio-page.mjs";
+
+let server;
+let chrome;
+
+before(async () => {
+  server = await startBackend();
+  chrome = await launchBrowser();
+});
+
+after(async () => {
+  await chrome?.close();
+  await server?.stop();
+});
+
+const SIZES = [
+  [1024, 640],
+  [800, 900],
+  [390, 800],
+];
+
+test("every part of the studio is reachable without scrolling sideways", async () => {
+  const context = await chrome.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+  await s.newConversation();
+  await s.send("objective: A long objective that states the research question in some detail; prefer: short sentences; todo: outline");
+  await s.send(`write: ${"Lorem ipsum dolor sit amet. ".repeat(40)}; artifact Notes: some notes`);
+  for (const [width, height] of SIZES) {
+    await page.setViewportSize({ width, height });
+    await page.reload();
+    await s.expectCount("graph-node", 2);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.equal(overflow, 0, `${width}px wide: the page is ${overflow}px wider than the window`);
+    for (const id of ["conversation-title", "workspace-objective", "graph-panel", "message-input", "send-button"]) {
+      const box = await s.byTest(id).boundingBox();
+      assert.ok(box !== null, `${width}px: ${id} is not shown`);
+      assert.ok(box.x >= 0 && box.x + box.width <= width + 0.5, `${width}px: ${id} spans ${box.x}..${box.x + box.width}`);
+    }
+    const brand = await page.locator(".brand").boundingBox();
+    assert.ok(brand.x >= 0, `${width}px: the brand starts at ${brand.x}`);
+    await screenshot(page, `layout-${width}`);
+  }
+  await context.close();
+});
