@@ -1,9 +1,9 @@
 // What the researcher typed is never lost to a request the server did not take: a
 // message goes back into the composer, a new todo stays in its field, an edited
-// objective stays edited, each with the reason on the banner, whether the server was
-// down (a real outage: the backend is stopped and started again on the same data) or
-// refused the send (409).
-// The "could not be reached" banner goes away by itself once the server is back.
+// objective stays edited and marked unsaved until a retry saves it, each with the
+// reason on the banner, whether the server was down (a real outage: the backend is
+// stopped and started again on the same data) or refused the send (409). The "could
+// not be reached" banner goes away by itself once the server is back.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { launchBrowser, screenshot, startBackend } from "./harness.mjs";
@@ -59,6 +59,7 @@ test("a send that fails keeps the message; the banner clears when the server is 
   await s.byTest("workspace-objective").press("Enter");
   await page.waitForTimeout(300);
   assert.equal(await s.objective(), "Survive any outage");
+  await s.byTest("objective-unsaved").waitFor();
   await screenshot(page, "outage-01-message-kept");
 
   // Back: the studio's event stream reconnects and the stale banner goes.
@@ -66,14 +67,27 @@ test("a send that fails keeps the message; the banner clears when the server is 
   await s.byTest("error-banner").waitFor({ state: "hidden", timeout: 30_000 });
   await s.byTest("todo-new").press("Enter");
   await s.expectCount("todo-item", 2);
+  // Another client changes the objective meanwhile: the unsaved edit stays on screen.
+  const thread = new URL(page.url()).searchParams.get("thread");
+  const elsewhere = await fetch(`${server.base}/api/conversations/${thread}/turns`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ content: "objective: Changed elsewhere" }),
+  });
+  await elsewhere.text();
+  await s.expectCount("graph-node", 2);
+  await page.waitForTimeout(500);
+  assert.equal(await s.objective(), "Survive any outage");
+  assert.equal(await s.byTest("objective-unsaved").isVisible(), true);
   await s.byTest("workspace-objective").focus();
   await s.byTest("workspace-objective").press("Enter");
-  await page.waitForFunction(async (url) => (await (await fetch(url)).json()).objective === "Survive any outage", `${server.base}/api/conversations/${new URL(page.url()).searchParams.get("thread")}/workspace`);
+  await page.waitForFunction(async (url) => (await (await fetch(url)).json()).objective === "Survive any outage", `${server.base}/api/conversations/${thread}/workspace`);
+  await s.byTest("objective-unsaved").waitFor({ state: "hidden" });
   await s.byTest("send-button").click();
   await s.expectCount("todo-item", 3);
   await s.waitIdle();
   assert.equal(await s.byTest("message-input").inputValue(), "");
-  assert.equal((await userMessages(page)).length, 2);
+  assert.equal((await userMessages(page)).length, 3);
 
   // A refusal (another client's turn began first): the message comes back too, ahead
   // of anything typed while the refusal was on its way.
@@ -99,7 +113,7 @@ test("a send that fails keeps the message; the banner clears when the server is 
   await page.unroute("**/turns");
   await s.send("todo: refused");
   await s.expectCount("todo-item", 4);
-  assert.equal((await userMessages(page)).length, 3);
+  assert.equal((await userMessages(page)).length, 4);
   await screenshot(page, "outage-02-sent-after");
   await context.close();
 });

@@ -23,19 +23,35 @@ function LockIcon({ locked }: { locked: boolean }) {
   );
 }
 
-/** A text field that follows the server's value except while the user is editing it. */
-function useSynced(server: string): [string, (v: string) => void, { onFocus: () => void; onBlur: () => void }, boolean] {
+/** A text field that follows the server's value except while the user is editing it,
+ * or while an edit of theirs is unsaved (its save failed): that one is kept, marked,
+ * until a save succeeds or the server comes to hold the same text. */
+function useSynced(server: string) {
   const [value, setValue] = useState(server);
+  const [unsaved, setUnsaved] = useState(false);
   const editing = useRef(false);
   useEffect(() => {
-    if (!editing.current) setValue(server);
-  }, [server]);
-  return [
+    if (value === server) setUnsaved(false);
+    else if (!editing.current && !unsaved) setValue(server);
+  }, [server, value, unsaved]);
+  return {
     value,
     setValue,
-    { onFocus: () => (editing.current = true), onBlur: () => (editing.current = false) },
-    value !== server,
-  ];
+    focus: { onFocus: () => (editing.current = true), onBlur: () => (editing.current = false) },
+    dirty: value !== server,
+    unsaved,
+    /** after a save: a failed one keeps the edit, marked unsaved */
+    saved: (ok: boolean) => setUnsaved(!ok),
+  };
+}
+
+/** The mark on a field whose edit could not be saved. */
+function Unsaved({ field }: { field: string }) {
+  return (
+    <span className="badge warn" data-testid={`${field}-unsaved`} title="The server did not take this edit; it is kept here">
+      not saved · Enter or leave the field to retry
+    </span>
+  );
 }
 
 function ArtifactItem({ thread, id, title, turn }: { thread: string; id: number; title: string; turn: number }) {
@@ -60,9 +76,9 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
   const { client } = useApi();
   const qc = useQueryClient();
   const path = { params: { path: { thread_id: thread } } };
-  const [objective, setObjective, objectiveFocus, objectiveDirty] = useSynced(workspace?.objective ?? "");
-  const [title, setTitle, titleFocus, titleDirty] = useSynced(workspace?.document?.title ?? "");
-  const [content, setContent, contentFocus, contentDirty] = useSynced(workspace?.document?.content ?? "");
+  const objective = useSynced(workspace?.objective ?? "");
+  const title = useSynced(workspace?.document?.title ?? "");
+  const content = useSynced(workspace?.document?.content ?? "");
   const [newPref, setNewPref] = useState("");
   const [newTodo, setNewTodo] = useState("");
 
@@ -80,16 +96,20 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
     }
   };
 
-  const saveObjective = () =>
-    objectiveDirty &&
-    run(async () => setWorkspace(unwrap(await client.PUT("/api/conversations/{thread_id}/objective", { ...path, body: { text: objective || null } }))));
-  const saveDocument = () =>
-    (titleDirty || contentDirty) &&
-    run(async () =>
-      setWorkspace(
-        unwrap(await client.PUT("/api/conversations/{thread_id}/document", { ...path, body: { title: title || null, content } })),
-      ),
+  const saveObjective = async () => {
+    if (!objective.dirty) return;
+    const text = objective.value;
+    objective.saved(
+      await run(async () => setWorkspace(unwrap(await client.PUT("/api/conversations/{thread_id}/objective", { ...path, body: { text: text || null } })))),
     );
+  };
+  const saveDocument = async () => {
+    if (!title.dirty && !content.dirty) return;
+    const body = { title: title.value || null, content: content.value };
+    const ok = await run(async () => setWorkspace(unwrap(await client.PUT("/api/conversations/{thread_id}/document", { ...path, body }))));
+    title.saved(ok);
+    content.saved(ok);
+  };
 
   const prefs = workspace?.preferences ?? [];
   const todos = workspace?.todos ?? [];
@@ -116,43 +136,43 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
         </div>
       )}
       <section>
-        <h2>Objective</h2>
+        <h2>Objective {objective.unsaved && <Unsaved field="objective" />}</h2>
         <input
           data-testid="workspace-objective"
           className="objective"
           placeholder="What are we building?"
-          value={objective}
-          onChange={(e) => setObjective(e.target.value)}
-          {...objectiveFocus}
+          value={objective.value}
+          onChange={(e) => objective.setValue(e.target.value)}
+          {...objective.focus}
           onBlur={() => {
-            objectiveFocus.onBlur();
+            objective.focus.onBlur();
             void saveObjective();
           }}
           onKeyDown={(e) => e.key === "Enter" && (e.target as HTMLInputElement).blur()}
         />
       </section>
       <section className="doc">
-        <h2>Document</h2>
+        <h2>Document {(title.unsaved || content.unsaved) && <Unsaved field="document" />}</h2>
         <input
           className="doc-title"
           data-testid="workspace-document-title"
           placeholder="Title"
-          value={title}
-          onChange={(e) => setTitle(e.target.value)}
-          {...titleFocus}
+          value={title.value}
+          onChange={(e) => title.setValue(e.target.value)}
+          {...title.focus}
           onBlur={() => {
-            titleFocus.onBlur();
+            title.focus.onBlur();
             void saveDocument();
           }}
         />
         <textarea
           data-testid="workspace-document"
           placeholder="The document the agent and you write together"
-          value={content}
-          onChange={(e) => setContent(e.target.value)}
-          {...contentFocus}
+          value={content.value}
+          onChange={(e) => content.setValue(e.target.value)}
+          {...content.focus}
           onBlur={() => {
-            contentFocus.onBlur();
+            content.focus.onBlur();
             void saveDocument();
           }}
         />
