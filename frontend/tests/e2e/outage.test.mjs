@@ -1,9 +1,9 @@
 // What the researcher typed is never lost to a request the server did not take: a
-// message goes back into the composer, a new todo stays in its field, an edited
-// objective stays edited and marked unsaved until a retry saves it, each with the
-// reason on the banner, whether the server was down (a real outage: the backend is
-// stopped and started again on the same data) or refused the send (409). The "could
-// not be reached" banner goes away by itself once the server is back.
+// message goes back into the composer, a new todo stays in its field, a new title in
+// its editor, an edited objective stays edited and marked unsaved until a retry saves
+// it, each with the reason on the banner, whether the server was down (a real outage:
+// the backend is stopped and started again on the same data) or refused the send
+// (409). The "could not be reached" banner goes away by itself once the server is back.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { launchBrowser, screenshot, startBackend } from "./harness.mjs";
@@ -61,6 +61,17 @@ test("a send that fails keeps the message; the banner clears when the server is 
   assert.equal(await s.objective(), "Survive any outage");
   await s.byTest("objective-unsaved").waitFor();
   await screenshot(page, "outage-01-message-kept");
+
+  // A new title typed in the history menu comes back in its editor.
+  await s.byTest("error-banner").locator("button").click();
+  await s.byTest("history-menu-button").click();
+  await page.locator(".history-menu li.current").hover();
+  await s.byTest("conversation-rename").click();
+  await s.byTest("rename-input").fill("Outage notes");
+  await s.byTest("rename-input").press("Enter");
+  await s.byTest("error-banner").waitFor();
+  await page.waitForFunction(() => document.querySelector('[data-testid="rename-input"]')?.value === "Outage notes");
+  await s.byTest("history-menu-button").click();
 
   // Back: the studio's event stream reconnects and the stale banner goes.
   await server.resume();

@@ -9,7 +9,8 @@ export interface HistoryMenuProps {
   currentRoot: string | null;
   onOpen: (c: Conversation) => void;
   onNew: () => void;
-  onRename: (c: Conversation, title: string) => void;
+  /** resolves to whether the title was saved */
+  onRename: (c: Conversation, title: string) => Promise<boolean>;
   onDelete: (c: Conversation) => void;
   /** download the family of `c` as one JSON document */
   onExport: (c: Conversation) => void;
@@ -123,8 +124,16 @@ export function HistoryMenu(props: HistoryMenuProps) {
                       className="rename"
                       onSubmit={(e) => {
                         e.preventDefault();
-                        if (name.trim()) props.onRename(c, name.trim());
+                        const title = name.trim();
                         setRenaming(null);
+                        // A title the server did not take comes back in the editor.
+                        if (title)
+                          void props.onRename(c, title).then((saved) => {
+                            if (!saved) {
+                              setName(title);
+                              setRenaming(c.thread_id);
+                            }
+                          });
                       }}
                     >
                       <input data-testid="rename-input" autoFocus value={name} onChange={(e) => setName(e.target.value)} onBlur={() => setRenaming(null)} />

@@ -280,12 +280,14 @@ export function Studio() {
   }, [found, checkout]);
 
   const onRename = useCallback(
-    async (c: Conversation, title: string) => {
+    async (c: Conversation, title: string): Promise<boolean> => {
       try {
         unwrap(await client.PATCH("/api/conversations/{thread_id}", { params: { path: { thread_id: c.thread_id } }, body: { title } }));
         await refreshAll();
+        return true;
       } catch (e) {
         setError(messageOf(e));
+        return false;
       }
     },
     [client, refreshAll],
@@ -341,7 +343,7 @@ export function Studio() {
           currentRoot={history.data?.root_thread_id ?? null}
           onOpen={(c) => void openThread(c.thread_id)}
           onNew={() => void onNew()}
-          onRename={(c, t) => void onRename(c, t)}
+          onRename={onRename}
           onDelete={(c) => void onDelete(c)}
           onExport={(c) => void onExport(c)}
           onImport={(f) => void onImport(f)}
