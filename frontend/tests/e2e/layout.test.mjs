@@ -1,6 +1,7 @@
 // The studio fits narrower windows (a laptop's half screen, a tablet, a phone): no
 // sideways scrolling, and the brand, the objective, the trajectory and the composer
-// all on screen, whatever a long message does to the chat.
+// all on screen, whatever a long message does to the chat; the zoom buttons in the
+// trajectory's panel.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { launchBrowser, screenshot, startBackend } from "./harness.mjs";
@@ -44,6 +45,11 @@ test("every part of the studio is reachable without scrolling sideways", async (
       assert.ok(box !== null, `${width}px: ${id} is not shown`);
       assert.ok(box.x >= 0 && box.x + box.width <= width + 0.5, `${width}px: ${id} spans ${box.x}..${box.x + box.width}`);
     }
+    // The trajectory's zoom buttons sit inside its panel (a stylesheet rule for the
+    // page's right column once stretched them over the whole window).
+    const panel = await s.byTest("graph-panel").boundingBox();
+    const zoom = await page.locator('[data-testid="rf__controls"]').boundingBox();
+    assert.ok(zoom.y >= panel.y && zoom.y + zoom.height <= panel.y + panel.height, `${width}px: zoom buttons at ${zoom.y}+${zoom.height}`);
     const brand = await page.locator(".brand").boundingBox();
     assert.ok(brand.x >= 0, `${width}px: the brand starts at ${brand.x}`);
     await screenshot(page, `layout-${width}`);
