@@ -78,6 +78,11 @@ export async function startBackend(env = {}) {
       const out = execFileSync(haico, ["users", "create", name], { cwd: join(repoDir, "backend"), env: fullEnv }).toString().trim();
       return out.split("\n").at(-1).trim();
     },
+    /** `haico users token NAME --rotate`: a new token; every old one stops working. */
+    rotateToken(name) {
+      const out = execFileSync(haico, ["users", "token", name, "--rotate"], { cwd: join(repoDir, "backend"), env: fullEnv }).toString().trim();
+      return out.split("\n").at(-1).trim();
+    },
     pause: halt,
     resume: launch,
     async stop() {

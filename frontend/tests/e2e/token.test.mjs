@@ -52,5 +52,35 @@ test("token mode: sign in once, then use the studio", async () => {
   await s.expectCount("graph-node", 1);
   await s.expectObjective("signed in");
   assert.equal(await s.byTest("token-input").count(), 0);
+
+  // The token is rotated mid-session: the next send is answered 401 and the studio
+  // asks again, keeping the message; after signing in it goes through, and the
+  // family's event stream follows again (a script's turn shows up without a reload).
+  const imported = new URL(page.url()).searchParams.get("thread");
+  const fresh = server.rotateToken("e2e");
+  await s.byTest("message-input").fill("todo: after the rotation");
+  await s.byTest("send-button").click();
+  await s.byTest("token-input").waitFor();
+  await screenshot(page, "token-asked-again");
+  await s.byTest("token-input").fill(fresh);
+  await s.byTest("token-submit").click();
+  await s.byTest("token-input").waitFor({ state: "detached" });
+  await page.waitForFunction(() => document.querySelector('[data-testid="message-input"]')?.value === "todo: after the rotation");
+  await s.byTest("send-button").click();
+  await s.expectCount("todo-item", 1);
+  await s.waitIdle();
+  const script = await fetch(`${server.base}/api/conversations/${imported}/turns`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${fresh}` },
+    body: JSON.stringify({ content: "todo: from a script" }),
+  });
+  assert.equal(script.status, 200);
+  await script.text();
+  await s.expectCount("todo-item", 2);
+
+  // The draft is kept per conversation, in the tab: across a reload too.
+  await s.byTest("message-input").fill("half a thought");
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector('[data-testid="message-input"]')?.value === "half a thought");
   await context.close();
 });

@@ -3,10 +3,13 @@ import { useEffect, useRef, useState } from "react";
 import type { GuideStep } from "@/lib/graph";
 import type { LiveTurn } from "@/lib/events";
 import { giveBack } from "@/lib/drafts";
+import { useDraft } from "@/hooks/use-draft";
 import { describeTool, type ChatTurn, type ToolActivity } from "@/lib/transcript";
 import type { RunningTurn } from "@/hooks/use-turn";
 
 export interface ChatPanelProps {
+  /** the conversation shown: its composer draft is kept per conversation */
+  thread: string;
   turns: ChatTurn[];
   guide: ReadonlyMap<number, GuideStep>;
   running: RunningTurn | null;
@@ -43,7 +46,7 @@ function Tools({ tools }: { tools: ToolActivity[] }) {
  * streaming replies with tool activity, and the composer. */
 export function ChatPanel(props: ChatPanelProps) {
   const { turns, guide, running, live, flash } = props;
-  const [draft, setDraft] = useState("");
+  const [draft, updateDraft] = useDraft(props.thread);
   const scroller = useRef<HTMLDivElement>(null);
   const [flashing, setFlashing] = useState<string | null>(null);
 
@@ -68,11 +71,12 @@ export function ChatPanel(props: ChatPanelProps) {
   const submit = () => {
     const text = draft.trim();
     if (!text || props.busy) return;
-    setDraft("");
-    // A message the server did not take goes back into the composer, before anything
-    // typed since.
+    const thread = props.thread;
+    updateDraft(thread, () => "");
+    // A message the server did not take goes back into its conversation's composer,
+    // before anything typed since.
     void props.onSend(text).then((accepted) => {
-      if (!accepted) setDraft((now) => giveBack(text, now));
+      if (!accepted) updateDraft(thread, (now) => giveBack(text, now));
     });
   };
 
@@ -193,7 +197,7 @@ export function ChatPanel(props: ChatPanelProps) {
             placeholder="Message the agent (Enter to send, Shift+Enter for a new line)"
             value={draft}
             rows={2}
-            onChange={(e) => setDraft(e.target.value)}
+            onChange={(e) => updateDraft(props.thread, () => e.target.value)}
             onKeyDown={(e) => {
               if (e.key === "Enter" && !e.shiftKey) {
                 e.preventDefault();

@@ -432,6 +432,7 @@ export function Studio() {
               loading={graph.isLoading}
             />
             <ChatPanel
+              thread={displayed}
               turns={turns}
               guide={guide}
               running={running && running.thread === displayed ? running : null}
