@@ -3,22 +3,12 @@
 // all on screen, whatever a long message does to the chat; the zoom buttons in the
 // trajectory's panel.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { launchBrowser, screenshot, startBackend } from "./harness.mjs";
+import { test } from "node:test";
+import { studioFixture } from "./fixture.mjs";
+import { screenshot } from "./harness.mjs";
 import { StudioPage } from "./studio-page.mjs";
 
-let server;
-let chrome;
-
-before(async () => {
-  server = await startBackend();
-  chrome = await launchBrowser();
-});
-
-after(async () => {
-  await chrome?.close();
-  await server?.stop();
-});
+const studio = studioFixture();
 
 const SIZES = [
   [1024, 640],
@@ -27,6 +17,7 @@ const SIZES = [
 ];
 
 test("every part of the studio is reachable without scrolling sideways", async () => {
+  const { server, chrome } = studio;
   const context = await chrome.browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   const s = new StudioPage(page);

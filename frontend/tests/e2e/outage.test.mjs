@@ -5,29 +5,20 @@
 // the backend is stopped and started again on the same data) or refused the send
 // (409). The "could not be reached" banner goes away by itself once the server is back.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { launchBrowser, screenshot, startBackend } from "./harness.mjs";
+import { test } from "node:test";
+import { studioFixture } from "./fixture.mjs";
+import { screenshot } from "./harness.mjs";
 import { StudioPage } from "./studio-page.mjs";
 
 const VIEWPORT = { width: 1280, height: 720 };
-let server;
-let chrome;
-
-before(async () => {
-  server = await startBackend();
-  chrome = await launchBrowser();
-});
-
-after(async () => {
-  await chrome?.close();
-  await server?.stop();
-});
+const studio = studioFixture();
 
 async function userMessages(page) {
   return page.locator('[data-testid="chat-message"][data-role="user"]').allInnerTexts();
 }
 
 test("a send that fails keeps the message; the banner clears when the server is back", async () => {
+  const { server, chrome } = studio;
   const context = await chrome.browser.newContext({ viewport: VIEWPORT });
   const page = await context.newPage();
   const s = new StudioPage(page);

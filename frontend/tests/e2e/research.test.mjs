@@ -4,23 +4,13 @@
 // export then import. Screenshots land in frontend/test-results/.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { after, before, test } from "node:test";
-import { launchBrowser, screenshot, startBackend } from "./harness.mjs";
+import { test } from "node:test";
+import { studioFixture } from "./fixture.mjs";
+import { screenshot } from "./harness.mjs";
 import { StudioPage } from "./studio-page.mjs";
 
 const VIEWPORT = { width: 1280, height: 720 };
-let server;
-let chrome;
-
-before(async () => {
-  server = await startBackend();
-  chrome = await launchBrowser();
-});
-
-after(async () => {
-  await chrome?.close();
-  await server?.stop();
-});
+const studio = studioFixture();
 
 /** A family: main path 1, 2 (step 2 rejects a preference), and a branch 2.1 from step 1. */
 async function buildFamily(s, page, branchText = "Trams are quiet too.") {
@@ -39,6 +29,7 @@ async function buildFamily(s, page, branchText = "Trams are quiet too.") {
 }
 
 test("branch names, rejected decisions and compare", async () => {
+  const { server, chrome } = studio;
   const context = await chrome.browser.newContext({ viewport: VIEWPORT });
   const page = await context.newPage();
   const errors = [];
@@ -155,6 +146,7 @@ test("branch names, rejected decisions and compare", async () => {
 });
 
 test("search across conversations and jump to a node off the displayed path", async () => {
+  const { server, chrome } = studio;
   const context = await chrome.browser.newContext({ viewport: VIEWPORT });
   const page = await context.newPage();
   const errors = [];
@@ -216,6 +208,7 @@ test("search across conversations and jump to a node off the displayed path", as
 });
 
 test("export a family, import it back and see the same graph; an invalid file is refused", async () => {
+  const { server, chrome } = studio;
   const context = await chrome.browser.newContext({ viewport: VIEWPORT, acceptDownloads: true });
   const page = await context.newPage();
   const errors = [];

@@ -1,25 +1,16 @@
 // The studio walkthrough against the real backend (SQLite, offline model) in Debian
 // chromium at 1280×720. Screenshots land in frontend/test-results/.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { launchBrowser, screenshot, startBackend } from "./harness.mjs";
+import { test } from "node:test";
+import { studioFixture } from "./fixture.mjs";
+import { screenshot } from "./harness.mjs";
 import { StudioPage } from "./studio-page.mjs";
 
 const VIEWPORT = { width: 1280, height: 720 };
-let server;
-let chrome;
-
-before(async () => {
-  server = await startBackend();
-  chrome = await launchBrowser();
-});
-
-after(async () => {
-  await chrome?.close();
-  await server?.stop();
-});
+const studio = studioFixture();
 
 test("walkthrough: create, three turns, restore, confirm, branch 3.1, history menu, live second tab", async () => {
+  const { server, chrome } = studio;
   const started = Date.now();
   const context = await chrome.browser.newContext({ viewport: VIEWPORT });
   const page = await context.newPage();

@@ -1,23 +1,14 @@
 // Token mode: the studio asks for the token once, keeps it, and sends it as Bearer.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { launchBrowser, screenshot, startBackend } from "./harness.mjs";
+import { test } from "node:test";
+import { studioFixture } from "./fixture.mjs";
+import { screenshot } from "./harness.mjs";
 import { StudioPage } from "./studio-page.mjs";
 
-let server;
-let chrome;
-
-before(async () => {
-  server = await startBackend({ HAICO_AUTH: "token" });
-  chrome = await launchBrowser();
-});
-
-after(async () => {
-  await chrome?.close();
-  await server?.stop();
-});
+const studio = studioFixture({ HAICO_AUTH: "token" });
 
 test("token mode: sign in once, then use the studio", async () => {
+  const { server, chrome } = studio;
   const token = server.createUser("e2e");
   const context = await chrome.browser.newContext({ viewport: { width: 1280, height: 720 } });
   const page = await context.newPage();
