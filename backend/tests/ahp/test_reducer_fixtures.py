@@ -1,9 +1,10 @@
 """The upstream 0.7.0 `chat` reducer fixtures against `app.ahp.reducer`, converted to
-the RFC as `../shared/ahp/README.md` says: `turns` (initial and expected) become a
-record keyed by id. The fixtures about `chat/truncated` and the array-shaped
-`chat/turnsLoaded` are not collected at all: the RFC replaces those actions (by
-`chat/historyCheckedOut`, `chat/turnsPruned` and a record-keyed `chat/turnsLoaded`,
-covered in `test_reducer_dag.py`). Every other chat fixture runs, none is skipped."""
+the "Chats as a DAG" shapes: `turns` (initial and expected) become a record keyed by
+id. Of the release's 123 chat fixtures, `vendor/` holds the 112 this reducer runs; the
+11 about `chat/truncated` and the array-shaped `chat/turnsLoaded` were left out,
+because the extension replaces those actions (by `chat/historyCheckedOut`,
+`chat/turnsPruned` and a record-keyed `chat/turnsLoaded`, covered in
+`test_reducer_dag.py`). Every vendored fixture runs, none is skipped."""
 
 from __future__ import annotations
 
@@ -14,13 +15,13 @@ from typing import Any
 import pytest
 
 from app.ahp.reducer import reduce_chat
-from tests.ahp.wire import SHARED
+from tests.ahp.wire import VENDOR
 
-FIXTURES = sorted((SHARED / "0.7.0" / "test-cases" / "reducers").glob("*.json"))
+FIXTURES = sorted((VENDOR / "0.7.0" / "test-cases" / "reducers").glob("*.json"))
 REPLACED = {"chat/truncated", "chat/turnsLoaded"}
-# How many 0.7.0 chat fixtures use a replaced action: if the vendored set changes,
-# this fails instead of silently running fewer (or more) fixtures.
-REPLACED_FIXTURES = 11
+# How many fixtures are vendored: if the set changes, this fails instead of silently
+# running fewer (or more) fixtures.
+CHAT_FIXTURES = 112
 
 
 def _strip(value: Any) -> Any:
@@ -39,16 +40,14 @@ def _record(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _chat_fixtures() -> list[Any]:
-    params, replaced = [], 0
+    params = []
     for path in FIXTURES:
         case = json.loads(path.read_text())
-        if case["reducer"] != "chat":
-            continue
-        if {a["type"] for a in case["actions"]} & REPLACED:
-            replaced += 1  # the RFC replaces these actions: not a case for this reducer
-            continue
+        kinds = {a["type"] for a in case["actions"]}
+        assert case["reducer"] == "chat", f"{path.name}: not a chat fixture"
+        assert not kinds & REPLACED, f"{path.name}: uses an action the extension replaces"
         params.append(pytest.param(path, id=path.stem[:60]))
-    assert replaced == REPLACED_FIXTURES, f"{replaced} fixtures use replaced actions"
+    assert len(params) == CHAT_FIXTURES, f"{len(params)} fixtures vendored, not {CHAT_FIXTURES}"
     return params
 
 

@@ -17,7 +17,8 @@ import jsonschema
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "ahp"
+# Upstream's JSON Schemas (and reducer fixtures), vendored: see vendor/README.md.
+VENDOR = Path(__file__).resolve().parent / "vendor"
 APP = Path(__file__).resolve().parents[2] / "app"
 DAG = APP / "ahp" / "schemas" / "dag-extension.schema.json"
 WORKSPACE_CHANGED = APP / "events" / "schemas" / "haico-workspaceChanged.schema.json"
@@ -27,7 +28,7 @@ Json = dict[str, Any]
 
 
 def schema_dir(version: str) -> Path:
-    return SHARED / ("0.7.0" if version.startswith("0.7.") else "1.0.0") / "schema"
+    return VENDOR / ("0.7.0" if version.startswith("0.7.") else "1.0.0") / "schema"
 
 
 @cache
