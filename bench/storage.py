@@ -6,7 +6,7 @@ One conversation runs 400 turns through the turn service (offline model) with ~1
 user messages that do not compress; before every 10th turn (1, 11, 21, ...) the user
 edits a 20 KB document through the workspace service (a 2 KB slice changes), so the
 next snapshot captures a new document version. At 50, 200 and 400 turns it measures,
-as the sum of `pg_column_size` over the rows (API.md decision 16), with
+as the sum of `pg_column_size` over the rows (what the data costs as stored), with
 `pg_total_relation_size` beside:
 
 - transcript: checkpoints + checkpoint_blobs + checkpoint_writes of the thread, against

@@ -233,10 +233,11 @@ def render(doc: Schema) -> str:
             "`HAICO_AUTH=token` every operation except the health check needs "
             "`Authorization: Bearer <token>`. Errors share one body, "
             f"{_link('ErrorOut')} (`code`, `message`, `data`); a request that does not match "
-            f"its schema gets 422 with {_link('ValidationErrorOut')}. Streams "
-            "(`text/event-stream`) and their events are described in `shared/docs/API.md` "
-            "and in [the design notes](DESIGN.md#events); `/ahp` (WebSocket, JSON-RPC) is "
-            "in [AHP.md](AHP.md)."
+            f"its schema gets 422 with {_link('ValidationErrorOut')}; every error code, with "
+            "its status, is in [api.md](api.md#errors). Streams (`text/event-stream`) and "
+            "their events are described in [api.md](api.md) and in "
+            "[the design notes](DESIGN.md#events); `/ahp` (WebSocket, JSON-RPC) is in "
+            "[api.md](api.md#the-ahp-host) and [AHP.md](AHP.md)."
         ),
         "",
         "## Operations",

@@ -108,7 +108,7 @@ async def test_another_users_chat_is_out_of_reach(app: FastAPI, client: httpx.As
             assert all(snap.get("resource") != chat for snap in result["snapshots"]), result
         assert SECRET not in json.dumps(result) and "first question" not in json.dumps(result)
         # Bob saw nothing of Ana's chat at any point (its id is in his own request, and
-        # "another user's" is the same 403/404 split as REST, API.md).
+        # "another user's" is the same 403/404 split as REST, docs/api.md "Errors").
         seen = json.dumps([bob.actions, bob.notifications, again.actions])
         assert SECRET not in seen and "first question" not in seen
         assert all(a.get("rejectionReason") for a in bob.actions), bob.actions

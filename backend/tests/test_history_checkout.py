@@ -407,7 +407,7 @@ async def test_failed_and_cancelled_turns_are_nodes(
     assert r.status_code == 200 and r.json()["head_turn_id"] == f"{tid}:4"
 
 
-# ---- deleting (decision 11) ----
+# ---- deleting the working thread moves the head to its branch point ----
 
 
 async def test_deleting_the_working_thread_moves_the_head_to_its_branch_point(

@@ -1,7 +1,7 @@
 """Chat models: the offline deterministic model and the real providers.
 
 `make_chat_model(settings)` picks one by `settings.llm`. The offline model needs no
-key and implements the command table of API.md ("The offline model"): each line, or
+key and implements the command table of docs/api.md ("The offline model"): each line, or
 `;`-separated part, of the user's message that matches a command becomes a real tool
 call; anything else gets a short streamed reply describing the workspace (read from
 the system prompt's summary line). After tool results come back it streams a short
@@ -68,7 +68,7 @@ def _position(m: re.Match[str]) -> dict[str, Any]:
     return {"position": int(m["n"])}
 
 
-# The command table of API.md, in match order (`replace document:` before `write:`
+# The command table of docs/api.md, in match order (`replace document:` before `write:`
 # is irrelevant, but `subtodo:` must win over `todo:`).
 COMMANDS: tuple[_Command, ...] = (
     _cmd(rf"objective:{_TEXT}", "set_objective", _text),

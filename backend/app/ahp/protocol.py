@@ -33,7 +33,7 @@ def rpc_error(exc: DomainError) -> RpcError:
     """A domain error as the JSON-RPC error the shared error table names."""
     code = ERROR_TABLE.get(exc.code, (500, INTERNAL))[1]
     if isinstance(exc, CheckoutWouldDiscardChanges):
-        # The RFC fixes the top-level message; the host's own words go in data.
+        # The extension fixes the top-level message; the host's own words go in data.
         return RpcError(code, "Checkout would discard changes", {"message": exc.message})
     return RpcError(code, exc.message, exc.data or None)
 

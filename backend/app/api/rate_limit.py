@@ -2,8 +2,8 @@
 
 The caller is its bearer token (hashed; never kept in clear), or its address when it
 sends none (the embedded default). Buckets live in this process: with N workers or
-replicas a caller can reach N times the rate (decision 10). `/api/health` and the
-studio's static files are not limited. Over the limit → 429 with `Retry-After`.
+replicas a caller can reach N times the rate, as docs/operations.md says. `/api/health`
+and the studio's static files are not limited. Over the limit → 429 with `Retry-After`.
 """
 
 from __future__ import annotations

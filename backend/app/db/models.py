@@ -261,7 +261,7 @@ class ActionLogEntry(Base):
 
 
 class SearchEntry(Base):
-    """The search index (API.md decision 17): one row per searchable text of a node.
+    """The search index: one row per searchable text of a node.
 
     `kind` is `user`, `assistant` or `document`; a document is indexed at the nodes
     where it changed. `tsv` is the PostgreSQL text-search vector (null on SQLite,

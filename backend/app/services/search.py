@@ -1,6 +1,6 @@
 """Search across every branch of the caller's conversations.
 
-The index (`search_entries`, API.md decision 17) holds each node's user message and
+The index (`search_entries`, a table of its own) holds each node's user message and
 reply, written when the turn completes, and the document at the nodes where it
 changed (a document that stays the same over many turns is indexed once, at the node
 that made it so). Imported families index their nodes as they are written.

@@ -1,4 +1,4 @@
-"""The offline model's command table (API.md, "The offline model"), without storage."""
+"""The offline model's command table (docs/api.md, "The offline model"), without storage."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The reducer on the RFC's actions that replace `chat/truncated` and the array-shaped
+"""The reducer on the DAG extension's actions that replace `chat/truncated` and the array-shaped
 `chat/turnsLoaded`: a record-keyed `chat/turnsLoaded`, `chat/historyCheckedOut` and
 `chat/turnsPruned` (the upstream fixtures cover neither)."""
 
