@@ -12,8 +12,9 @@ A turn runs in three steps:
 3. One transaction closes it: the node's state (`complete`, `cancelled` or `error`),
    its reply, and the lease row removed. Failed and cancelled turns stay nodes.
 
-A process that dies mid-turn leaves a lease whose heartbeat goes stale; `sweep_stale`
-(on start and periodically) marks such turns `error` and frees the family.
+A process that dies mid-turn leaves a lease whose heartbeat goes stale; the sweep
+(`services.turn_sweep`, run on start and periodically) marks such turns `error` and
+frees the family. The heartbeat itself is `turn_sweep.keep_lease`.
 """
 
 from __future__ import annotations
