@@ -23,6 +23,7 @@ from app.schemas import (
     TodoPatch,
     WorkspaceOut,
 )
+from app.services import search
 from app.services.conversations import get_owned
 from app.services.family import Lineage
 from app.services.items import (
@@ -128,8 +129,9 @@ async def put_document(
     db: Database, *, user_id: int, thread_id: str, content: str, title: str | None
 ) -> WorkspaceOut:
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
         await write_document_in(s, conv, content=content, title=title)
+        await search.index_live_document_in(s, conv, branch)
         await s.flush()
         return (await live_state(s, conv)).to_out()
 
