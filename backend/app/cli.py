@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app import cli_maintenance, cli_transfer
+from app import cli_maintenance, cli_transfer, log_redaction
 from app.config import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -307,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "ahp":
         return cli_client.main(args)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format=log_redaction.FORMAT)
+    log_redaction.protect_root()
     settings = get_settings()
     if args.command == "migrate":
         migrate(settings, local_user=True)
@@ -350,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
             "host": args.host,
             "port": args.port,
             "log_level": "info",
+            "log_config": log_redaction.log_config(),
             "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_S,
             "timeout_keep_alive": settings.keep_alive_seconds,
         }

@@ -12,10 +12,17 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 THREAD_PREFIX = "th_"
+# The longest title a conversation, a document or an artifact may have (its column's size).
+TITLE_CHARS = 500
 
 
 def new_thread_id() -> str:
     return THREAD_PREFIX + uuid.uuid4().hex
+
+
+def suffixed_title(title: str, suffix: str) -> str:
+    """`title` with `suffix`, the title cut so that the whole fits in `TITLE_CHARS`."""
+    return title[: TITLE_CHARS - len(suffix)] + suffix
 
 
 def now() -> datetime:

@@ -22,6 +22,7 @@ from app.api import branching, conversations, health, history, research, turns, 
 from app.api import errors as api_errors
 from app.api import graph as graph_api
 from app.api import methods as api_methods
+from app.api.disconnects import ClientGoneMiddleware
 from app.api.limits import BodyLimitMiddleware
 from app.api.links import add_links
 from app.api.rate_limit import RateLimitMiddleware
@@ -110,6 +111,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await db.dispose()
 
     app = FastAPI(title="HAICO", version="0.1.0", lifespan=lifespan)
+    app.add_middleware(ClientGoneMiddleware)
     app.add_middleware(
         BodyLimitMiddleware,
         max_bytes=settings.max_body_bytes,

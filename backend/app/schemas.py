@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
 
+from app.domain import TITLE_CHARS
+
 MAX_TEXT = 100_000
 MAX_DOC = 900_000
 # The largest id or turn number a request may name (the columns are 32-bit or larger).
@@ -68,7 +70,7 @@ class ConversationOut(BaseModel):
 
 class ConversationCreate(BaseModel):
     model_config = STRICT
-    title: str | None = Field(default=None, max_length=500, pattern=NO_NUL)
+    title: str | None = Field(default=None, max_length=TITLE_CHARS, pattern=NO_NUL)
     objective: str | None = Field(default=None, max_length=MAX_TEXT, pattern=NO_NUL)
 
 
@@ -79,7 +81,7 @@ class ConversationPatch(BaseModel):
     """A rename: `title` and/or the short branch `name` (`name: null` clears it)."""
 
     model_config = STRICT
-    title: str | None = Field(default=None, max_length=500, pattern=NO_NUL)
+    title: str | None = Field(default=None, max_length=TITLE_CHARS, pattern=NO_NUL)
     name: str | None = Field(default=None, max_length=MAX_NAME, pattern=NO_NUL)
 
 
@@ -144,7 +146,7 @@ class ObjectiveIn(BaseModel):
 
 class DocumentIn(BaseModel):
     model_config = STRICT
-    title: str | None = Field(default=None, max_length=500, pattern=NO_NUL)
+    title: str | None = Field(default=None, max_length=TITLE_CHARS, pattern=NO_NUL)
     content: str = Field(max_length=MAX_DOC, pattern=NO_NUL)
 
 
@@ -187,7 +189,7 @@ class HealthOut(BaseModel):
 
 class OverrideDocument(BaseModel):
     model_config = STRICT
-    title: str | None = Field(default=None, max_length=500, pattern=NO_NUL)
+    title: str | None = Field(default=None, max_length=TITLE_CHARS, pattern=NO_NUL)
     content: str = Field(max_length=MAX_DOC, pattern=NO_NUL)
 
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.domain import TITLE_CHARS
 from app.schemas import (
     MAX_DEPTH,
     MAX_INT,
@@ -61,7 +62,7 @@ class ExportArtifactRef(BaseModel):
 
 class ExportDocument(BaseModel):
     model_config = DOC
-    title: ImportText = Field(max_length=500)
+    title: ImportText = Field(max_length=TITLE_CHARS)
     content: ImportText
 
 
@@ -103,7 +104,7 @@ class ExportArtifact(BaseModel):
     model_config = DOC
     turn_index: int = Field(ge=0, le=MAX_INT)
     kind: ImportText = Field(max_length=50)
-    title: ImportText = Field(max_length=500)
+    title: ImportText = Field(max_length=TITLE_CHARS)
     content: ImportText
     created_at: Timestamp | None = None
 
@@ -133,7 +134,7 @@ class ExportThread(BaseModel):
     parent_thread_id: str | None
     branch_point_turn: int | None = Field(ge=0, le=MAX_INT)
     reason: ImportText | None = Field(default=None, max_length=2000)
-    title: ImportText = Field(max_length=500)
+    title: ImportText = Field(max_length=TITLE_CHARS)
     name: ImportText | None = Field(default=None, max_length=MAX_NAME)
     turn_index: int = Field(ge=0, le=MAX_INT)
     message_count: int = Field(default=0, ge=0, le=MAX_INT)

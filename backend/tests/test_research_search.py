@@ -20,7 +20,8 @@ from app.db.engine import Database
 from app.services import conversations, search, users
 from tests.conftest import PG_ADMIN_URL, _admin
 from tests.helpers import db_of
-from tests.history_helpers import checkout, new_thread, turn_ok
+from tests.history_helpers import checkout, new_thread, turn_ok, wait_for_active_turn
+from tests.sse_client import send_turn
 
 API = "/api/conversations"
 
@@ -103,6 +104,67 @@ async def test_the_document_is_indexed_where_it_changed(client: httpx.AsyncClien
     assert len(branch_hits) == 3
     (new,) = [h for h in branch_hits if h["thread_id"] != tid]
     assert new["node_id"].endswith(":2") and "wombat draft" in new["snippet"]
+
+
+async def _put_document(client: httpx.AsyncClient, thread_id: str, content: str) -> None:
+    r = await client.put(f"{API}/{thread_id}/document", json={"content": content})
+    assert r.status_code == 200, r.text
+
+
+async def _documents(client: httpx.AsyncClient, word: str) -> list[str]:
+    return sorted(h["node_id"] for h in await _search(client, word) if h["kind"] == "document")
+
+
+async def test_a_live_document_edit_is_found_at_the_head_node(client: httpx.AsyncClient) -> None:
+    """The workspace after the latest turn is that turn's node (the snapshot rule), so
+    a document edited since is found there at once, not after the next turn, and the
+    text it replaced no longer matches that node."""
+    tid = await new_thread(client)
+    await turn_ok(client, tid, "replace document: the okapi outline")
+    await _put_document(client, tid, "the narwhal essay")
+    assert await _documents(client, "narwhal") == [f"{tid}:1"]
+    assert await _documents(client, "okapi") == []
+    await _put_document(client, tid, "the narwhal essay, longer")
+    assert await _documents(client, "narwhal") == [f"{tid}:1"]
+    assert await _documents(client, "longer") == [f"{tid}:1"]
+
+    # A document unchanged since an earlier node: that node keeps its text.
+    await turn_ok(client, tid, "objective: unrelated")
+    await _put_document(client, tid, "the tapir memo")
+    assert await _documents(client, "tapir") == [f"{tid}:2"]
+    assert await _documents(client, "longer") == [f"{tid}:1"]
+    # The next turn leaves it alone: it is indexed once, where it changed.
+    await turn_ok(client, tid, "objective: still the memo")
+    assert await _documents(client, "tapir") == [f"{tid}:2"]
+    # Edited back to the text indexed before the head node: no entry of its own there.
+    await _put_document(client, tid, "the tapir memo")
+    await _put_document(client, tid, "   ")
+    assert await _documents(client, "tapir") == [f"{tid}:2"]
+
+
+async def test_a_live_edit_indexes_only_a_node_its_thread_owns(client: httpx.AsyncClient) -> None:
+    """A draft's live rows are no node yet (they become its first turn's), and an edit
+    made while a turn runs belongs to that turn, found once it ends."""
+    tid = await new_thread(client)
+    await turn_ok(client, tid, "objective: one")
+    await turn_ok(client, tid, "objective: two")
+    r = await checkout(client, tid, f"{tid}:1")
+    assert r.status_code == 200, r.text
+    draft = r.json()["working_thread_id"]
+    await _put_document(client, draft, "the gerenuk sketch")
+    assert await _documents(client, "gerenuk") == []
+    await turn_ok(client, draft, "objective: on the draft")
+    assert await _documents(client, "gerenuk") == [f"{draft}:2"]
+
+    running = asyncio.create_task(send_turn(client, draft, "wait: 30"))
+    await wait_for_active_turn(client, draft)
+    await _put_document(client, draft, "the saola notes")
+    assert await _documents(client, "saola") == []
+    r = await client.post(f"{API}/{draft}/turns/cancel")
+    assert r.status_code == 200, r.text
+    await running
+    assert await _documents(client, "saola") == [f"{draft}:3"]
+    assert await _documents(client, "gerenuk") == [f"{draft}:2"]
 
 
 async def test_search_never_shows_other_users_or_deleted_threads(

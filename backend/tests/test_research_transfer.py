@@ -225,3 +225,31 @@ async def test_export_ownership(app: FastAPI, client: httpx.AsyncClient) -> None
     r = await client.post(f"{API}/import", json=doc)
     assert r.status_code == 201 and r.json()["title"] == "empty"
     assert THREAD.fullmatch(r.json()["thread_id"])
+
+
+async def test_the_longest_titles_survive_a_fork_and_an_export(client: httpx.AsyncClient) -> None:
+    """A fork's title gets its ` (fork)` suffix within the 500 characters a title may
+    have, so the fork exports, and its export imports."""
+    tid = await new_thread(client, "t" * 500)
+    await turn_ok(client, tid, "objective: long titles")
+    r = await client.post(f"{API}/{tid}/fork", json={"from_turn": 1})
+    assert r.status_code == 201, r.text
+    fork = r.json()
+    doc = await _export(client, fork["thread_id"])
+    assert len(fork["title"]) == 500 and fork["title"].endswith("t (fork)")
+    assert doc["threads"][0]["title"] == fork["title"]
+    r = await client.post(f"{API}/import", json=doc)
+    assert r.status_code == 201 and r.json()["title"] == fork["title"]
+
+
+async def test_the_agent_cannot_write_a_title_past_the_cap(client: httpx.AsyncClient) -> None:
+    """A document or artifact title longer than a title may be is refused by the tool
+    (as the REST face refuses it) instead of being stored (SQLite) or failing in the
+    database (PostgreSQL), and the family still exports."""
+    tid = await new_thread(client, "long tool titles")
+    events = await turn_ok(client, tid, f"title: {'x' * 501}; artifact {'y' * 501}: body")
+    reply = events[-1][1]["reply"]
+    assert reply.count("title: at most 500 characters") == 2, reply
+    ws = await workspace(client, tid)
+    assert ws["document"] is None and ws["artifacts"] == []
+    await _export(client, tid)

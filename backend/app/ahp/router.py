@@ -1,5 +1,8 @@
 """`/ahp`: the WebSocket endpoint. In token mode the handshake must carry a bearer
-token (the `Authorization` header, or `?token=`); without a valid one it is refused."""
+token, in one of three places: the `Authorization` header; a `bearer.<token>`
+subprotocol offered next to `ahp` (a browser's WebSocket cannot set headers, but it
+can offer subprotocols; the host accepts `ahp`, never echoing the token); or
+`?token=` (logged redacted). Without a valid one the handshake is refused."""
 
 from __future__ import annotations
 
@@ -11,12 +14,22 @@ from app.services import users
 
 router = APIRouter()
 
+SUBPROTOCOL = "ahp"
+BEARER_SUBPROTOCOL = "bearer."
+
 
 def _token(ws: WebSocket) -> str | None:
     header = ws.headers.get("authorization")
     if header and header.lower().startswith("bearer "):
         return header[7:].strip() or None
+    for offered in _offered(ws):
+        if offered.startswith(BEARER_SUBPROTOCOL):
+            return offered.removeprefix(BEARER_SUBPROTOCOL) or None
     return ws.query_params.get("token")
+
+
+def _offered(ws: WebSocket) -> list[str]:
+    return list(ws.scope.get("subprotocols") or ())
 
 
 @router.websocket("/ahp")
@@ -30,5 +43,5 @@ async def ahp(ws: WebSocket) -> None:
         except DomainError:
             await ws.close(code=1008)  # before accept: the handshake is refused (403)
             return
-    await ws.accept()
+    await ws.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in _offered(ws) else None)
     await Connection(ws, state, principal).run()

@@ -20,6 +20,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base, BigId, JsonType, SearchVector
+from app.domain import TITLE_CHARS
 
 THREAD_ID_LEN = 35  # "th_" + 32 hex
 NAME_LEN = 80  # a branch name
@@ -52,7 +53,7 @@ class Conversation(Base):
     thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN), primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     root_thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN), index=True)
-    title: Mapped[str] = mapped_column(String(500), default="")
+    title: Mapped[str] = mapped_column(String(TITLE_CHARS), default="")
     # A short branch name the user gives a thread (the graph and history menu show it).
     name: Mapped[str | None] = mapped_column(String(NAME_LEN), nullable=True)
     objective: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -76,7 +77,7 @@ class Document(Base):
     thread_id: Mapped[str] = mapped_column(
         ForeignKey("conversations.thread_id", ondelete="CASCADE"), unique=True
     )
-    title: Mapped[str] = mapped_column(String(500), default="")
+    title: Mapped[str] = mapped_column(String(TITLE_CHARS), default="")
     content: Mapped[str] = mapped_column(Text, default="")
     # Set when the body is a stored version (a restored draft points at its snapshot's
     # body instead of copying it); `content` is then empty. Any edit writes `content`.
@@ -138,7 +139,7 @@ class Artifact(Base):
     )
     turn_index: Mapped[int] = mapped_column(Integer)
     kind: Mapped[str] = mapped_column(String(50), default="text")
-    title: Mapped[str] = mapped_column(String(500))
+    title: Mapped[str] = mapped_column(String(TITLE_CHARS))
     content: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
@@ -168,7 +169,7 @@ class WorkspaceSnapshot(Base):
     turn_index: Mapped[int] = mapped_column(Integer)
     format: Mapped[int] = mapped_column(Integer, default=3)
     objective: Mapped[str | None] = mapped_column(Text, nullable=True)
-    document_title: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    document_title: Mapped[str | None] = mapped_column(String(TITLE_CHARS), nullable=True)
     document_hash: Mapped[str | None] = mapped_column(
         ForeignKey("document_bodies.hash"), nullable=True
     )

@@ -31,7 +31,7 @@ from app.db.engine import Database, fault
 from app.db.models import Conversation, ConversationBranch
 from app.db.repositories import threads as repo
 from app.db.repositories import workspace as workspace_repo
-from app.domain import BranchStatus, new_thread_id, now
+from app.domain import BranchStatus, new_thread_id, now, suffixed_title
 from app.errors import (
     AlreadyExists,
     InvalidBranchPoint,
@@ -288,7 +288,7 @@ async def create_fork(
             else conv.thread_id
         )
         target = _new_thread(conv, new_id, root_thread_id=new_id, turn=from_turn)
-        target.title = f"{conv.title} (fork)"
+        target.title = suffixed_title(conv.title, " (fork)")
         target.forked_from_thread_id = source
         target.forked_from_turn = from_turn
         target.building = True

@@ -3,7 +3,9 @@
 The index (`search_entries`, a table of its own) holds each node's user message and
 reply, written when the turn completes, and the document at the nodes where it
 changed (a document that stays the same over many turns is indexed once, at the node
-that made it so). Imported families index their nodes as they are written.
+that made it so). A document edited after a thread's latest turn is that turn's node's
+(the snapshot rule) and is indexed there at once (`index_live_document_in`). Imported
+families index their nodes as they are written.
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import Write
 from app.db.engine import Database
+from app.db.models import Conversation, ConversationBranch
+from app.db.repositories import heads as heads_repo
 from app.db.repositories import search as repo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as workspace_repo
-from app.domain import NodeId
+from app.domain import BranchStatus, NodeId
 from app.errors import InvalidInput
 from app.schemas import SearchHit, SearchKind, SearchOut
+from app.services.family import first_owned_turn
 
 _KINDS: dict[str, SearchKind] = {"user": "user", "assistant": "assistant"}
 SNIPPET_BEFORE = 60
@@ -89,6 +94,47 @@ async def node_entries(
         thread_id=thread_id,
         turn_index=turn_index,
         texts=texts,
+    )
+
+
+async def index_live_document_in(
+    s: AsyncSession, conv: Conversation, branch: ConversationBranch | None
+) -> None:
+    """The thread's live document was edited: index it as its head node's.
+
+    By the snapshot rule the workspace after a thread's latest turn is that turn's
+    node (snapshot k+1, taken when the next turn opens, is the same rows), so the
+    node's document entry is replaced by the live text; as at a turn's end, there is
+    none when the text is blank or the same as the last one indexed before the node.
+    Nothing happens for a thread that owns no turn yet (a draft's or a new branch's
+    live rows become its first turn's) or while a turn runs on the thread (the edit
+    is that turn's, indexed when it closes). An edit committed while the closing
+    statement runs may be missed by both; the next turn's close indexes it then.
+    """
+    k = conv.turn_index
+    if branch is not None and branch.status != BranchStatus.ACTIVE:
+        return
+    if k < first_owned_turn(branch.branch_point_turn if branch else None, conv.forked_from_turn):
+        return
+    running = await heads_repo.get_active_turn(s, conv.root_thread_id, fresh=True)
+    if running is not None and running.thread_id == conv.thread_id:
+        return
+    await repo.delete_documents_at(s, conv.thread_id, k)
+    document = await workspace_repo.live_document_text(s, conv.thread_id)
+    if document is None or not document.strip():
+        return
+    digest = digest_of(document)
+    if digest == await repo.last_document_digest(s, conv.thread_id, before=k):
+        return
+    await s.execute(
+        *repo.entries_write(
+            s,
+            user_id=conv.user_id,
+            root_thread_id=conv.root_thread_id,
+            thread_id=conv.thread_id,
+            turn_index=k,
+            texts=[("document", document, digest)],
+        )
     )
 
 

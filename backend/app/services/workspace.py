@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.engine import Database, limits_of
 from app.db.models import Artifact, Conversation, Preference, Todo
 from app.db.repositories import workspace as repo
+from app.domain import TITLE_CHARS
 from app.errors import InvalidInput, NotFound
 from app.schemas import (
     ArtifactOut,
@@ -23,6 +24,7 @@ from app.schemas import (
     TodoPatch,
     WorkspaceOut,
 )
+from app.services import search
 from app.services.conversations import get_owned
 from app.services.family import Lineage
 from app.services.items import (
@@ -68,6 +70,8 @@ async def write_document_in(
     append: str | None = None,
     title: str | None = None,
 ) -> None:
+    if title is not None:
+        _check_title(title)
     doc = await repo.ensure_document(session, conv.thread_id)
     if title is not None:
         doc.title = title
@@ -87,6 +91,7 @@ async def write_document_in(
 async def create_artifact_in(
     session: AsyncSession, conv: Conversation, *, title: str, content: str, kind: str = "text"
 ) -> Artifact:
+    _check_title(title)
     art = Artifact(
         thread_id=conv.thread_id,
         turn_index=conv.turn_index,
@@ -99,6 +104,12 @@ async def create_artifact_in(
     summary = {"id": art.id, "turn_index": art.turn_index, "kind": art.kind, "title": art.title}
     await changed(session, conv, "artifacts", "added", summary)
     return art
+
+
+def _check_title(title: str) -> None:
+    """The REST face's schemas refuse a longer title; the agent's tools reach here."""
+    if len(title) > TITLE_CHARS:
+        raise InvalidInput(f"title: at most {TITLE_CHARS} characters")
 
 
 # ---- the REST face: ownership first, one transaction each ----
@@ -128,8 +139,9 @@ async def put_document(
     db: Database, *, user_id: int, thread_id: str, content: str, title: str | None
 ) -> WorkspaceOut:
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
         await write_document_in(s, conv, content=content, title=title)
+        await search.index_live_document_in(s, conv, branch)
         await s.flush()
         return (await live_state(s, conv)).to_out()
 

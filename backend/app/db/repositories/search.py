@@ -24,6 +24,7 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
+    delete,
     func,
     insert,
     literal,
@@ -206,13 +207,29 @@ def _pg_rows(texts: Iterable[tuple[str, str, str | None]]) -> dict[str, Any]:
     }
 
 
-async def last_document_digest(s: AsyncSession, thread_id: str) -> str | None:
-    """The digest of the document most recently indexed for this thread."""
+async def last_document_digest(
+    s: AsyncSession, thread_id: str, *, before: int | None = None
+) -> str | None:
+    """The digest of the document most recently indexed for this thread (at a node
+    before turn `before`, if given)."""
+    stmt = select(SearchEntry.digest).where(
+        SearchEntry.thread_id == thread_id, SearchEntry.kind == "document"
+    )
+    if before is not None:
+        stmt = stmt.where(SearchEntry.turn_index < before)
     return await s.scalar(
-        select(SearchEntry.digest)
-        .where(SearchEntry.thread_id == thread_id, SearchEntry.kind == "document")
-        .order_by(SearchEntry.turn_index.desc(), SearchEntry.id.desc())
-        .limit(1)
+        stmt.order_by(SearchEntry.turn_index.desc(), SearchEntry.id.desc()).limit(1)
+    )
+
+
+async def delete_documents_at(s: AsyncSession, thread_id: str, turn_index: int) -> None:
+    """Drop the document entries of node `thread_id:turn_index`."""
+    await s.execute(
+        delete(SearchEntry).where(
+            SearchEntry.thread_id == thread_id,
+            SearchEntry.turn_index == turn_index,
+            SearchEntry.kind == "document",
+        )
     )
 
 
