@@ -53,7 +53,9 @@ export async function startBackend(env = {}) {
       try {
         const r = await fetch(`${base}/api/health`);
         if (r.ok) return;
-      } catch {}
+      } catch {
+        // not listening yet
+      }
       if (Date.now() > deadline) throw new Error(`haico serve did not start:\n${log}`);
       await new Promise((r) => setTimeout(r, 250));
     }
