@@ -23,7 +23,10 @@ import { parseData, readSse } from "@/lib/sse";
  * a REST user or an AHP client changing the family shows up here without a reload.
  * Returns the turn another client is running, as streamed so far.
  */
-export function useFamilyEvents(anchor: string | null, displayedThread: string | null): { live: LiveTurn | null; connected: boolean } {
+export function useFamilyEvents(
+  anchor: string | null,
+  displayedThread: string | null,
+): { live: LiveTurn | null; connected: boolean } {
   const { tokens, requireSignIn } = useApi();
   const qc = useQueryClient();
   const [live, setLive] = useState<LiveTurn | null>(null);

@@ -28,7 +28,9 @@ export function useHistory(anchor: string | null) {
     queryKey: keys.history(anchor ?? ""),
     enabled: anchor !== null,
     queryFn: async () =>
-      unwrap(await client.GET("/api/conversations/{thread_id}/history", { params: { path: { thread_id: anchor ?? "" } } })),
+      unwrap(
+        await client.GET("/api/conversations/{thread_id}/history", { params: { path: { thread_id: anchor ?? "" } } }),
+      ),
   });
 }
 
@@ -39,7 +41,9 @@ export function useGraph(thread: string | null) {
     enabled: thread !== null,
     placeholderData: (previous) => previous,
     queryFn: async () =>
-      unwrap(await client.GET("/api/conversations/{thread_id}/graph", { params: { path: { thread_id: thread ?? "" } } })),
+      unwrap(
+        await client.GET("/api/conversations/{thread_id}/graph", { params: { path: { thread_id: thread ?? "" } } }),
+      ),
   });
 }
 
@@ -49,7 +53,9 @@ export function useMessages(thread: string | null) {
     queryKey: keys.messages(thread ?? ""),
     enabled: thread !== null,
     queryFn: async () =>
-      unwrap(await client.GET("/api/conversations/{thread_id}/messages", { params: { path: { thread_id: thread ?? "" } } })),
+      unwrap(
+        await client.GET("/api/conversations/{thread_id}/messages", { params: { path: { thread_id: thread ?? "" } } }),
+      ),
   });
 }
 
@@ -59,7 +65,9 @@ export function useWorkspace(thread: string | null) {
     queryKey: keys.workspace(thread ?? ""),
     enabled: thread !== null,
     queryFn: async () =>
-      unwrap(await client.GET("/api/conversations/{thread_id}/workspace", { params: { path: { thread_id: thread ?? "" } } })),
+      unwrap(
+        await client.GET("/api/conversations/{thread_id}/workspace", { params: { path: { thread_id: thread ?? "" } } }),
+      ),
   });
 }
 
@@ -97,6 +105,8 @@ export function useRefreshAll() {
   const qc = useQueryClient();
   return () =>
     Promise.all(
-      ["history", "graph", "messages", "workspace", "conversations", "compare"].map((k) => qc.invalidateQueries({ queryKey: [k] })),
+      ["history", "graph", "messages", "workspace", "conversations", "compare"].map((k) =>
+        qc.invalidateQueries({ queryKey: [k] }),
+      ),
     );
 }

@@ -41,7 +41,9 @@ export function useTurn() {
   const refetchFamily = useCallback(
     () =>
       Promise.all(
-        ["history", "graph", "messages", "workspace", "conversations"].map((k) => qc.invalidateQueries({ queryKey: [k] })),
+        ["history", "graph", "messages", "workspace", "conversations"].map((k) =>
+          qc.invalidateQueries({ queryKey: [k] }),
+        ),
       ),
     [qc],
   );
@@ -50,7 +52,16 @@ export function useTurn() {
     async (thread: string, content: string, force = false): Promise<SendOutcome> => {
       if (busy.current) return { accepted: false, error: null };
       busy.current = true;
-      let turn: RunningTurn = { thread, nodeId: null, turn: null, question: content, text: "", tools: [], ended: null, error: null };
+      let turn: RunningTurn = {
+        thread,
+        nodeId: null,
+        turn: null,
+        question: content,
+        text: "",
+        tools: [],
+        ended: null,
+        error: null,
+      };
       const update = (patch: Partial<RunningTurn>) => {
         turn = { ...turn, ...patch };
         setRunning(turn);
@@ -82,7 +93,11 @@ export function useTurn() {
               update({
                 tools: [
                   ...turn.tools,
-                  { name: String(data.name ?? "tool"), args: (data.args as Record<string, unknown>) ?? {}, failed: false },
+                  {
+                    name: String(data.name ?? "tool"),
+                    args: (data.args as Record<string, unknown>) ?? {},
+                    failed: false,
+                  },
                 ],
               });
               break;

@@ -30,7 +30,9 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   await s.expectCount("todo-item", 1);
   assert.ok((await page.locator('[data-testid="tool-activity"] li').count()) >= 3, "tool activity is shown");
   await s.send("write: Cities are for people.; subtodo: find statistics");
-  await page.waitForFunction(() => document.querySelector('[data-testid="workspace-document"]')?.value.includes("Cities are for people."));
+  await page.waitForFunction(() =>
+    document.querySelector('[data-testid="workspace-document"]')?.value.includes("Cities are for people."),
+  );
   await s.expectCount("todo-item", 2);
   await s.send("objective: Argue formally for bike lanes; prefer: cite sources; artifact Sources: city report 2024");
   await s.expectObjective("Argue formally for bike lanes");
@@ -41,7 +43,9 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   await s.expectHead(`${root}:3`);
   // Artifacts open to show their content.
   await s.byTest("artifact-item").locator("button").click();
-  await page.waitForFunction(() => document.querySelector('[data-testid="artifact-content"]')?.textContent?.includes("city report 2024"));
+  await page.waitForFunction(() =>
+    document.querySelector('[data-testid="artifact-content"]')?.textContent?.includes("city report 2024"),
+  );
 
   // 3. Restore step 2 (its checkpoint divider) and see the old workspace.
   await page.locator(`[data-testid="restore-divider"][data-node-id="${root}:2"]`).click();
@@ -79,7 +83,11 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   assert.notEqual(branch, root);
   assert.equal(await branchNode.getAttribute("data-active"), "true");
   assert.equal(await branchNode.getAttribute("data-head"), "true");
-  for (const [k, label] of [[1, "1"], [2, "2"], [3, "3"]]) {
+  for (const [k, label] of [
+    [1, "1"],
+    [2, "2"],
+    [3, "3"],
+  ]) {
     assert.equal(await s.node(`${root}:${k}`).getAttribute("data-label"), label);
   }
   assert.equal(await s.node(`${root}:3`).getAttribute("data-active"), "false");
@@ -118,7 +126,9 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   await s2.expectCount("graph-node", 5);
   await s2.expectHead(`${branch}:4`);
   await page2.waitForFunction(() =>
-    [...document.querySelectorAll('[data-testid="preference-item"]')].some((e) => e.textContent.includes("live sync works")),
+    [...document.querySelectorAll('[data-testid="preference-item"]')].some((e) =>
+      e.textContent.includes("live sync works"),
+    ),
   );
   await s2.expectCount("chat-message", 8, '[data-role="user"], [data-testid="chat-message"][data-role="assistant"]');
   await page.locator(`[data-testid="restore-divider"][data-node-id="${root}:1"]`).click();
@@ -139,8 +149,12 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   assert.match(await s.byTest("error-banner").innerText(), /turn/i);
   await s.byTest("stop-button").click();
   await s.waitIdle();
-  await page.waitForSelector('[data-testid="chat-message"][data-role="assistant"][data-state="cancelled"]', { timeout: 20_000 });
-  await page.waitForSelector('[data-testid="graph-node"][data-state="cancelled"][data-head="true"]', { timeout: 20_000 });
+  await page.waitForSelector('[data-testid="chat-message"][data-role="assistant"][data-state="cancelled"]', {
+    timeout: 20_000,
+  });
+  await page.waitForSelector('[data-testid="graph-node"][data-state="cancelled"][data-head="true"]', {
+    timeout: 20_000,
+  });
   await s2.byTest("turn-status").waitFor({ state: "hidden", timeout: 20_000 });
 
   // 9. "Discard" in the confirm dialog retries the checkout with force.

@@ -131,8 +131,16 @@ export function ChatPanel(props: ChatPanelProps) {
                 )}
               </div>
               <Tools tools={t.tools} />
-              <div data-testid="chat-message" data-role="assistant" data-node-id={nodeId} data-state={t.state} className={`msg assistant state-${t.state}`}>
-                {ENDED[t.state] && <span className={`badge ${t.state === "error" ? "err" : "warn"}`}>{ENDED[t.state]}</span>}
+              <div
+                data-testid="chat-message"
+                data-role="assistant"
+                data-node-id={nodeId}
+                data-state={t.state}
+                className={`msg assistant state-${t.state}`}
+              >
+                {ENDED[t.state] && (
+                  <span className={`badge ${t.state === "error" ? "err" : "warn"}`}>{ENDED[t.state]}</span>
+                )}
                 <div className="text">{t.reply || (t.state === "complete" ? "(no reply)" : "")}</div>
               </div>
               {!last && nodeId && (
@@ -155,14 +163,24 @@ export function ChatPanel(props: ChatPanelProps) {
             <div data-testid="chat-message" data-role="user" data-node-id={running.nodeId ?? ""} className="msg user">
               <div className="meta">
                 <span className="step">
-                  Step <span data-testid="step-label">{running.turn !== null ? guide.get(running.turn)?.label ?? running.turn : "…"}</span>
+                  Step{" "}
+                  <span data-testid="step-label">
+                    {running.turn !== null ? (guide.get(running.turn)?.label ?? running.turn) : "…"}
+                  </span>
                 </span>
               </div>
               <div className="text">{running.question}</div>
             </div>
             <Tools tools={running.tools} />
-            <div data-testid="chat-message" data-role="assistant" data-node-id={running.nodeId ?? ""} className="msg assistant streaming">
-              {running.error && <span className="badge err">{running.ended === "cancelled" ? "Stopped" : "Failed"}</span>}
+            <div
+              data-testid="chat-message"
+              data-role="assistant"
+              data-node-id={running.nodeId ?? ""}
+              className="msg assistant streaming"
+            >
+              {running.error && (
+                <span className="badge err">{running.ended === "cancelled" ? "Stopped" : "Failed"}</span>
+              )}
               <div className="text">{running.text || <span className="typing">thinking…</span>}</div>
             </div>
           </div>
@@ -183,12 +201,16 @@ export function ChatPanel(props: ChatPanelProps) {
         {props.busy && (
           <div className="turn-status" data-testid="turn-status" role="status">
             <span className="spinner" /> The agent is working
-            {running && running.tools.length > 0 ? ` · ${running.tools.length} tool step${running.tools.length === 1 ? "" : "s"}` : ""}…
+            {running && running.tools.length > 0
+              ? ` · ${running.tools.length} tool step${running.tools.length === 1 ? "" : "s"}`
+              : ""}
+            …
           </div>
         )}
         {props.restoredAt && !props.busy && (
           <div className="restored-note">
-            Restored to step {props.restoredAt}. Edit the workspace if you like; sending continues from here on a new path.
+            Restored to step {props.restoredAt}. Edit the workspace if you like; sending continues from here on a new
+            path.
           </div>
         )}
         <div className="composer-row">
@@ -210,7 +232,13 @@ export function ChatPanel(props: ChatPanelProps) {
               ■ Stop
             </button>
           ) : null}
-          <button type="button" className="primary" data-testid="send-button" disabled={props.busy || !draft.trim()} onClick={submit}>
+          <button
+            type="button"
+            className="primary"
+            data-testid="send-button"
+            disabled={props.busy || !draft.trim()}
+            onClick={submit}
+          >
             Send
           </button>
         </div>

@@ -118,7 +118,11 @@ export function HistoryMenu(props: HistoryMenuProps) {
             {entries.map(({ c, depth }) => {
               const current = c.thread_id === props.currentThread;
               return (
-                <li key={c.thread_id} style={{ paddingLeft: 8 + depth * 18 }} className={`${current ? "current" : ""} ${c.root_thread_id === props.currentRoot ? "family" : ""}`}>
+                <li
+                  key={c.thread_id}
+                  style={{ paddingLeft: 8 + depth * 18 }}
+                  className={`${current ? "current" : ""} ${c.root_thread_id === props.currentRoot ? "family" : ""}`}
+                >
                   {renaming === c.thread_id ? (
                     <form
                       className="rename"
@@ -136,7 +140,13 @@ export function HistoryMenu(props: HistoryMenuProps) {
                           });
                       }}
                     >
-                      <input data-testid="rename-input" autoFocus value={name} onChange={(e) => setName(e.target.value)} onBlur={() => setRenaming(null)} />
+                      <input
+                        data-testid="rename-input"
+                        autoFocus
+                        value={name}
+                        onChange={(e) => setName(e.target.value)}
+                        onBlur={() => setRenaming(null)}
+                      />
                     </form>
                   ) : (
                     <button
@@ -202,7 +212,8 @@ export function HistoryMenu(props: HistoryMenuProps) {
                       title="Delete"
                       data-testid="conversation-delete"
                       onClick={() => {
-                        if (window.confirm(`Delete “${c.title}”${c.parent_thread_id ? "" : " and all its branches"}?`)) props.onDelete(c);
+                        if (window.confirm(`Delete “${c.title}”${c.parent_thread_id ? "" : " and all its branches"}?`))
+                          props.onDelete(c);
                       }}
                     >
                       ✕

@@ -79,7 +79,9 @@ export function SearchBox({ conversations, labels, onPick }: SearchBoxProps) {
           {search.isFetching && hits.length === 0 ? (
             <div className="muted pad">Searching…</div>
           ) : search.error ? (
-            <div className="pad cmp-error">{search.error instanceof ApiError ? search.error.message : "The search failed."}</div>
+            <div className="pad cmp-error">
+              {search.error instanceof ApiError ? search.error.message : "The search failed."}
+            </div>
           ) : query.length > 0 && search.isSuccess && hits.length === 0 ? (
             <div className="muted pad">Nothing found for “{query}”.</div>
           ) : (
@@ -110,7 +112,9 @@ export function SearchBox({ conversations, labels, onPick }: SearchBoxProps) {
                         </span>
                       </span>
                       <span className="hit-snippet">
-                        {highlight(h.snippet, query).map((p, k) => (p.hit ? <mark key={k}>{p.text}</mark> : <span key={k}>{p.text}</span>))}
+                        {highlight(h.snippet, query).map((p, k) =>
+                          p.hit ? <mark key={k}>{p.text}</mark> : <span key={k}>{p.text}</span>,
+                        )}
                       </span>
                     </button>
                   </li>

@@ -4,7 +4,15 @@ import { useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { useApi } from "@/hooks/use-api";
 import { useFamilyEvents } from "@/hooks/use-family-events";
-import { keys, useConversations, useGraph, useHistory, useMessages, useRefreshAll, useWorkspace } from "@/hooks/use-studio-data";
+import {
+  keys,
+  useConversations,
+  useGraph,
+  useHistory,
+  useMessages,
+  useRefreshAll,
+  useWorkspace,
+} from "@/hooks/use-studio-data";
 import { useTransfer } from "@/hooks/use-transfer";
 import { useTurn } from "@/hooks/use-turn";
 import { ApiError, toApiError, UNREACHABLE, unwrap, type Conversation } from "@/lib/api/client";
@@ -82,7 +90,14 @@ export function Studio() {
     [conversations.data],
   );
   const flow = useMemo(
-    () => (graph.data ? buildFlowGraph(graph.data, { headTurnId: head ?? graph.data.head_turn_id, displayedThreadId: displayed, createdAt }) : null),
+    () =>
+      graph.data
+        ? buildFlowGraph(graph.data, {
+            headTurnId: head ?? graph.data.head_turn_id,
+            displayedThreadId: displayed,
+            createdAt,
+          })
+        : null,
     [graph.data, head, displayed, createdAt],
   );
   const guide = useMemo(
@@ -107,7 +122,10 @@ export function Studio() {
   }, [turns, guide]);
 
   const rejected = useMemo(() => rejectedByStep(workspace.data?.rejected ?? [], guide), [workspace.data, guide]);
-  const questions = useMemo(() => new Map((graph.data?.nodes ?? []).map((n) => [n.id, n.user_message] as const)), [graph.data]);
+  const questions = useMemo(
+    () => new Map((graph.data?.nodes ?? []).map((n) => [n.id, n.user_message] as const)),
+    [graph.data],
+  );
 
   const displayedThread = graph.data?.threads.find((t) => t.thread_id === displayed);
   const restoredAt =
@@ -227,7 +245,9 @@ export function Studio() {
 
   const onStop = useCallback(async () => {
     if (displayed === null) return;
-    const r = await client.POST("/api/conversations/{thread_id}/turns/cancel", { params: { path: { thread_id: displayed } } });
+    const r = await client.POST("/api/conversations/{thread_id}/turns/cancel", {
+      params: { path: { thread_id: displayed } },
+    });
     if (r.error !== undefined) setError(toApiError(r.response.status, r.error).message);
     await refreshAll();
   }, [client, displayed, refreshAll]);
@@ -245,7 +265,12 @@ export function Studio() {
   const onRenameThread = useCallback(
     async (threadId: string, name: string | null) => {
       try {
-        unwrap(await client.PATCH("/api/conversations/{thread_id}", { params: { path: { thread_id: threadId } }, body: { name } }));
+        unwrap(
+          await client.PATCH("/api/conversations/{thread_id}", {
+            params: { path: { thread_id: threadId } },
+            body: { name },
+          }),
+        );
         setError(null);
         await refreshAll();
       } catch (e) {
@@ -282,7 +307,12 @@ export function Studio() {
   const onRename = useCallback(
     async (c: Conversation, title: string): Promise<boolean> => {
       try {
-        unwrap(await client.PATCH("/api/conversations/{thread_id}", { params: { path: { thread_id: c.thread_id } }, body: { title } }));
+        unwrap(
+          await client.PATCH("/api/conversations/{thread_id}", {
+            params: { path: { thread_id: c.thread_id } },
+            body: { title },
+          }),
+        );
         await refreshAll();
         return true;
       } catch (e) {
@@ -377,7 +407,12 @@ export function Studio() {
         </div>
       )}
       {anchor === null ? (
-        <Landing conversations={conversations.data} loading={conversations.isLoading} onOpen={(c) => navigate(c.thread_id)} onNew={() => void onNew()} />
+        <Landing
+          conversations={conversations.data}
+          loading={conversations.isLoading}
+          onOpen={(c) => navigate(c.thread_id)}
+          onNew={() => void onNew()}
+        />
       ) : history.error ? (
         <div className="state-page">
           <h2>This conversation cannot be opened</h2>

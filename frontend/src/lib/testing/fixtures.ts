@@ -75,7 +75,11 @@ export function family(
   });
   const req = byId.get(requested);
   const head =
-    opts.head !== undefined ? opts.head : req && req.turn_index > 0 ? `${owner(requested, req.turn_index)}:${req.turn_index}` : null;
+    opts.head !== undefined
+      ? opts.head
+      : req && req.turn_index > 0
+        ? `${owner(requested, req.turn_index)}:${req.turn_index}`
+        : null;
   return {
     root_thread_id: specs[0]?.id ?? "",
     head_turn_id: head,

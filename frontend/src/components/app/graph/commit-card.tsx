@@ -69,13 +69,19 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
     >
       <Handle type="target" position={Position.Left} className="handle" />
       {card.head && <div className="here">you are here</div>}
-      {picked && <div className={`picked picked-${picked}`}>{picked === "a" ? "compare: before" : "compare: after"}</div>}
+      {picked && (
+        <div className={`picked picked-${picked}`}>{picked === "a" ? "compare: before" : "compare: after"}</div>
+      )}
       {card.firstOfThread && <BranchName threadId={card.threadId} name={card.threadName} onRename={actions.onRename} />}
       <div className="card-top">
         <span className="lane-dot" style={{ background: card.active ? "#c8102e" : laneColour(card.lane) }} />
         <span className="card-label">{card.label}</span>
         {STATE_TEXT[card.state] && <span className={`card-state state-${card.state}`}>{STATE_TEXT[card.state]}</span>}
-        {card.artifactCount > 0 && <span className="card-art" title="artifacts made at this step">▤ {card.artifactCount}</span>}
+        {card.artifactCount > 0 && (
+          <span className="card-art" title="artifacts made at this step">
+            ▤ {card.artifactCount}
+          </span>
+        )}
         <span className="card-buttons">
           <button
             type="button"
@@ -109,14 +115,28 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
       <div className="clamp q">{card.question || "(no message)"}</div>
       {card.active && detail && (
         <>
-          {detail.steps > 0 && <div className="clamp steps">⚙ {detail.steps} tool step{detail.steps === 1 ? "" : "s"}</div>}
+          {detail.steps > 0 && (
+            <div className="clamp steps">
+              ⚙ {detail.steps} tool step{detail.steps === 1 ? "" : "s"}
+            </div>
+          )}
           {detail.reply && <div className="clamp r">{detail.reply}</div>}
         </>
       )}
       {rejected.length > 0 && (
-        <div className="card-rejected" data-testid="card-rejected" title={`Rejected at this step: ${rejected.map((r) => r.text).join("; ")}`}>
+        <div
+          className="card-rejected"
+          data-testid="card-rejected"
+          title={`Rejected at this step: ${rejected.map((r) => r.text).join("; ")}`}
+        >
           {rejected.slice(0, 2).map((r) => (
-            <div key={r.uid} className="clamp" data-testid="rejected-decision" data-uid={r.uid} data-surface={r.surface}>
+            <div
+              key={r.uid}
+              className="clamp"
+              data-testid="rejected-decision"
+              data-uid={r.uid}
+              data-surface={r.surface}
+            >
               <span className="muted">✕ {r.surface === "todo" ? "todo" : "pref"}</span> <s>{r.text}</s>
             </div>
           ))}
@@ -153,7 +173,15 @@ export const StubCard = memo(function StubCard({ data }: NodeProps<StubNode>) {
 
 /** A thread's short name on its first card: click to edit in place; Enter saves,
  * Escape cancels, an empty name clears it. */
-function BranchName({ threadId, name, onRename }: { threadId: string; name: string | null; onRename: CardActions["onRename"] }) {
+function BranchName({
+  threadId,
+  name,
+  onRename,
+}: {
+  threadId: string;
+  name: string | null;
+  onRename: CardActions["onRename"];
+}) {
   const [editing, setEditing] = useState(false);
   const [text, setText] = useState(name ?? "");
   const [saving, setSaving] = useState(false);
