@@ -370,7 +370,7 @@ describe("path guide", () => {
     const byId = new Map(g.threads.map((t) => [t.thread_id, t]));
     expect(ownerOf(byId, "S", 1)).toBe("R");
     expect(ownerOf(byId, "S", 3)).toBe("A");
-    expect(ownerOf(byId, "missing", 2)).toBe("missing");
+    expect(ownerOf(byId, "missing", 2)).toBeNull();
     expect(tipNodeId(g, "A")).toBe("A:4");
     expect(tipNodeId(g, "S")).toBe("A:3");
     expect(tipNodeId(g, "nope")).toBeNull();
