@@ -1,18 +1,9 @@
 "use client";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { useCallback } from "react";
 import { useApi } from "./use-api";
 import { unwrap } from "@/lib/api/client";
-
-/** Query keys: one place, so the event stream can invalidate exactly what it names. */
-export const keys = {
-  conversations: ["conversations"] as const,
-  history: (anchor: string) => ["history", anchor] as const,
-  graph: (thread: string) => ["graph", thread] as const,
-  messages: (thread: string) => ["messages", thread] as const,
-  workspace: (thread: string) => ["workspace", thread] as const,
-  artifact: (thread: string, id: number) => ["artifact", thread, id] as const,
-  compare: (a: string, b: string) => ["compare", a, b] as const,
-};
+import { FAMILY_STALE, keys, type QueryKey } from "@/lib/query-keys";
 
 export function useConversations() {
   const { client } = useApi();
@@ -100,13 +91,14 @@ export function useComparison(thread: string | null, a: string | null, b: string
   });
 }
 
-/** Refetch everything the studio shows of a family (after a turn or a checkout). */
-export function useRefreshAll() {
+/** Marks `stale` queries stale (those on screen refetch at once). */
+export function invalidate(qc: QueryClient, stale: readonly QueryKey[]): Promise<void[]> {
+  return Promise.all(stale.map((queryKey) => qc.invalidateQueries({ queryKey })));
+}
+
+/** Refetch everything the studio shows of a family (after a checkout or a write). The
+ * function is the same object on every render: callbacks built on it stay stable. */
+export function useRefreshAll(): () => Promise<void[]> {
   const qc = useQueryClient();
-  return () =>
-    Promise.all(
-      ["history", "graph", "messages", "workspace", "conversations", "compare"].map((k) =>
-        qc.invalidateQueries({ queryKey: [k] }),
-      ),
-    );
+  return useCallback(() => invalidate(qc, FAMILY_STALE), [qc]);
 }

@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from "react";
 import type { GuideStep } from "@/lib/graph";
 import type { LiveTurn } from "@/lib/events";
 import { giveBack } from "@/lib/drafts";
+import { countRender } from "@/lib/render-probe";
 import { useDraft } from "@/hooks/use-draft";
 import { describeTool, type ChatTurn, type ToolActivity } from "@/lib/transcript";
 import type { RunningTurn } from "@/hooks/use-turn";
@@ -46,6 +47,7 @@ function Tools({ tools }: { tools: ToolActivity[] }) {
  * streaming replies with tool activity, and the composer. */
 export function ChatPanel(props: ChatPanelProps) {
   const { turns, guide, running, live, flash } = props;
+  countRender("chat");
   const [draft, updateDraft] = useDraft(props.thread);
   const scroller = useRef<HTMLDivElement>(null);
   const [flashing, setFlashing] = useState<string | null>(null);

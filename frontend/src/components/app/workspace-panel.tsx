@@ -2,7 +2,8 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { useApi } from "@/hooks/use-api";
-import { keys, useArtifact } from "@/hooks/use-studio-data";
+import { useArtifact } from "@/hooks/use-studio-data";
+import { keys } from "@/lib/query-keys";
 import { unwrap, type Workspace } from "@/lib/api/client";
 import { giveBack } from "@/lib/drafts";
 

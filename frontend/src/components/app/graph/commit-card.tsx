@@ -2,12 +2,11 @@
 import { Handle, Position, type Node, type NodeProps } from "@xyflow/react";
 import { memo, useRef, useState, type SyntheticEvent } from "react";
 import type { FlowCard } from "@/lib/graph";
+import { countRender } from "@/lib/render-probe";
+import type { CardDetail } from "@/lib/studio-view";
 import { MAX_NAME, normalizeName, type Rejected } from "@/lib/research";
 
-export interface CardDetail {
-  reply: string | null;
-  steps: number;
-}
+export type { CardDetail };
 
 /** What every card can do besides showing itself. */
 export interface CardActions {
@@ -52,6 +51,7 @@ const STATE_TEXT: Record<string, string> = { cancelled: "stopped", error: "faile
  * steps, reply), each clamped; cards off the displayed path show the question only. */
 export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNode>) {
   const { card, detail, actions, picked, rejected } = data;
+  countRender(`graph-node:${card.id}`);
   return (
     <div
       data-testid="graph-node"
@@ -151,6 +151,7 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
 /** A path that owns no turn yet: where its first step will go. */
 export const StubCard = memo(function StubCard({ data }: NodeProps<StubNode>) {
   const { card } = data;
+  countRender(`graph-node:${card.id}`);
   return (
     <div
       data-testid="graph-stub"

@@ -10,7 +10,7 @@ import {
   type Edge,
   type NodeTypes,
 } from "@xyflow/react";
-import { useEffect, useMemo, useRef } from "react";
+import { memo, useEffect, useMemo, useRef } from "react";
 import { carryMeasured, type FlowGraph } from "@/lib/graph";
 import type { ComparePick, Rejected } from "@/lib/research";
 import { CommitCard, StubCard, type CardActions, type CardDetail, type TrajectoryNode } from "./commit-card";
@@ -75,8 +75,10 @@ function FitOnChange({ signature, focus }: { signature: string; focus: string[] 
   return null;
 }
 
-/** The collapsible Co-construction Trajectory panel: the family DAG as commit cards. */
-export function TrajectoryPanel(props: TrajectoryProps) {
+/** The collapsible Co-construction Trajectory panel: the family DAG as commit cards.
+ * Memoised, as its cards are: the page hands it stable callbacks, so a streamed token,
+ * which re-renders the page and the chat, re-renders neither the panel nor a card. */
+export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryProps) {
   const { flow, details, rejected, pick, found, actions, onOpenThread } = props;
   const nodes: TrajectoryNode[] = useMemo(
     () =>
@@ -248,4 +250,4 @@ export function TrajectoryPanel(props: TrajectoryProps) {
       )}
     </section>
   );
-}
+});
