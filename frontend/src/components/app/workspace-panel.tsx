@@ -4,8 +4,12 @@ import { useEffect, useRef, useState } from "react";
 import { useApi } from "@/hooks/use-api";
 import { useArtifact } from "@/hooks/use-studio-data";
 import { keys } from "@/lib/query-keys";
+import { AddItem, ItemRow } from "./item-row";
 import { unwrap, type Workspace } from "@/lib/api/client";
-import { giveBack } from "@/lib/drafts";
+
+type ItemList = "preferences" | "todos";
+/** A preference takes `locked`, a todo `done` and `depth`; both take `position`. */
+type ItemPatch = { locked?: boolean; done?: boolean; depth?: number; position?: number };
 
 export interface WorkspacePanelProps {
   thread: string;
@@ -90,8 +94,6 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
   const objective = useSynced(workspace?.objective ?? "");
   const title = useSynced(workspace?.document?.title ?? "");
   const content = useSynced(workspace?.document?.content ?? "");
-  const [newPref, setNewPref] = useState("");
-  const [newTodo, setNewTodo] = useState("");
 
   const setWorkspace = (w: Workspace) => qc.setQueryData(keys.workspace(thread), w);
   const refetch = () => qc.invalidateQueries({ queryKey: keys.workspace(thread) });
@@ -132,28 +134,47 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
 
   const prefs = workspace?.preferences ?? [];
   const todos = workspace?.todos ?? [];
-  const patchPref = (id: number | null, body: { locked?: boolean; position?: number; text?: string }) =>
-    id !== null &&
-    run(async () => {
-      unwrap(
-        await client.PATCH("/api/conversations/{thread_id}/preferences/{pref_id}", {
-          params: { path: { thread_id: thread, pref_id: id } },
-          body,
-        }),
-      );
-      await refetch();
-    });
-  const patchTodo = (id: number | null, body: { done?: boolean; depth?: number; position?: number }) =>
-    id !== null &&
-    run(async () => {
-      unwrap(
-        await client.PATCH("/api/conversations/{thread_id}/todos/{todo_id}", {
-          params: { path: { thread_id: thread, todo_id: id } },
-          body,
-        }),
-      );
-      await refetch();
-    });
+  // The preferences' and todos' writes: each rereads the workspace after it.
+  const items = {
+    patch: (list: ItemList, id: number | null, body: ItemPatch) =>
+      id !== null &&
+      run(async () => {
+        if (list === "preferences") {
+          const path = { thread_id: thread, pref_id: id };
+          unwrap(
+            await client.PATCH("/api/conversations/{thread_id}/preferences/{pref_id}", { params: { path }, body }),
+          );
+        } else {
+          const path = { thread_id: thread, todo_id: id };
+          unwrap(await client.PATCH("/api/conversations/{thread_id}/todos/{todo_id}", { params: { path }, body }));
+        }
+        await refetch();
+      }),
+    remove: (list: ItemList, id: number | null) =>
+      id !== null &&
+      run(async () => {
+        if (list === "preferences") {
+          const path = { thread_id: thread, pref_id: id };
+          unwrap(await client.DELETE("/api/conversations/{thread_id}/preferences/{pref_id}", { params: { path } }));
+        } else {
+          const path = { thread_id: thread, todo_id: id };
+          unwrap(await client.DELETE("/api/conversations/{thread_id}/todos/{todo_id}", { params: { path } }));
+        }
+        await refetch();
+      }),
+    addPreference: (text: string) =>
+      run(async () => {
+        const body = { text, locked: false };
+        unwrap(await client.POST("/api/conversations/{thread_id}/preferences", { ...path, body }));
+        await refetch();
+      }),
+    addTodo: (text: string) =>
+      run(async () => {
+        const body = { text, done: false, depth: 0 };
+        unwrap(await client.POST("/api/conversations/{thread_id}/todos", { ...path, body }));
+        await refetch();
+      }),
+  };
 
   if (loading && !workspace)
     return (
@@ -217,92 +238,35 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
         </h2>
         <ul className="items">
           {prefs.map((p, i) => (
-            <li
+            <ItemRow
               key={p.uid}
-              data-testid="preference-item"
-              data-uid={p.uid}
-              data-locked={p.locked ? "true" : "false"}
+              kind="preference"
+              uid={p.uid}
+              text={p.text}
+              index={i}
+              count={prefs.length}
+              state={{ "data-locked": p.locked ? "true" : "false" }}
               className={p.locked ? "locked" : ""}
-            >
-              <button
-                type="button"
-                className="icon"
-                data-testid="preference-lock"
-                title={
-                  p.locked ? "Locked: a binding constraint. Click to unlock" : "Lock: make it binding for the agent"
-                }
-                aria-pressed={p.locked}
-                onClick={() => void patchPref(p.id, { locked: !p.locked })}
-              >
-                <LockIcon locked={p.locked} />
-              </button>
-              <span className="item-text">{p.text}</span>
-              <span className="item-actions">
+              lead={
                 <button
                   type="button"
                   className="icon"
-                  title="Move up"
-                  disabled={i === 0}
-                  onClick={() => void patchPref(p.id, { position: i - 1 })}
-                >
-                  ↑
-                </button>
-                <button
-                  type="button"
-                  className="icon"
-                  title="Move down"
-                  disabled={i === prefs.length - 1}
-                  onClick={() => void patchPref(p.id, { position: i + 1 })}
-                >
-                  ↓
-                </button>
-                <button
-                  type="button"
-                  className="icon"
-                  title="Remove"
-                  onClick={() =>
-                    p.id !== null &&
-                    void run(async () => {
-                      unwrap(
-                        await client.DELETE("/api/conversations/{thread_id}/preferences/{pref_id}", {
-                          params: { path: { thread_id: thread, pref_id: p.id ?? 0 } },
-                        }),
-                      );
-                      await refetch();
-                    })
+                  data-testid="preference-lock"
+                  title={
+                    p.locked ? "Locked: a binding constraint. Click to unlock" : "Lock: make it binding for the agent"
                   }
+                  aria-pressed={p.locked}
+                  onClick={() => void items.patch("preferences", p.id, { locked: !p.locked })}
                 >
-                  ✕
+                  <LockIcon locked={p.locked} />
                 </button>
-              </span>
-            </li>
+              }
+              onMove={(position) => void items.patch("preferences", p.id, { position })}
+              onRemove={() => void items.remove("preferences", p.id)}
+            />
           ))}
         </ul>
-        <form
-          className="add"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const text = newPref.trim();
-            if (!text) return;
-            setNewPref("");
-            void run(async () => {
-              unwrap(
-                await client.POST("/api/conversations/{thread_id}/preferences", {
-                  ...path,
-                  body: { text, locked: false },
-                }),
-              );
-              await refetch();
-            }).then((added) => added || setNewPref((now) => giveBack(text, now, " ")));
-          }}
-        >
-          <input
-            data-testid="preference-new"
-            placeholder="Add a preference"
-            value={newPref}
-            onChange={(e) => setNewPref(e.target.value)}
-          />
-        </form>
+        <AddItem testId="preference-new" placeholder="Add a preference" onAdd={items.addPreference} />
       </section>
       <section>
         <h2>
@@ -313,97 +277,53 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
         </h2>
         <ul className="items">
           {todos.map((t, i) => (
-            <li
+            <ItemRow
               key={t.uid}
-              data-testid="todo-item"
-              data-uid={t.uid}
-              data-done={t.done ? "true" : "false"}
-              style={{ paddingLeft: 4 + t.depth * 18 }}
+              kind="todo"
+              uid={t.uid}
+              text={t.text}
+              index={i}
+              count={todos.length}
+              state={{ "data-done": t.done ? "true" : "false" }}
               className={t.done ? "done" : ""}
-            >
-              <input
-                type="checkbox"
-                checked={t.done}
-                title="Done"
-                data-testid="todo-done"
-                onChange={() => void patchTodo(t.id, { done: !t.done })}
-              />
-              <span className="item-text">{t.text}</span>
-              <span className="item-actions">
-                <button
-                  type="button"
-                  className="icon"
-                  title="Outdent"
-                  disabled={t.depth === 0}
-                  onClick={() => void patchTodo(t.id, { depth: t.depth - 1 })}
-                >
-                  ⇤
-                </button>
-                <button
-                  type="button"
-                  className="icon"
-                  title="Indent under the todo above"
-                  disabled={i === 0 || t.depth >= 8}
-                  onClick={() => void patchTodo(t.id, { depth: t.depth + 1 })}
-                >
-                  ⇥
-                </button>
-                <button
-                  type="button"
-                  className="icon"
-                  title="Move up"
-                  disabled={i === 0}
-                  onClick={() => void patchTodo(t.id, { position: i - 1 })}
-                >
-                  ↑
-                </button>
-                <button
-                  type="button"
-                  className="icon"
-                  title="Remove"
-                  onClick={() =>
-                    t.id !== null &&
-                    void run(async () => {
-                      unwrap(
-                        await client.DELETE("/api/conversations/{thread_id}/todos/{todo_id}", {
-                          params: { path: { thread_id: thread, todo_id: t.id ?? 0 } },
-                        }),
-                      );
-                      await refetch();
-                    })
-                  }
-                >
-                  ✕
-                </button>
-              </span>
-            </li>
+              style={{ paddingLeft: 4 + t.depth * 18 }}
+              lead={
+                <input
+                  type="checkbox"
+                  checked={t.done}
+                  title="Done"
+                  data-testid="todo-done"
+                  onChange={() => void items.patch("todos", t.id, { done: !t.done })}
+                />
+              }
+              extra={
+                <>
+                  <button
+                    type="button"
+                    className="icon"
+                    title="Outdent"
+                    disabled={t.depth === 0}
+                    onClick={() => void items.patch("todos", t.id, { depth: t.depth - 1 })}
+                  >
+                    ⇤
+                  </button>
+                  <button
+                    type="button"
+                    className="icon"
+                    title="Indent under the todo above"
+                    disabled={i === 0 || t.depth >= 8}
+                    onClick={() => void items.patch("todos", t.id, { depth: t.depth + 1 })}
+                  >
+                    ⇥
+                  </button>
+                </>
+              }
+              onMove={(position) => void items.patch("todos", t.id, { position })}
+              onRemove={() => void items.remove("todos", t.id)}
+            />
           ))}
         </ul>
-        <form
-          className="add"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const text = newTodo.trim();
-            if (!text) return;
-            setNewTodo("");
-            void run(async () => {
-              unwrap(
-                await client.POST("/api/conversations/{thread_id}/todos", {
-                  ...path,
-                  body: { text, done: false, depth: 0 },
-                }),
-              );
-              await refetch();
-            }).then((added) => added || setNewTodo((now) => giveBack(text, now, " ")));
-          }}
-        >
-          <input
-            data-testid="todo-new"
-            placeholder="Add a todo"
-            value={newTodo}
-            onChange={(e) => setNewTodo(e.target.value)}
-          />
-        </form>
+        <AddItem testId="todo-new" placeholder="Add a todo" onAdd={items.addTodo} />
       </section>
       {(workspace?.rejected.length ?? 0) > 0 && (
         <section>
