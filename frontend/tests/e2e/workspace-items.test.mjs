@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { studioFixture } from "./fixture.mjs";
+import { screenshot } from "./harness.mjs";
 import { StudioPage } from "./studio-page.mjs";
 
 const studio = studioFixture();
@@ -42,6 +43,8 @@ test("todos and preferences move up and down, and are removed, from the same row
   assert.equal(await row("todo", 2).locator('[data-testid="todo-move-down"]').isDisabled(), true);
   assert.equal(await row("todo", 0).locator('[data-testid="todo-move-up"]').isDisabled(), true);
 
+  await row("todo", 1).hover();
+  await screenshot(page, "workspace-items-hover");
   await press("todo", 0, "move-down");
   await expectTexts(page, "todo", ["second", "first", "third"]);
   await press("todo", 1, "move-down");
