@@ -53,7 +53,7 @@ export function ChatPanel(props: ChatPanelProps) {
   const [flashing, setFlashing] = useState<string | null>(null);
 
   const shown = running?.turn != null ? turns.filter((t) => t.turn !== running.turn) : turns;
-  const lastLength = `${shown.length}:${running?.text.length ?? 0}:${running?.tools.length ?? 0}:${live?.text.length ?? 0}`;
+  const lastLength = [shown.length, running?.text.length, running?.tools.length, live?.text.length].join(":");
 
   useEffect(() => {
     const el = scroller.current;

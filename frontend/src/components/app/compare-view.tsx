@@ -27,6 +27,18 @@ function labelOf(node: CompareNode | null, labels: ReadonlyMap<string, string>):
   return `step ${node.turn_index} of another family`;
 }
 
+function ancestorText(c: Comparison, labels: ReadonlyMap<string, string>): string {
+  const ancestor = c.common_ancestor;
+  if (ancestor === null) return "No common ancestor: these steps share no history.";
+  const side =
+    ancestor.node_id === c.a.node_id
+      ? " (the before side itself)"
+      : ancestor.node_id === c.b.node_id
+        ? " (the after side itself)"
+        : "";
+  return `Common ancestor: ${labelOf(ancestor, labels)}${side}`;
+}
+
 function Value({ text, testId }: { text: string | null; testId: string }) {
   return text ? (
     <span data-testid={testId}>{text}</span>
@@ -233,9 +245,7 @@ export function CompareView(props: CompareViewProps) {
               data-testid="compare-ancestor"
               data-node-id={c.common_ancestor?.node_id ?? ""}
             >
-              {c.common_ancestor
-                ? `Common ancestor: ${labelOf(c.common_ancestor, labels)}${c.common_ancestor.node_id === c.a.node_id ? " (the before side itself)" : c.common_ancestor.node_id === c.b.node_id ? " (the after side itself)" : ""}`
-                : "No common ancestor: these steps share no history."}
+              {ancestorText(c, labels)}
             </p>
             <h3>Objective {!c.objective.changed && <span className="muted small">· unchanged</span>}</h3>
             <div className="cmp-sides">

@@ -62,7 +62,14 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
       data-state={card.state}
       data-picked={picked ?? undefined}
       data-found={data.found ? "true" : undefined}
-      className={`card ${card.active ? "card-active" : "card-dim"} ${card.head ? "card-head" : ""} state-${card.state} ${picked ? "card-picked" : ""} ${data.found ? "card-found" : ""}`}
+      className={[
+        "card",
+        card.active ? "card-active" : "card-dim",
+        card.head ? "card-head" : "",
+        `state-${card.state}`,
+        picked ? "card-picked" : "",
+        data.found ? "card-found" : "",
+      ].join(" ")}
       title="Click: show in chat · Shift-click: compare · Double-click: restore this step"
       onClick={(e) => (e.shiftKey ? actions.onCompare(card.id) : actions.onFocusStep(card.id))}
       onDoubleClick={(e) => !e.shiftKey && actions.onRestore(card.id)}
