@@ -1,7 +1,7 @@
 // The research features in the studio (issue "Research features") against the real
 // backend (SQLite, offline model) in Debian chromium: branch names edited in place,
 // rejected decisions struck through, compare two cards, search and jump to a node,
-// export then import. Screenshots land in frontend/test-results/.
+// export then import, a fork's own steps. Screenshots land in frontend/test-results/.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
@@ -354,6 +354,42 @@ test("export a family, import it back and see the same graph; an invalid file is
   }, message);
   assert.equal(await listed(), count);
 
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// A fork owns only the steps after its fork point: the steps it inherited are shown in
+// the chat but are no steps of its graph (nothing to restore there), and its first own
+// step carries its path name.
+test("a fork shows its inherited steps without restore points and names its own first step", async () => {
+  const { server, chrome } = studio;
+  const context = await chrome.browser.newContext({ viewport: { width: 1280, height: 720 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+  const source = await s.newConversation();
+  await s.send("objective: Argue for bike lanes");
+  await s.send("todo: outline");
+  const res = await fetch(`${server.base}/api/conversations/${source}/fork`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ from_turn: 2 }),
+  });
+  assert.equal(res.status, 201);
+  const fork = (await res.json()).thread_id;
+
+  await page.goto(`${server.base}/?thread=${fork}`);
+  await s.expectStepLabels(["1", "2"]);
+  await s.expectCount("restore-divider", 0);
+  await s.send("prefer: short sentences");
+  await s.expectStepLabels(["1", "2", "3"]);
+  await s.expectHead(`${fork}:3`);
+  // The inherited steps are the source family's: no divider restores them from here.
+  await s.expectCount("restore-divider", 0);
+  await page.locator(`[data-testid="branch-name"][data-thread-id="${fork}"]`).waitFor({ timeout: 20_000 });
+  await screenshot(page, "fork-own-steps");
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -26,7 +26,7 @@ test("streaming a 200-token reply re-renders no graph card", async (t) => {
   await s.send("prefer: a second card on the graph");
   await s.expectCount("graph-node", 2);
 
-  await s.byTest("message-input").fill("wait: 8");
+  await s.byTest("message-input").fill("wait: 5");
   await s.byTest("send-button").click();
   // Once the turn's card is on the graph and the reply is under way, start counting.
   await page.waitForFunction(
@@ -60,6 +60,6 @@ test("streaming a 200-token reply re-renders no graph card", async (t) => {
   const cardRenders = Object.entries(renders).filter(([name]) => name.startsWith("graph-node:"));
   t.diagnostic(`while the reply streamed: chat ${renders.chat ?? 0} renders, cards ${JSON.stringify(cardRenders)}`);
   // The chat did follow the stream token by token (about 200 tokens in the window).
-  assert.ok((renders.chat ?? 0) >= 100, `the chat rendered ${renders.chat ?? 0} times while ${WORDS} words streamed`);
+  assert.ok((renders.chat ?? 0) >= 50, `the chat rendered ${renders.chat ?? 0} times while ${WORDS} words streamed`);
   assert.deepEqual(cardRenders, [], `graph cards re-rendered while the reply streamed: ${JSON.stringify(cardRenders)}`);
 });
