@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: run test install lock lint typecheck pytest bench clean studio dev-frontend openapi \
-	frontend-test frontend-typecheck frontend-unit frontend-bench frontend-openapi-check \
+	frontend-test frontend-lint frontend-typecheck frontend-unit frontend-bench frontend-openapi-check \
 	frontend-e2e chromium rest-docs quickstart-shots
 
 FRONTEND := frontend
@@ -96,6 +96,11 @@ rest-docs: install
 frontend-openapi-check: install $(NPM_STAMP)
 	cd $(FRONTEND) && bash scripts/openapi.sh --check
 
+## ESLint (the rules of hooks and exhaustive-deps as errors) and Prettier's check, as
+## ruff and ruff format are for the backend; `cd frontend && npm run format` rewrites.
+frontend-lint: $(NPM_STAMP)
+	cd $(FRONTEND) && npx eslint --max-warnings=0 . && npx prettier --check --log-level=warn .
+
 frontend-typecheck: $(NPM_STAMP)
 	cd $(FRONTEND) && npx tsc --noEmit
 
@@ -122,10 +127,11 @@ frontend-e2e: install studio chromium
 quickstart-shots: install studio chromium
 	cd $(FRONTEND) && node tests/e2e/quickstart-shots.mjs
 
-frontend-test: frontend-openapi-check frontend-typecheck frontend-unit frontend-bench studio frontend-e2e
+frontend-test: frontend-lint frontend-openapi-check frontend-typecheck frontend-unit frontend-bench studio frontend-e2e
 
 ## Everything CI runs: lint, types, the tests on SQLite and PostgreSQL, and the studio's
-## checks (OpenAPI client freshness, types, unit tests + coverage, bench, build, browser).
+## checks (lint and format, OpenAPI client freshness, types, unit tests + coverage, bench,
+## build, browser).
 test: lint typecheck pytest frontend-test
 
 bench: install

@@ -1,7 +1,13 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import "@xyflow/react/dist/style.css";
+// The stylesheets in cascade order (each later one may override an earlier one).
 import "./globals.css";
+import "./styles/columns.css";
+import "./styles/chat.css";
+import "./styles/research.css";
+import "./styles/search.css";
+import "./styles/narrow.css";
 import { Providers } from "@/components/app/providers";
 
 export const metadata: Metadata = { title: "HAICO studio", description: "Human–AI co-construction studio" };

@@ -1,7 +1,8 @@
 "use client";
 import { useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 import { useApi } from "./use-api";
+import { invalidate } from "./use-studio-data";
 import { authHeaders } from "@/lib/api/client";
 import {
   backoff,
@@ -15,6 +16,7 @@ import {
   type LiveTurn,
   type StreamState,
 } from "@/lib/events";
+import { staleQueries } from "@/lib/query-keys";
 import { parseData, readSse } from "@/lib/sse";
 
 /**
@@ -23,13 +25,11 @@ import { parseData, readSse } from "@/lib/sse";
  * a REST user or an AHP client changing the family shows up here without a reload.
  * Returns the turn another client is running, as streamed so far.
  */
-export function useFamilyEvents(anchor: string | null, displayedThread: string | null): { live: LiveTurn | null; connected: boolean } {
+export function useFamilyEvents(anchor: string | null): { live: LiveTurn | null; connected: boolean } {
   const { tokens, requireSignIn } = useApi();
   const qc = useQueryClient();
   const [live, setLive] = useState<LiveTurn | null>(null);
   const [connected, setConnected] = useState(false);
-  const displayedRef = useRef(displayedThread);
-  displayedRef.current = displayedThread;
 
   useEffect(() => {
     if (anchor === null) return;
@@ -42,13 +42,7 @@ export function useFamilyEvents(anchor: string | null, displayedThread: string |
       timer = null;
       const e = pending;
       pending = noEffects();
-      const refetch = (key: string) => void qc.invalidateQueries({ queryKey: [key] });
-      if (e.history) refetch("history");
-      if (e.graph) refetch("graph");
-      if (e.messages) refetch("messages");
-      if (e.conversations) refetch("conversations");
-      if (e.workspace.has("*")) refetch("workspace");
-      else for (const t of e.workspace) void qc.invalidateQueries({ queryKey: ["workspace", t] });
+      void invalidate(qc, staleQueries(e));
     };
     const apply = (next: { state: StreamState; effects: Effects }) => {
       state = next.state;

@@ -1,18 +1,9 @@
 "use client";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { useCallback } from "react";
 import { useApi } from "./use-api";
 import { unwrap } from "@/lib/api/client";
-
-/** Query keys: one place, so the event stream can invalidate exactly what it names. */
-export const keys = {
-  conversations: ["conversations"] as const,
-  history: (anchor: string) => ["history", anchor] as const,
-  graph: (thread: string) => ["graph", thread] as const,
-  messages: (thread: string) => ["messages", thread] as const,
-  workspace: (thread: string) => ["workspace", thread] as const,
-  artifact: (thread: string, id: number) => ["artifact", thread, id] as const,
-  compare: (a: string, b: string) => ["compare", a, b] as const,
-};
+import { FAMILY_STALE, keys, type QueryKey } from "@/lib/query-keys";
 
 export function useConversations() {
   const { client } = useApi();
@@ -28,7 +19,9 @@ export function useHistory(anchor: string | null) {
     queryKey: keys.history(anchor ?? ""),
     enabled: anchor !== null,
     queryFn: async () =>
-      unwrap(await client.GET("/api/conversations/{thread_id}/history", { params: { path: { thread_id: anchor ?? "" } } })),
+      unwrap(
+        await client.GET("/api/conversations/{thread_id}/history", { params: { path: { thread_id: anchor ?? "" } } }),
+      ),
   });
 }
 
@@ -39,7 +32,9 @@ export function useGraph(thread: string | null) {
     enabled: thread !== null,
     placeholderData: (previous) => previous,
     queryFn: async () =>
-      unwrap(await client.GET("/api/conversations/{thread_id}/graph", { params: { path: { thread_id: thread ?? "" } } })),
+      unwrap(
+        await client.GET("/api/conversations/{thread_id}/graph", { params: { path: { thread_id: thread ?? "" } } }),
+      ),
   });
 }
 
@@ -49,7 +44,9 @@ export function useMessages(thread: string | null) {
     queryKey: keys.messages(thread ?? ""),
     enabled: thread !== null,
     queryFn: async () =>
-      unwrap(await client.GET("/api/conversations/{thread_id}/messages", { params: { path: { thread_id: thread ?? "" } } })),
+      unwrap(
+        await client.GET("/api/conversations/{thread_id}/messages", { params: { path: { thread_id: thread ?? "" } } }),
+      ),
   });
 }
 
@@ -59,7 +56,9 @@ export function useWorkspace(thread: string | null) {
     queryKey: keys.workspace(thread ?? ""),
     enabled: thread !== null,
     queryFn: async () =>
-      unwrap(await client.GET("/api/conversations/{thread_id}/workspace", { params: { path: { thread_id: thread ?? "" } } })),
+      unwrap(
+        await client.GET("/api/conversations/{thread_id}/workspace", { params: { path: { thread_id: thread ?? "" } } }),
+      ),
   });
 }
 
@@ -92,11 +91,14 @@ export function useComparison(thread: string | null, a: string | null, b: string
   });
 }
 
-/** Refetch everything the studio shows of a family (after a turn or a checkout). */
-export function useRefreshAll() {
+/** Marks `stale` queries stale (those on screen refetch at once). */
+export function invalidate(qc: QueryClient, stale: readonly QueryKey[]): Promise<void[]> {
+  return Promise.all(stale.map((queryKey) => qc.invalidateQueries({ queryKey })));
+}
+
+/** Refetch everything the studio shows of a family (after a checkout or a write). The
+ * function is the same object on every render: callbacks built on it stay stable. */
+export function useRefreshAll(): () => Promise<void[]> {
   const qc = useQueryClient();
-  return () =>
-    Promise.all(
-      ["history", "graph", "messages", "workspace", "conversations", "compare"].map((k) => qc.invalidateQueries({ queryKey: [k] })),
-    );
+  return useCallback(() => invalidate(qc, FAMILY_STALE), [qc]);
 }

@@ -54,7 +54,8 @@ export function useTransfer() {
         xhr.setRequestHeader("Accept", "application/json");
         for (const [k, v] of Object.entries(authHeaders(tokens))) xhr.setRequestHeader(k, v);
         setProgress({ fileName: file.name, loaded: 0, total: file.size });
-        xhr.upload.onprogress = (e) => setProgress({ fileName: file.name, loaded: e.loaded, total: e.lengthComputable ? e.total : file.size });
+        xhr.upload.onprogress = (e) =>
+          setProgress({ fileName: file.name, loaded: e.loaded, total: e.lengthComputable ? e.total : file.size });
         xhr.onload = () => {
           setProgress(null);
           if (xhr.status === 401) requireSignIn();

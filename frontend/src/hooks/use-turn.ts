@@ -2,7 +2,9 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useRef, useState } from "react";
 import { useApi } from "./use-api";
+import { invalidate } from "./use-studio-data";
 import { ApiError, authHeaders, toApiError, unreachable } from "@/lib/api/client";
+import { every, TURN_STALE } from "@/lib/query-keys";
 import { parseData, readSse } from "@/lib/sse";
 import type { ToolActivity } from "@/lib/transcript";
 
@@ -38,19 +40,22 @@ export function useTurn() {
   const [running, setRunning] = useState<RunningTurn | null>(null);
   const busy = useRef(false);
 
-  const refetchFamily = useCallback(
-    () =>
-      Promise.all(
-        ["history", "graph", "messages", "workspace", "conversations"].map((k) => qc.invalidateQueries({ queryKey: [k] })),
-      ),
-    [qc],
-  );
+  const refetchFamily = useCallback(() => invalidate(qc, TURN_STALE), [qc]);
 
   const send = useCallback(
     async (thread: string, content: string, force = false): Promise<SendOutcome> => {
       if (busy.current) return { accepted: false, error: null };
       busy.current = true;
-      let turn: RunningTurn = { thread, nodeId: null, turn: null, question: content, text: "", tools: [], ended: null, error: null };
+      let turn: RunningTurn = {
+        thread,
+        nodeId: null,
+        turn: null,
+        question: content,
+        text: "",
+        tools: [],
+        ended: null,
+        error: null,
+      };
       const update = (patch: Partial<RunningTurn>) => {
         turn = { ...turn, ...patch };
         setRunning(turn);
@@ -72,8 +77,7 @@ export function useTurn() {
           switch (event.event) {
             case "turn_started":
               update({ nodeId: String(data.node_id ?? ""), turn: Number(data.turn_index ?? 0) });
-              void qc.invalidateQueries({ queryKey: ["graph"] });
-              void qc.invalidateQueries({ queryKey: ["history"] });
+              void invalidate(qc, [every.graph, every.history]);
               break;
             case "token":
               update({ text: turn.text + String(data.text ?? "") });
@@ -82,12 +86,16 @@ export function useTurn() {
               update({
                 tools: [
                   ...turn.tools,
-                  { name: String(data.name ?? "tool"), args: (data.args as Record<string, unknown>) ?? {}, failed: false },
+                  {
+                    name: String(data.name ?? "tool"),
+                    args: (data.args as Record<string, unknown>) ?? {},
+                    failed: false,
+                  },
                 ],
               });
               break;
             case "workspace_changed":
-              void qc.invalidateQueries({ queryKey: ["workspace"] });
+              void invalidate(qc, [every.workspace]);
               break;
             case "turn_completed":
               update({ ended: "complete", text: String(data.reply ?? turn.text) });

@@ -60,7 +60,10 @@ describe("event reducer", () => {
   it("refetches the catalogue when a thread changes, and one workspace when it changes", () => {
     const t = reduceAction(initialStreamState, env(1, { type: "haico/threadChanged", threadId: "th_a" }));
     expect(t.effects).toMatchObject({ conversations: true, graph: true, messages: false });
-    const w = reduceAction(initialStreamState, env(2, { type: "haico/workspaceChanged", threadId: "th_b", surfaces: ["todos"] }));
+    const w = reduceAction(
+      initialStreamState,
+      env(2, { type: "haico/workspaceChanged", threadId: "th_b", surfaces: ["todos"] }),
+    );
     expect([...w.effects.workspace]).toEqual(["th_b"]);
     expect(w.effects.graph).toBe(false);
     const any = reduceAction(initialStreamState, env(3, { type: "haico/workspaceChanged" }));
@@ -75,7 +78,10 @@ describe("event reducer", () => {
   });
 
   it("refetches everything on a resync and drops the streamed text", () => {
-    const r = reduceAction({ lastSeq: 3, live: { turnId: "a", question: "", text: "x" } }, env(40, { type: "haico/resync" }));
+    const r = reduceAction(
+      { lastSeq: 3, live: { turnId: "a", question: "", text: "x" } },
+      env(40, { type: "haico/resync" }),
+    );
     expect(r.state).toEqual({ lastSeq: 40, live: null });
     expect(r.effects.history && r.effects.graph && r.effects.messages).toBe(true);
     expect(reduceAction({ lastSeq: 50, live: null }, env(40, { type: "haico/resync" })).state.lastSeq).toBe(50);

@@ -118,10 +118,7 @@ describe("labels", () => {
 
     // The original path is continued past the fork (R:4 captured after C was made).
     const later = [{ id: "R", turns: 4 }, ...specs.slice(1)];
-    const after = labelsOf(
-      family(later, "R", { capturedAt: (t, k) => (t === "R" && k === 4 ? 50 : k) }),
-      created,
-    );
+    const after = labelsOf(family(later, "R", { capturedAt: (t, k) => (t === "R" && k === 4 ? 50 : k) }), created);
     expect(after["R:4"]).toBe("4");
     expect([after["C:4"], after["C:5"]]).toEqual(["4.2", "5.2"]);
     expect(after["D:5"]).toBe("5.2.3");
@@ -240,8 +237,16 @@ describe("layout", () => {
 
   it("marks the head, which may be set explicitly", () => {
     const g = family([{ id: "R", turns: 3 }], "R");
-    expect(buildFlowGraph(g).cards.filter((c) => c.head).map((c) => c.id)).toEqual(["R:3"]);
-    expect(buildFlowGraph(g, { headTurnId: "R:1" }).cards.filter((c) => c.head).map((c) => c.id)).toEqual(["R:1"]);
+    expect(
+      buildFlowGraph(g)
+        .cards.filter((c) => c.head)
+        .map((c) => c.id),
+    ).toEqual(["R:3"]);
+    expect(
+      buildFlowGraph(g, { headTurnId: "R:1" })
+        .cards.filter((c) => c.head)
+        .map((c) => c.id),
+    ).toEqual(["R:1"]);
     expect(buildFlowGraph(g, { headTurnId: null }).cards.some((c) => c.head)).toBe(false);
   });
 
@@ -257,7 +262,14 @@ describe("layout", () => {
     );
     const flow = buildFlowGraph(g, { displayedThreadId: "S" });
     const stub = flow.cards.find((c) => c.id === "stub:S");
-    expect(stub).toMatchObject({ kind: "stub", turn: 3, label: "3.1", active: true, x: 3 * X_GAP, question: "try again" });
+    expect(stub).toMatchObject({
+      kind: "stub",
+      turn: 3,
+      label: "3.1",
+      active: true,
+      x: 3 * X_GAP,
+      question: "try again",
+    });
     expect(flow.links.find((l) => l.target === "stub:S")).toMatchObject({ source: "R:2", kind: "stub", active: true });
     expect(flow.cards.find((c) => c.id === "stub:Z")?.label).toBe("1.2");
     expect(flow.links.some((l) => l.target === "stub:Z")).toBe(false);
@@ -281,8 +293,14 @@ describe("layout", () => {
     expect(card("S:2")).toMatchObject({ threadName: "formal", firstOfThread: true });
     expect(card("S:3")).toMatchObject({ threadName: "formal", firstOfThread: false });
     expect(card("stub:Z")).toMatchObject({ threadName: "next", firstOfThread: true });
-    const orphan: Graph = { ...g, nodes: [...g.nodes, { ...(g.nodes[0] as Graph["nodes"][number]), id: "Q:1", thread_id: "Q" }] };
-    expect(buildFlowGraph(orphan).cards.find((c) => c.id === "Q:1")).toMatchObject({ threadName: null, firstOfThread: false });
+    const orphan: Graph = {
+      ...g,
+      nodes: [...g.nodes, { ...(g.nodes[0] as Graph["nodes"][number]), id: "Q:1", thread_id: "Q" }],
+    };
+    expect(buildFlowGraph(orphan).cards.find((c) => c.id === "Q:1")).toMatchObject({
+      threadName: null,
+      firstOfThread: false,
+    });
   });
 
   it("reports truncation and copes with nodes dropped from the front", () => {
@@ -352,7 +370,7 @@ describe("path guide", () => {
     const byId = new Map(g.threads.map((t) => [t.thread_id, t]));
     expect(ownerOf(byId, "S", 1)).toBe("R");
     expect(ownerOf(byId, "S", 3)).toBe("A");
-    expect(ownerOf(byId, "missing", 2)).toBe("missing");
+    expect(ownerOf(byId, "missing", 2)).toBeNull();
     expect(tipNodeId(g, "A")).toBe("A:4");
     expect(tipNodeId(g, "S")).toBe("A:3");
     expect(tipNodeId(g, "nope")).toBeNull();

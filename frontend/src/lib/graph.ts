@@ -20,8 +20,11 @@
  */
 import type { components } from "./api/schema";
 
-export type Graph = components["schemas"]["GraphOut"];
-export type GraphThread = components["schemas"]["GraphThread"];
+/** A thread of the family graph. A root forked from another family carries the turn it
+ * was forked at (`forked_from_turn`, from the conversation list): turns up to it belong to
+ * the source family, which this graph does not draw. */
+export type GraphThread = components["schemas"]["GraphThread"] & { forked_from_turn?: number | null };
+export type Graph = Omit<components["schemas"]["GraphOut"], "threads"> & { threads: GraphThread[] };
 export type GraphNode = components["schemas"]["GraphNode"];
 export type GraphEdge = components["schemas"]["GraphEdge"];
 
@@ -97,8 +100,11 @@ export function formatLabel(turn: number, suffix: readonly number[]): string {
   return suffix.length === 0 ? String(turn) : `${turn}.${suffix.join(".")}`;
 }
 
-function firstOwned(thread: GraphThread): number {
-  return (thread.branch_point_turn ?? 0) + 1;
+/** The first turn a thread owns: after its branch point, or for a root after the turn it
+ * was forked at (1 for a root that is no fork). The studio's one rule of ownership. */
+export function firstOwned(thread: GraphThread): number {
+  if (thread.branch_point_turn !== null) return thread.branch_point_turn + 1;
+  return (thread.forked_from_turn ?? 0) + 1;
 }
 
 /** True when the thread owns no turn yet (a freshly opened path). */
@@ -141,16 +147,22 @@ function buildIndex(graph: Graph, createdAt?: ReadonlyMap<string, number>): Inde
   return { byId, children, order, nodeTime, createdAt: created };
 }
 
-/** The thread of `threadId`'s lineage that owns turn `turn` (turn >= 1). */
-export function ownerOf(threads: ReadonlyMap<string, GraphThread>, threadId: string, turn: number): string {
+/** The thread and its ancestors, nearest first (a corrupt cycle ends the walk). */
+export function* lineage(threads: ReadonlyMap<string, GraphThread>, threadId: string): Generator<GraphThread> {
   const seen = new Set<string>();
   let current = threads.get(threadId);
   while (current !== undefined && !seen.has(current.thread_id)) {
     seen.add(current.thread_id);
-    if (turn >= firstOwned(current)) return current.thread_id;
+    yield current;
     current = current.parent_thread_id === null ? undefined : threads.get(current.parent_thread_id);
   }
-  return threadId;
+}
+
+/** The thread of `threadId`'s lineage that owns turn `turn`, or null when no thread of
+ * this family does (a turn a fork inherited from its source, or an unknown thread). */
+export function ownerOf(threads: ReadonlyMap<string, GraphThread>, threadId: string, turn: number): string | null {
+  for (const thread of lineage(threads, threadId)) if (turn >= firstOwned(thread)) return thread.thread_id;
+  return null;
 }
 
 function isFirstAtPoint(index: Index, thread: GraphThread): boolean {
@@ -296,8 +308,9 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
       firstOfThread: true,
     });
     const bp = thread.branch_point_turn ?? 0;
-    if (bp > 0) {
-      const source = nodeId(ownerOf(index.byId, thread.parent_thread_id, bp), bp);
+    const owner = bp > 0 ? ownerOf(index.byId, thread.parent_thread_id, bp) : null;
+    if (owner !== null) {
+      const source = nodeId(owner, bp);
       if (labels.has(source)) {
         links.push({
           id: `${source}->${id}`,
@@ -334,26 +347,22 @@ export interface GuideStep {
  */
 export function activePathGuide(graph: Graph, flow: FlowGraph, displayedThreadId: string): Map<number, GuideStep> {
   const byId = new Map(graph.threads.map((t) => [t.thread_id, t] as const));
-  const lineage = new Set<string>();
-  let current = byId.get(displayedThreadId);
-  while (current !== undefined && !lineage.has(current.thread_id)) {
-    lineage.add(current.thread_id);
-    current = current.parent_thread_id === null ? undefined : byId.get(current.parent_thread_id);
-  }
+  const path = new Set([...lineage(byId, displayedThreadId)].map((t) => t.thread_id));
   const guide = new Map<number, GuideStep>();
-  const displayed = byId.get(displayedThreadId);
-  const last = displayed?.turn_index ?? 0;
+  const last = byId.get(displayedThreadId)?.turn_index ?? 0;
   for (let turn = 1; turn <= last; turn++) {
-    const id = nodeId(ownerOf(byId, displayedThreadId, turn), turn);
+    const owner = ownerOf(byId, displayedThreadId, turn);
+    if (owner === null) continue; // a fork's inherited turn: a step of another family
+    const id = nodeId(owner, turn);
     guide.set(turn, { turn, nodeId: id, label: flow.labels.get(id) ?? String(turn), offshoots: [] });
   }
   for (const thread of graph.threads) {
-    if (thread.deleted || thread.parent_thread_id === null || lineage.has(thread.thread_id)) continue;
+    if (thread.deleted || thread.parent_thread_id === null || path.has(thread.thread_id)) continue;
     const bp = thread.branch_point_turn ?? 0;
     const step = guide.get(bp);
     if (step === undefined) continue;
     const owner = ownerOf(byId, thread.parent_thread_id, bp);
-    if (nodeId(owner, bp) !== step.nodeId) continue;
+    if (owner === null || nodeId(owner, bp) !== step.nodeId) continue;
     const first = ownsNoTurn(thread) ? stubId(thread.thread_id) : nodeId(thread.thread_id, bp + 1);
     step.offshoots.push({
       threadId: thread.thread_id,
@@ -368,9 +377,9 @@ export function activePathGuide(graph: Graph, flow: FlowGraph, displayedThreadId
  * when the thread owns no turn and its lineage has none either. */
 export function tipNodeId(graph: Graph, threadId: string): string | null {
   const byId = new Map(graph.threads.map((t) => [t.thread_id, t] as const));
-  const thread = byId.get(threadId);
-  if (thread === undefined || thread.turn_index < 1) return null;
-  return nodeId(ownerOf(byId, threadId, thread.turn_index), thread.turn_index);
+  const turn = byId.get(threadId)?.turn_index ?? 0;
+  const owner = turn < 1 ? null : ownerOf(byId, threadId, turn);
+  return owner === null ? null : nodeId(owner, turn);
 }
 
 interface Measured {

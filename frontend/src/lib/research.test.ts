@@ -81,7 +81,12 @@ describe("pickForCompare", () => {
 
 describe("rejectedByStep", () => {
   it("puts each rejection on the displayed path's step that rejected it", () => {
-    const r = (uid: string, turn: number): Rejected => ({ uid, surface: "preference", text: uid, rejected_after_turn: turn });
+    const r = (uid: string, turn: number): Rejected => ({
+      uid,
+      surface: "preference",
+      text: uid,
+      rejected_after_turn: turn,
+    });
     const steps = new Map([
       [1, { nodeId: "R:1" }],
       [2, { nodeId: "R:2" }],
@@ -121,7 +126,11 @@ describe("comparisonSummary", () => {
     const c = comparison({
       objective: { before: "x", after: "y", changed: true },
       document: { title_before: null, title_after: "D", changed: true, diff: "", added_lines: 3, removed_lines: 1 },
-      preferences: { added: [pref], removed: [], changed: [{ uid: "p", before: pref, after: { ...pref, locked: true }, fields: ["locked"] }] },
+      preferences: {
+        added: [pref],
+        removed: [],
+        changed: [{ uid: "p", before: pref, after: { ...pref, locked: true }, fields: ["locked"] }],
+      },
       todos: { added: [], removed: [todo], changed: [] },
       artifacts: { added: [art], removed: [] },
     });
@@ -174,9 +183,13 @@ describe("export and import helpers", () => {
   });
 
   it("shows the server's message for a failed upload", () => {
-    expect(uploadErrorMessage(422, JSON.stringify({ code: "invalid_input", message: "version: unsupported" }))).toBe("version: unsupported");
+    expect(uploadErrorMessage(422, JSON.stringify({ code: "invalid_input", message: "version: unsupported" }))).toBe(
+      "version: unsupported",
+    );
     expect(uploadErrorMessage(422, JSON.stringify({ detail: "bad" }))).toBe("bad");
-    expect(uploadErrorMessage(422, JSON.stringify({ message: "" }))).toBe("The import failed (the server answered 422).");
+    expect(uploadErrorMessage(422, JSON.stringify({ message: "" }))).toBe(
+      "The import failed (the server answered 422).",
+    );
     expect(uploadErrorMessage(500, "oops")).toBe("The import failed (the server answered 500).");
     expect(uploadErrorMessage(500, "null")).toBe("The import failed (the server answered 500).");
     expect(uploadErrorMessage(413, "")).toBe("This file is too large to import.");

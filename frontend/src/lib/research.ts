@@ -84,7 +84,10 @@ export function pickForCompare(pick: ComparePick, nodeId: string): ComparePick {
 /** node id → the decisions rejected at that step (`rejected_after_turn` = its turn),
  * for the displayed path's steps (`turn → node id`). The rejected list is the
  * displayed thread's, which carries its lineage's rejections with their turns. */
-export function rejectedByStep(rejected: readonly Rejected[], steps: ReadonlyMap<number, { nodeId: string }>): Map<string, Rejected[]> {
+export function rejectedByStep(
+  rejected: readonly Rejected[],
+  steps: ReadonlyMap<number, { nodeId: string }>,
+): Map<string, Rejected[]> {
   const out = new Map<string, Rejected[]>();
   for (const r of rejected) {
     const step = steps.get(r.rejected_after_turn);
@@ -130,7 +133,11 @@ export function comparisonSummary(c: Comparison): string[] {
 
 export type SearchKind = "user" | "assistant" | "document";
 
-export const KIND_NAMES: Record<SearchKind, string> = { user: "your message", assistant: "reply", document: "document" };
+export const KIND_NAMES: Record<SearchKind, string> = {
+  user: "your message",
+  assistant: "reply",
+  document: "document",
+};
 
 export interface SnippetPart {
   text: string;
@@ -139,7 +146,14 @@ export interface SnippetPart {
 
 /** The snippet cut into parts, the query's words (case-insensitive) marked as hits. */
 export function highlight(snippet: string, query: string): SnippetPart[] {
-  const words = [...new Set(query.toLowerCase().split(/\s+/).filter((w) => w.length > 0))];
+  const words = [
+    ...new Set(
+      query
+        .toLowerCase()
+        .split(/\s+/)
+        .filter((w) => w.length > 0),
+    ),
+  ];
   if (words.length === 0) return snippet === "" ? [] : [{ text: snippet, hit: false }];
   const escaped = words.sort((x, y) => y.length - x.length).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   const re = new RegExp(`(${escaped.join("|")})`, "gi");
@@ -193,7 +207,8 @@ export function uploadErrorMessage(status: number, body: string): string {
 
 /** "12 KB of 1.4 MB (1%)" for an upload's progress. */
 export function progressText(loaded: number, total: number): string {
-  const size = (n: number) => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${Math.round(n / 1024)} KB` : `${(n / (1024 * 1024)).toFixed(1)} MB`);
+  const size = (n: number) =>
+    n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${Math.round(n / 1024)} KB` : `${(n / (1024 * 1024)).toFixed(1)} MB`;
   if (total <= 0) return `${size(loaded)} sent`;
   return `${size(loaded)} of ${size(total)} (${Math.min(100, Math.floor((loaded / total) * 100))}%)`;
 }

@@ -53,7 +53,9 @@ export async function startBackend(env = {}) {
       try {
         const r = await fetch(`${base}/api/health`);
         if (r.ok) return;
-      } catch {}
+      } catch {
+        // not listening yet
+      }
       if (Date.now() > deadline) throw new Error(`haico serve did not start:\n${log}`);
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -75,12 +77,19 @@ export async function startBackend(env = {}) {
     log: () => log,
     /** `haico users create NAME` against this server's data; returns the token. */
     createUser(name) {
-      const out = execFileSync(haico, ["users", "create", name], { cwd: join(repoDir, "backend"), env: fullEnv }).toString().trim();
+      const out = execFileSync(haico, ["users", "create", name], { cwd: join(repoDir, "backend"), env: fullEnv })
+        .toString()
+        .trim();
       return out.split("\n").at(-1).trim();
     },
     /** `haico users token NAME --rotate`: a new token; every old one stops working. */
     rotateToken(name) {
-      const out = execFileSync(haico, ["users", "token", name, "--rotate"], { cwd: join(repoDir, "backend"), env: fullEnv }).toString().trim();
+      const out = execFileSync(haico, ["users", "token", name, "--rotate"], {
+        cwd: join(repoDir, "backend"),
+        env: fullEnv,
+      })
+        .toString()
+        .trim();
       return out.split("\n").at(-1).trim();
     },
     pause: halt,

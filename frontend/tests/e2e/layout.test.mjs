@@ -23,7 +23,9 @@ test("every part of the studio is reachable without scrolling sideways", async (
   const s = new StudioPage(page);
   await page.goto(server.base);
   await s.newConversation();
-  await s.send("objective: A long objective that states the research question in some detail; prefer: short sentences; todo: outline");
+  await s.send(
+    "objective: A long objective that states the research question in some detail; prefer: short sentences; todo: outline",
+  );
   await s.send(`write: ${"Lorem ipsum dolor sit amet. ".repeat(40)}; artifact Notes: some notes`);
   for (const [width, height] of SIZES) {
     await page.setViewportSize({ width, height });
@@ -34,13 +36,19 @@ test("every part of the studio is reachable without scrolling sideways", async (
     for (const id of ["conversation-title", "workspace-objective", "graph-panel", "message-input", "send-button"]) {
       const box = await s.byTest(id).boundingBox();
       assert.ok(box !== null, `${width}px: ${id} is not shown`);
-      assert.ok(box.x >= 0 && box.x + box.width <= width + 0.5, `${width}px: ${id} spans ${box.x}..${box.x + box.width}`);
+      assert.ok(
+        box.x >= 0 && box.x + box.width <= width + 0.5,
+        `${width}px: ${id} spans ${box.x}..${box.x + box.width}`,
+      );
     }
     // The trajectory's zoom buttons sit inside its panel (a stylesheet rule for the
     // page's right column once stretched them over the whole window).
     const panel = await s.byTest("graph-panel").boundingBox();
     const zoom = await page.locator('[data-testid="rf__controls"]').boundingBox();
-    assert.ok(zoom.y >= panel.y && zoom.y + zoom.height <= panel.y + panel.height, `${width}px: zoom buttons at ${zoom.y}+${zoom.height}`);
+    assert.ok(
+      zoom.y >= panel.y && zoom.y + zoom.height <= panel.y + panel.height,
+      `${width}px: zoom buttons at ${zoom.y}+${zoom.height}`,
+    );
     const brand = await page.locator(".brand").boundingBox();
     assert.ok(brand.x >= 0, `${width}px: the brand starts at ${brand.x}`);
     await screenshot(page, `layout-${width}`);

@@ -45,7 +45,9 @@ test("a send that fails keeps the message; the banner clears when the server is 
   await s.byTest("todo-new").press("Enter");
   await s.byTest("error-banner").waitFor();
   assert.match(await s.byTest("error-banner").innerText(), /could not be reached/);
-  await page.waitForFunction(() => document.querySelector('[data-testid="todo-new"]')?.value === "added by hand while down");
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="todo-new"]')?.value === "added by hand while down",
+  );
   await s.byTest("workspace-objective").fill("Survive any outage");
   await s.byTest("workspace-objective").press("Enter");
   await page.waitForTimeout(300);
@@ -83,7 +85,10 @@ test("a send that fails keeps the message; the banner clears when the server is 
   assert.equal(await s.byTest("objective-unsaved").isVisible(), true);
   await s.byTest("workspace-objective").focus();
   await s.byTest("workspace-objective").press("Enter");
-  await page.waitForFunction(async (url) => (await (await fetch(url)).json()).objective === "Survive any outage", `${server.base}/api/conversations/${thread}/workspace`);
+  await page.waitForFunction(
+    async (url) => (await (await fetch(url)).json()).objective === "Survive any outage",
+    `${server.base}/api/conversations/${thread}/workspace`,
+  );
   await s.byTest("objective-unsaved").waitFor({ state: "hidden" });
   await s.byTest("send-button").click();
   await s.expectCount("todo-item", 3);

@@ -13,12 +13,19 @@ export class StudioPage {
   async newConversation() {
     const previous = new URL(this.page.url()).searchParams.get("thread");
     await this.byTest("new-conversation").click();
-    await this.page.waitForURL((u) => /^th_[0-9a-f]{32}$/.test(u.searchParams.get("thread") ?? "") && u.searchParams.get("thread") !== previous, {
-      timeout: T,
-    });
+    await this.page.waitForURL(
+      (u) => /^th_[0-9a-f]{32}$/.test(u.searchParams.get("thread") ?? "") && u.searchParams.get("thread") !== previous,
+      {
+        timeout: T,
+      },
+    );
     await this.byTest("message-input").waitFor({ timeout: T });
     // the new (empty) conversation is on screen, not the one before it
-    await this.page.waitForFunction(() => document.querySelectorAll('[data-testid="chat-message"]').length === 0, null, { timeout: T });
+    await this.page.waitForFunction(
+      () => document.querySelectorAll('[data-testid="chat-message"]').length === 0,
+      null,
+      { timeout: T },
+    );
     return new URL(this.page.url()).searchParams.get("thread");
   }
   async send(text) {
@@ -66,10 +73,14 @@ export class StudioPage {
     return this.page.locator('[data-testid="graph-node"][data-head="true"]').getAttribute("data-node-id");
   }
   async expectHead(nodeId) {
-    await this.page.waitForSelector(`[data-testid="graph-node"][data-node-id="${nodeId}"][data-head="true"]`, { timeout: T });
+    await this.page.waitForSelector(`[data-testid="graph-node"][data-node-id="${nodeId}"][data-head="true"]`, {
+      timeout: T,
+    });
   }
   async stepLabels() {
-    return this.page.locator('[data-testid="chat-message"][data-role="user"] [data-testid="step-label"]').allInnerTexts();
+    return this.page
+      .locator('[data-testid="chat-message"][data-role="user"] [data-testid="step-label"]')
+      .allInnerTexts();
   }
   /** Waits until the chat's user messages carry exactly these step labels (a path
    *  just opened renders its transcript a moment after the graph). */
@@ -83,7 +94,9 @@ export class StudioPage {
         { timeout: T },
       );
     } catch (err) {
-      throw new Error(`step labels ${JSON.stringify(await this.stepLabels())}, expected ${JSON.stringify(labels)}: ${err}`);
+      throw new Error(
+        `step labels ${JSON.stringify(await this.stepLabels())}, expected ${JSON.stringify(labels)}: ${err}`,
+      );
     }
   }
   async openFromHistory(threadId, shot = null) {

@@ -30,7 +30,9 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   await s.expectCount("todo-item", 1);
   assert.ok((await page.locator('[data-testid="tool-activity"] li').count()) >= 3, "tool activity is shown");
   await s.send("write: Cities are for people.; subtodo: find statistics");
-  await page.waitForFunction(() => document.querySelector('[data-testid="workspace-document"]')?.value.includes("Cities are for people."));
+  await page.waitForFunction(() =>
+    document.querySelector('[data-testid="workspace-document"]')?.value.includes("Cities are for people."),
+  );
   await s.expectCount("todo-item", 2);
   await s.send("objective: Argue formally for bike lanes; prefer: cite sources; artifact Sources: city report 2024");
   await s.expectObjective("Argue formally for bike lanes");
@@ -41,7 +43,9 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   await s.expectHead(`${root}:3`);
   // Artifacts open to show their content.
   await s.byTest("artifact-item").locator("button").click();
-  await page.waitForFunction(() => document.querySelector('[data-testid="artifact-content"]')?.textContent?.includes("city report 2024"));
+  await page.waitForFunction(() =>
+    document.querySelector('[data-testid="artifact-content"]')?.textContent?.includes("city report 2024"),
+  );
 
   // 3. Restore step 2 (its checkpoint divider) and see the old workspace.
   await page.locator(`[data-testid="restore-divider"][data-node-id="${root}:2"]`).click();
@@ -79,7 +83,11 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   assert.notEqual(branch, root);
   assert.equal(await branchNode.getAttribute("data-active"), "true");
   assert.equal(await branchNode.getAttribute("data-head"), "true");
-  for (const [k, label] of [[1, "1"], [2, "2"], [3, "3"]]) {
+  for (const [k, label] of [
+    [1, "1"],
+    [2, "2"],
+    [3, "3"],
+  ]) {
     assert.equal(await s.node(`${root}:${k}`).getAttribute("data-label"), label);
   }
   assert.equal(await s.node(`${root}:3`).getAttribute("data-active"), "false");
@@ -118,7 +126,9 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   await s2.expectCount("graph-node", 5);
   await s2.expectHead(`${branch}:4`);
   await page2.waitForFunction(() =>
-    [...document.querySelectorAll('[data-testid="preference-item"]')].some((e) => e.textContent.includes("live sync works")),
+    [...document.querySelectorAll('[data-testid="preference-item"]')].some((e) =>
+      e.textContent.includes("live sync works"),
+    ),
   );
   await s2.expectCount("chat-message", 8, '[data-role="user"], [data-testid="chat-message"][data-role="assistant"]');
   await page.locator(`[data-testid="restore-divider"][data-node-id="${root}:1"]`).click();
@@ -139,8 +149,12 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   assert.match(await s.byTest("error-banner").innerText(), /turn/i);
   await s.byTest("stop-button").click();
   await s.waitIdle();
-  await page.waitForSelector('[data-testid="chat-message"][data-role="assistant"][data-state="cancelled"]', { timeout: 20_000 });
-  await page.waitForSelector('[data-testid="graph-node"][data-state="cancelled"][data-head="true"]', { timeout: 20_000 });
+  await page.waitForSelector('[data-testid="chat-message"][data-role="assistant"][data-state="cancelled"]', {
+    timeout: 20_000,
+  });
+  await page.waitForSelector('[data-testid="graph-node"][data-state="cancelled"][data-head="true"]', {
+    timeout: 20_000,
+  });
   await s2.byTest("turn-status").waitFor({ state: "hidden", timeout: 20_000 });
 
   // 9. "Discard" in the confirm dialog retries the checkout with force.
@@ -161,4 +175,63 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   await other.close();
   await context.close();
   console.log(`walkthrough: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+});
+
+// Preferences and todos share one row (components/app/item-row.tsx): both move up and
+// down (todos had no "move down"), and both can be removed.
+async function texts(page, kind) {
+  return page.locator(`[data-testid="${kind}-item"] .item-text`).allInnerTexts();
+}
+
+async function expectTexts(page, kind, want) {
+  await page.waitForFunction(
+    ([k, w]) =>
+      JSON.stringify(
+        [...document.querySelectorAll(`[data-testid="${k}-item"] .item-text`)].map((e) => e.textContent),
+      ) === JSON.stringify(w),
+    [kind, want],
+    { timeout: 20_000 },
+  );
+}
+
+test("todos and preferences move up and down, and are removed, from the same row", async () => {
+  const { server, chrome } = studio;
+  const context = await chrome.browser.newContext({ viewport: { width: 1280, height: 720 } });
+  const page = await context.newPage();
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+  await s.newConversation();
+  await s.send("todo: first; todo: second; todo: third; prefer: alpha; prefer: beta");
+  await expectTexts(page, "todo", ["first", "second", "third"]);
+  await expectTexts(page, "preference", ["alpha", "beta"]);
+
+  const row = (kind, i) => page.locator(`[data-testid="${kind}-item"]`).nth(i);
+  const press = async (kind, i, action) => {
+    await row(kind, i).hover();
+    await row(kind, i).locator(`[data-testid="${kind}-${action}"]`).click();
+  };
+  // The last row cannot move down, the first cannot move up.
+  assert.equal(await row("todo", 2).locator('[data-testid="todo-move-down"]').isDisabled(), true);
+  assert.equal(await row("todo", 0).locator('[data-testid="todo-move-up"]').isDisabled(), true);
+
+  await row("todo", 1).hover();
+  await screenshot(page, "workspace-items-hover");
+  await press("todo", 0, "move-down");
+  await expectTexts(page, "todo", ["second", "first", "third"]);
+  await press("todo", 1, "move-down");
+  await expectTexts(page, "todo", ["second", "third", "first"]);
+  await press("todo", 2, "move-up");
+  await expectTexts(page, "todo", ["second", "first", "third"]);
+  await press("preference", 0, "move-down");
+  await expectTexts(page, "preference", ["beta", "alpha"]);
+  await press("todo", 0, "remove");
+  await expectTexts(page, "todo", ["first", "third"]);
+  await press("preference", 1, "remove");
+  await expectTexts(page, "preference", ["beta"]);
+
+  // The order is the server's: a reload shows it.
+  await page.reload();
+  await expectTexts(page, "todo", ["first", "third"]);
+  assert.deepEqual(await texts(page, "preference"), ["beta"]);
+  await context.close();
 });

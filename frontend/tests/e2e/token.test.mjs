@@ -35,7 +35,11 @@ test("token mode: sign in once, then use the studio", async () => {
   await s.byTest("history-menu-button").click();
   const downloading = page.waitForEvent("download");
   await page.locator(`[data-testid="conversation-item"][data-thread-id="${thread}"]`).hover();
-  await page.locator(`li:has([data-testid="conversation-item"][data-thread-id="${thread}"]) [data-testid="conversation-export"]`).click();
+  await page
+    .locator(
+      `li:has([data-testid="conversation-item"][data-thread-id="${thread}"]) [data-testid="conversation-export"]`,
+    )
+    .click();
   const file = await (await downloading).path();
   await s.byTest("history-menu-button").click();
   await s.byTest("import-input").setInputFiles(file);
@@ -56,7 +60,9 @@ test("token mode: sign in once, then use the studio", async () => {
   await s.byTest("token-input").fill(fresh);
   await s.byTest("token-submit").click();
   await s.byTest("token-input").waitFor({ state: "detached" });
-  await page.waitForFunction(() => document.querySelector('[data-testid="message-input"]')?.value === "todo: after the rotation");
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="message-input"]')?.value === "todo: after the rotation",
+  );
   await s.byTest("send-button").click();
   await s.expectCount("todo-item", 1);
   await s.waitIdle();

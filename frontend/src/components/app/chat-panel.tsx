@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from "react";
 import type { GuideStep } from "@/lib/graph";
 import type { LiveTurn } from "@/lib/events";
 import { giveBack } from "@/lib/drafts";
+import { countRender } from "@/lib/render-probe";
 import { useDraft } from "@/hooks/use-draft";
 import { describeTool, type ChatTurn, type ToolActivity } from "@/lib/transcript";
 import type { RunningTurn } from "@/hooks/use-turn";
@@ -46,12 +47,13 @@ function Tools({ tools }: { tools: ToolActivity[] }) {
  * streaming replies with tool activity, and the composer. */
 export function ChatPanel(props: ChatPanelProps) {
   const { turns, guide, running, live, flash } = props;
+  countRender("chat");
   const [draft, updateDraft] = useDraft(props.thread);
   const scroller = useRef<HTMLDivElement>(null);
   const [flashing, setFlashing] = useState<string | null>(null);
 
   const shown = running?.turn != null ? turns.filter((t) => t.turn !== running.turn) : turns;
-  const lastLength = `${shown.length}:${running?.text.length ?? 0}:${running?.tools.length ?? 0}:${live?.text.length ?? 0}`;
+  const lastLength = [shown.length, running?.text.length, running?.tools.length, live?.text.length].join(":");
 
   useEffect(() => {
     const el = scroller.current;
@@ -131,8 +133,16 @@ export function ChatPanel(props: ChatPanelProps) {
                 )}
               </div>
               <Tools tools={t.tools} />
-              <div data-testid="chat-message" data-role="assistant" data-node-id={nodeId} data-state={t.state} className={`msg assistant state-${t.state}`}>
-                {ENDED[t.state] && <span className={`badge ${t.state === "error" ? "err" : "warn"}`}>{ENDED[t.state]}</span>}
+              <div
+                data-testid="chat-message"
+                data-role="assistant"
+                data-node-id={nodeId}
+                data-state={t.state}
+                className={`msg assistant state-${t.state}`}
+              >
+                {ENDED[t.state] && (
+                  <span className={`badge ${t.state === "error" ? "err" : "warn"}`}>{ENDED[t.state]}</span>
+                )}
                 <div className="text">{t.reply || (t.state === "complete" ? "(no reply)" : "")}</div>
               </div>
               {!last && nodeId && (
@@ -155,14 +165,24 @@ export function ChatPanel(props: ChatPanelProps) {
             <div data-testid="chat-message" data-role="user" data-node-id={running.nodeId ?? ""} className="msg user">
               <div className="meta">
                 <span className="step">
-                  Step <span data-testid="step-label">{running.turn !== null ? guide.get(running.turn)?.label ?? running.turn : "…"}</span>
+                  Step{" "}
+                  <span data-testid="step-label">
+                    {running.turn !== null ? (guide.get(running.turn)?.label ?? running.turn) : "…"}
+                  </span>
                 </span>
               </div>
               <div className="text">{running.question}</div>
             </div>
             <Tools tools={running.tools} />
-            <div data-testid="chat-message" data-role="assistant" data-node-id={running.nodeId ?? ""} className="msg assistant streaming">
-              {running.error && <span className="badge err">{running.ended === "cancelled" ? "Stopped" : "Failed"}</span>}
+            <div
+              data-testid="chat-message"
+              data-role="assistant"
+              data-node-id={running.nodeId ?? ""}
+              className="msg assistant streaming"
+            >
+              {running.error && (
+                <span className="badge err">{running.ended === "cancelled" ? "Stopped" : "Failed"}</span>
+              )}
               <div className="text">{running.text || <span className="typing">thinking…</span>}</div>
             </div>
           </div>
@@ -183,12 +203,16 @@ export function ChatPanel(props: ChatPanelProps) {
         {props.busy && (
           <div className="turn-status" data-testid="turn-status" role="status">
             <span className="spinner" /> The agent is working
-            {running && running.tools.length > 0 ? ` · ${running.tools.length} tool step${running.tools.length === 1 ? "" : "s"}` : ""}…
+            {running && running.tools.length > 0
+              ? ` · ${running.tools.length} tool step${running.tools.length === 1 ? "" : "s"}`
+              : ""}
+            …
           </div>
         )}
         {props.restoredAt && !props.busy && (
           <div className="restored-note">
-            Restored to step {props.restoredAt}. Edit the workspace if you like; sending continues from here on a new path.
+            Restored to step {props.restoredAt}. Edit the workspace if you like; sending continues from here on a new
+            path.
           </div>
         )}
         <div className="composer-row">
@@ -210,7 +234,13 @@ export function ChatPanel(props: ChatPanelProps) {
               ■ Stop
             </button>
           ) : null}
-          <button type="button" className="primary" data-testid="send-button" disabled={props.busy || !draft.trim()} onClick={submit}>
+          <button
+            type="button"
+            className="primary"
+            data-testid="send-button"
+            disabled={props.busy || !draft.trim()}
+            onClick={submit}
+          >
             Send
           </button>
         </div>

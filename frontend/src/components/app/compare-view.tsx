@@ -27,17 +27,43 @@ function labelOf(node: CompareNode | null, labels: ReadonlyMap<string, string>):
   return `step ${node.turn_index} of another family`;
 }
 
+function ancestorText(c: Comparison, labels: ReadonlyMap<string, string>): string {
+  const ancestor = c.common_ancestor;
+  if (ancestor === null) return "No common ancestor: these steps share no history.";
+  const side =
+    ancestor.node_id === c.a.node_id
+      ? " (the before side itself)"
+      : ancestor.node_id === c.b.node_id
+        ? " (the after side itself)"
+        : "";
+  return `Common ancestor: ${labelOf(ancestor, labels)}${side}`;
+}
+
 function Value({ text, testId }: { text: string | null; testId: string }) {
-  return text ? <span data-testid={testId}>{text}</span> : <span className="muted" data-testid={testId}>(none)</span>;
+  return text ? (
+    <span data-testid={testId}>{text}</span>
+  ) : (
+    <span className="muted" data-testid={testId}>
+      (none)
+    </span>
+  );
 }
 
 function RejectedList({ items, testId }: { items: readonly Rejected[]; testId: string }) {
-  if (items.length === 0) return <p className="muted small" data-testid={testId}>none</p>;
+  if (items.length === 0)
+    return (
+      <p className="muted small" data-testid={testId}>
+        none
+      </p>
+    );
   return (
     <ul className="cmp-list" data-testid={testId}>
       {items.map((r) => (
         <li key={r.uid} className="cmp-rejected" data-testid="compare-rejected-item" data-uid={r.uid}>
-          <s>{r.text}</s> <span className="muted small">· {r.surface} · after step {r.rejected_after_turn}</span>
+          <s>{r.text}</s>{" "}
+          <span className="muted small">
+            · {r.surface} · after step {r.rejected_after_turn}
+          </span>
         </li>
       ))}
     </ul>
@@ -73,8 +99,10 @@ function Diff({ diff }: { diff: string }) {
 
 function Items({ c }: { c: Comparison }) {
   const rows: { key: string; kind: "add" | "del" | "chg"; surface: string; text: ReactNode }[] = [];
-  for (const p of c.preferences.added) rows.push({ key: `pa${p.uid}`, kind: "add", surface: "preference", text: `${p.text}${p.locked ? " 🔒" : ""}` });
-  for (const p of c.preferences.removed) rows.push({ key: `pr${p.uid}`, kind: "del", surface: "preference", text: <s>{p.text}</s> });
+  for (const p of c.preferences.added)
+    rows.push({ key: `pa${p.uid}`, kind: "add", surface: "preference", text: `${p.text}${p.locked ? " 🔒" : ""}` });
+  for (const p of c.preferences.removed)
+    rows.push({ key: `pr${p.uid}`, kind: "del", surface: "preference", text: <s>{p.text}</s> });
   for (const ch of c.preferences.changed) {
     rows.push({
       key: `pc${ch.uid}`,
@@ -89,13 +117,24 @@ function Items({ c }: { c: Comparison }) {
           ) : (
             ch.after.text
           )}
-          <span className="muted small"> · {describeFields(ch.fields)}{ch.fields.includes("locked") ? (ch.after.locked ? ": locked" : ": unlocked") : ""}</span>
+          <span className="muted small">
+            {" "}
+            · {describeFields(ch.fields)}
+            {ch.fields.includes("locked") ? (ch.after.locked ? ": locked" : ": unlocked") : ""}
+          </span>
         </>
       ),
     });
   }
-  for (const t of c.todos.added) rows.push({ key: `ta${t.uid}`, kind: "add", surface: "todo", text: `${"  ".repeat(t.depth)}${t.done ? "☑" : "☐"} ${t.text}` });
-  for (const t of c.todos.removed) rows.push({ key: `tr${t.uid}`, kind: "del", surface: "todo", text: <s>{t.text}</s> });
+  for (const t of c.todos.added)
+    rows.push({
+      key: `ta${t.uid}`,
+      kind: "add",
+      surface: "todo",
+      text: `${"  ".repeat(t.depth)}${t.done ? "☑" : "☐"} ${t.text}`,
+    });
+  for (const t of c.todos.removed)
+    rows.push({ key: `tr${t.uid}`, kind: "del", surface: "todo", text: <s>{t.text}</s> });
   for (const ch of c.todos.changed) {
     const notes: string[] = [];
     if (ch.fields.includes("done")) notes.push(ch.after.done ? "done" : "not done");
@@ -123,7 +162,13 @@ function Items({ c }: { c: Comparison }) {
   return (
     <ul className="cmp-list">
       {rows.map((r) => (
-        <li key={r.key} className={`cmp-item ${r.kind}`} data-testid="compare-item" data-kind={r.kind} data-surface={r.surface}>
+        <li
+          key={r.key}
+          className={`cmp-item ${r.kind}`}
+          data-testid="compare-item"
+          data-kind={r.kind}
+          data-surface={r.surface}
+        >
           <span className="sign">{sign[r.kind]}</span>
           <span className="muted small">{r.surface}</span> {r.text}
         </li>
@@ -143,7 +188,10 @@ export function CompareView(props: CompareViewProps) {
     <div className={`cmp-side side-${which}`} data-testid={`compare-side-${which}`} data-node-id={id}>
       <div className="cmp-side-head">
         <span className={`picked-dot dot-${which}`} />
-        <strong>{which === "a" ? "Before" : "After"} · {node ? labelOf(node, labels) : labels.has(id) ? `step ${labels.get(id)}` : id}</strong>
+        <strong>
+          {which === "a" ? "Before" : "After"} ·{" "}
+          {node ? labelOf(node, labels) : labels.has(id) ? `step ${labels.get(id)}` : id}
+        </strong>
         <button type="button" className="small-btn" title="Restore this step" onClick={() => props.onRestore(id)}>
           ↺ restore
         </button>
@@ -160,10 +208,22 @@ export function CompareView(props: CompareViewProps) {
           {q.isLoading ? "Comparing…" : c && (summary.length === 0 ? "no differences" : summary.join(" · "))}
         </span>
         <span className="spacer" />
-        <button type="button" className="small-btn" data-testid="compare-swap" title="Swap the two sides" onClick={props.onSwap}>
+        <button
+          type="button"
+          className="small-btn"
+          data-testid="compare-swap"
+          title="Swap the two sides"
+          onClick={props.onSwap}
+        >
           ⇆ swap
         </button>
-        <button type="button" className="icon" data-testid="compare-close" aria-label="Close the comparison" onClick={props.onClose}>
+        <button
+          type="button"
+          className="icon"
+          data-testid="compare-close"
+          aria-label="Close the comparison"
+          onClick={props.onClose}
+        >
           ✕
         </button>
       </header>
@@ -180,10 +240,12 @@ export function CompareView(props: CompareViewProps) {
           <p className="muted">Loading the comparison…</p>
         ) : (
           <>
-            <p className="cmp-ancestor small" data-testid="compare-ancestor" data-node-id={c.common_ancestor?.node_id ?? ""}>
-              {c.common_ancestor
-                ? `Common ancestor: ${labelOf(c.common_ancestor, labels)}${c.common_ancestor.node_id === c.a.node_id ? " (the before side itself)" : c.common_ancestor.node_id === c.b.node_id ? " (the after side itself)" : ""}`
-                : "No common ancestor: these steps share no history."}
+            <p
+              className="cmp-ancestor small"
+              data-testid="compare-ancestor"
+              data-node-id={c.common_ancestor?.node_id ?? ""}
+            >
+              {ancestorText(c, labels)}
             </p>
             <h3>Objective {!c.objective.changed && <span className="muted small">· unchanged</span>}</h3>
             <div className="cmp-sides">
@@ -197,12 +259,17 @@ export function CompareView(props: CompareViewProps) {
             <h3>
               Document{" "}
               <span className="small">
-                <span className="count add" data-testid="compare-added-lines">+{c.document.added_lines}</span>{" "}
-                <span className="count del" data-testid="compare-removed-lines">−{c.document.removed_lines}</span>
+                <span className="count add" data-testid="compare-added-lines">
+                  +{c.document.added_lines}
+                </span>{" "}
+                <span className="count del" data-testid="compare-removed-lines">
+                  −{c.document.removed_lines}
+                </span>
               </span>
               {c.document.title_before !== c.document.title_after && (
                 <span className="muted small">
-                  {" "}· title: {c.document.title_before ?? "(none)"} → {c.document.title_after ?? "(none)"}
+                  {" "}
+                  · title: {c.document.title_before ?? "(none)"} → {c.document.title_after ?? "(none)"}
                 </span>
               )}
             </h3>
@@ -221,7 +288,8 @@ export function CompareView(props: CompareViewProps) {
                 ))}
                 {c.artifacts.removed.map((x) => (
                   <li key={`r${x.id}`} className="cmp-item del" data-testid="compare-artifact" data-kind="del">
-                    <span className="sign">−</span> <s>{x.title}</s> <span className="muted small">· step {x.turn_index}</span>
+                    <span className="sign">−</span> <s>{x.title}</s>{" "}
+                    <span className="muted small">· step {x.turn_index}</span>
                   </li>
                 ))}
               </ul>

@@ -12,7 +12,13 @@ export function ConfirmDialog({ state, onCancel }: { state: ConfirmState | null;
   if (state === null) return null;
   return (
     <div className="overlay" role="presentation">
-      <div className="dialog" role="alertdialog" aria-modal="true" aria-labelledby="confirm-title" data-testid="confirm-dialog">
+      <div
+        className="dialog"
+        role="alertdialog"
+        aria-modal="true"
+        aria-labelledby="confirm-title"
+        data-testid="confirm-dialog"
+      >
         <h2 id="confirm-title">Discard your edits?</h2>
         <p>{state.message}</p>
         <div className="dialog-actions">

@@ -1,5 +1,6 @@
 "use client";
-import { useEffect, useRef, useState } from "react";
+import { useCallback, useRef, useState } from "react";
+import { useClickOutside } from "@/hooks/use-click-outside";
 import type { Conversation } from "@/lib/api/client";
 
 export interface HistoryMenuProps {
@@ -60,14 +61,8 @@ export function HistoryMenu(props: HistoryMenuProps) {
   const ref = useRef<HTMLDivElement>(null);
   const fileInput = useRef<HTMLInputElement>(null);
 
-  useEffect(() => {
-    if (!open) return;
-    const close = (e: MouseEvent) => {
-      if (ref.current && !ref.current.contains(e.target as Node)) setOpen(false);
-    };
-    document.addEventListener("mousedown", close);
-    return () => document.removeEventListener("mousedown", close);
-  }, [open]);
+  const close = useCallback(() => setOpen(false), []);
+  useClickOutside(ref, open, close);
 
   const entries = tree(props.conversations ?? []);
   return (
@@ -118,7 +113,11 @@ export function HistoryMenu(props: HistoryMenuProps) {
             {entries.map(({ c, depth }) => {
               const current = c.thread_id === props.currentThread;
               return (
-                <li key={c.thread_id} style={{ paddingLeft: 8 + depth * 18 }} className={`${current ? "current" : ""} ${c.root_thread_id === props.currentRoot ? "family" : ""}`}>
+                <li
+                  key={c.thread_id}
+                  style={{ paddingLeft: 8 + depth * 18 }}
+                  className={`${current ? "current" : ""} ${c.root_thread_id === props.currentRoot ? "family" : ""}`}
+                >
                   {renaming === c.thread_id ? (
                     <form
                       className="rename"
@@ -136,7 +135,13 @@ export function HistoryMenu(props: HistoryMenuProps) {
                           });
                       }}
                     >
-                      <input data-testid="rename-input" autoFocus value={name} onChange={(e) => setName(e.target.value)} onBlur={() => setRenaming(null)} />
+                      <input
+                        data-testid="rename-input"
+                        autoFocus
+                        value={name}
+                        onChange={(e) => setName(e.target.value)}
+                        onBlur={() => setRenaming(null)}
+                      />
                     </form>
                   ) : (
                     <button
@@ -202,7 +207,8 @@ export function HistoryMenu(props: HistoryMenuProps) {
                       title="Delete"
                       data-testid="conversation-delete"
                       onClick={() => {
-                        if (window.confirm(`Delete “${c.title}”${c.parent_thread_id ? "" : " and all its branches"}?`)) props.onDelete(c);
+                        if (window.confirm(`Delete “${c.title}”${c.parent_thread_id ? "" : " and all its branches"}?`))
+                          props.onDelete(c);
                       }}
                     >
                       ✕

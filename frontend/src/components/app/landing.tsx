@@ -2,8 +2,15 @@
 import type { Conversation } from "@/lib/api/client";
 
 /** The page without a conversation: start one, or open a recent one. */
-export function Landing(props: { conversations: Conversation[] | undefined; loading: boolean; onOpen: (c: Conversation) => void; onNew: () => void }) {
-  const roots = (props.conversations ?? []).filter((c) => c.parent_thread_id === null).sort((a, b) => b.updated_at.localeCompare(a.updated_at));
+export function Landing(props: {
+  conversations: Conversation[] | undefined;
+  loading: boolean;
+  onOpen: (c: Conversation) => void;
+  onNew: () => void;
+}) {
+  const roots = (props.conversations ?? [])
+    .filter((c) => c.parent_thread_id === null)
+    .sort((a, b) => b.updated_at.localeCompare(a.updated_at));
   return (
     <div className="landing">
       <h1>Co-construction studio</h1>
@@ -26,7 +33,10 @@ export function Landing(props: { conversations: Conversation[] | undefined; load
               <button type="button" className="link" onClick={() => props.onOpen(c)}>
                 {c.title}
               </button>
-              <span className="muted"> · {c.turn_index} steps · {new Date(c.updated_at).toLocaleString()}</span>
+              <span className="muted">
+                {" "}
+                · {c.turn_index} steps · {new Date(c.updated_at).toLocaleString()}
+              </span>
             </li>
           ))}
         </ul>

@@ -1,5 +1,5 @@
 "use client";
-import { QueryCache, QueryClient, QueryClientProvider, MutationCache } from "@tanstack/react-query";
+import { QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { useMemo, useState, type ReactNode } from "react";
 import { ApiContext, type ApiContextValue } from "@/hooks/use-api";
 import { ApiError, browserTokenStore, makeClient } from "@/lib/api/client";
@@ -15,7 +15,6 @@ export function Providers({ children }: { children: ReactNode }) {
     };
     return new QueryClient({
       queryCache: new QueryCache({ onError: on401 }),
-      mutationCache: new MutationCache({ onError: on401 }),
       defaultOptions: {
         queries: {
           staleTime: 5_000,

@@ -1,8 +1,10 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
+import { useClickOutside } from "@/hooks/use-click-outside";
 import { useApi } from "@/hooks/use-api";
 import { ApiError, unwrap, type Conversation, type Schemas } from "@/lib/api/client";
+import { keys } from "@/lib/query-keys";
 import { highlight, KIND_NAMES } from "@/lib/research";
 
 export type SearchHit = Schemas["SearchHit"];
@@ -31,17 +33,11 @@ export function SearchBox({ conversations, labels, onPick }: SearchBoxProps) {
     return () => window.clearTimeout(id);
   }, [text]);
   useEffect(() => setActive(0), [query]);
-  useEffect(() => {
-    if (!open) return;
-    const close = (e: MouseEvent) => {
-      if (ref.current && !ref.current.contains(e.target as Node)) setOpen(false);
-    };
-    document.addEventListener("mousedown", close);
-    return () => document.removeEventListener("mousedown", close);
-  }, [open]);
+  const close = useCallback(() => setOpen(false), []);
+  useClickOutside(ref, open, close);
 
   const search = useQuery({
-    queryKey: ["search", query],
+    queryKey: keys.search(query),
     enabled: query.length > 0,
     staleTime: 0,
     queryFn: async () => unwrap(await client.GET("/api/search", { params: { query: { q: query, limit: LIMIT } } })),
@@ -79,7 +75,9 @@ export function SearchBox({ conversations, labels, onPick }: SearchBoxProps) {
           {search.isFetching && hits.length === 0 ? (
             <div className="muted pad">Searching…</div>
           ) : search.error ? (
-            <div className="pad cmp-error">{search.error instanceof ApiError ? search.error.message : "The search failed."}</div>
+            <div className="pad cmp-error">
+              {search.error instanceof ApiError ? search.error.message : "The search failed."}
+            </div>
           ) : query.length > 0 && search.isSuccess && hits.length === 0 ? (
             <div className="muted pad">Nothing found for “{query}”.</div>
           ) : (
@@ -110,7 +108,9 @@ export function SearchBox({ conversations, labels, onPick }: SearchBoxProps) {
                         </span>
                       </span>
                       <span className="hit-snippet">
-                        {highlight(h.snippet, query).map((p, k) => (p.hit ? <mark key={k}>{p.text}</mark> : <span key={k}>{p.text}</span>))}
+                        {highlight(h.snippet, query).map((p, k) =>
+                          p.hit ? <mark key={k}>{p.text}</mark> : <span key={k}>{p.text}</span>,
+                        )}
                       </span>
                     </button>
                   </li>

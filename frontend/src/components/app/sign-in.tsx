@@ -13,7 +13,9 @@ export function SignIn({ onSubmit }: { onSubmit: (token: string) => void }) {
         }}
       >
         <h1>HAICO</h1>
-        <p>This server asks for an API token. Create one with <code>haico users create NAME</code>.</p>
+        <p>
+          This server asks for an API token. Create one with <code>haico users create NAME</code>.
+        </p>
         <input
           data-testid="token-input"
           type="password"

@@ -2,9 +2,14 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { useApi } from "@/hooks/use-api";
-import { keys, useArtifact } from "@/hooks/use-studio-data";
+import { useArtifact } from "@/hooks/use-studio-data";
+import { keys } from "@/lib/query-keys";
+import { AddItem, ItemRow } from "./item-row";
 import { unwrap, type Workspace } from "@/lib/api/client";
-import { giveBack } from "@/lib/drafts";
+
+type ItemList = "preferences" | "todos";
+/** A preference takes `locked`, a todo `done` and `depth`; both take `position`. */
+type ItemPatch = { locked?: boolean; done?: boolean; depth?: number; position?: number };
 
 export interface WorkspacePanelProps {
   thread: string;
@@ -18,7 +23,13 @@ function LockIcon({ locked }: { locked: boolean }) {
   return (
     <svg width="14" height="14" viewBox="0 0 16 16" aria-hidden="true" className={locked ? "lock on" : "lock"}>
       <rect x="3" y="7" width="10" height="8" rx="1.5" fill="currentColor" />
-      <path d={locked ? "M5 7V5a3 3 0 0 1 6 0v2" : "M5 7V5a3 3 0 0 1 6 0"} fill="none" stroke="currentColor" strokeWidth="1.6" transform={locked ? undefined : "translate(3 -1.5)"} />
+      <path
+        d={locked ? "M5 7V5a3 3 0 0 1 6 0v2" : "M5 7V5a3 3 0 0 1 6 0"}
+        fill="none"
+        stroke="currentColor"
+        strokeWidth="1.6"
+        transform={locked ? undefined : "translate(3 -1.5)"}
+      />
     </svg>
   );
 }
@@ -48,7 +59,11 @@ function useSynced(server: string) {
 /** The mark on a field whose edit could not be saved. */
 function Unsaved({ field }: { field: string }) {
   return (
-    <span className="badge warn" data-testid={`${field}-unsaved`} title="The server did not take this edit; it is kept here">
+    <span
+      className="badge warn"
+      data-testid={`${field}-unsaved`}
+      title="The server did not take this edit; it is kept here"
+    >
       not saved · Enter or leave the field to retry
     </span>
   );
@@ -79,8 +94,6 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
   const objective = useSynced(workspace?.objective ?? "");
   const title = useSynced(workspace?.document?.title ?? "");
   const content = useSynced(workspace?.document?.content ?? "");
-  const [newPref, setNewPref] = useState("");
-  const [newTodo, setNewTodo] = useState("");
 
   const setWorkspace = (w: Workspace) => qc.setQueryData(keys.workspace(thread), w);
   const refetch = () => qc.invalidateQueries({ queryKey: keys.workspace(thread) });
@@ -100,33 +113,75 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
     if (!objective.dirty) return;
     const text = objective.value;
     objective.saved(
-      await run(async () => setWorkspace(unwrap(await client.PUT("/api/conversations/{thread_id}/objective", { ...path, body: { text: text || null } })))),
+      await run(async () =>
+        setWorkspace(
+          unwrap(
+            await client.PUT("/api/conversations/{thread_id}/objective", { ...path, body: { text: text || null } }),
+          ),
+        ),
+      ),
     );
   };
   const saveDocument = async () => {
     if (!title.dirty && !content.dirty) return;
     const body = { title: title.value || null, content: content.value };
-    const ok = await run(async () => setWorkspace(unwrap(await client.PUT("/api/conversations/{thread_id}/document", { ...path, body }))));
+    const ok = await run(async () =>
+      setWorkspace(unwrap(await client.PUT("/api/conversations/{thread_id}/document", { ...path, body }))),
+    );
     title.saved(ok);
     content.saved(ok);
   };
 
   const prefs = workspace?.preferences ?? [];
   const todos = workspace?.todos ?? [];
-  const patchPref = (id: number | null, body: { locked?: boolean; position?: number; text?: string }) =>
-    id !== null &&
-    run(async () => {
-      unwrap(await client.PATCH("/api/conversations/{thread_id}/preferences/{pref_id}", { params: { path: { thread_id: thread, pref_id: id } }, body }));
-      await refetch();
-    });
-  const patchTodo = (id: number | null, body: { done?: boolean; depth?: number; position?: number }) =>
-    id !== null &&
-    run(async () => {
-      unwrap(await client.PATCH("/api/conversations/{thread_id}/todos/{todo_id}", { params: { path: { thread_id: thread, todo_id: id } }, body }));
-      await refetch();
-    });
+  // The preferences' and todos' writes: each rereads the workspace after it.
+  const items = {
+    patch: (list: ItemList, id: number | null, body: ItemPatch) =>
+      id !== null &&
+      run(async () => {
+        if (list === "preferences") {
+          const path = { thread_id: thread, pref_id: id };
+          unwrap(
+            await client.PATCH("/api/conversations/{thread_id}/preferences/{pref_id}", { params: { path }, body }),
+          );
+        } else {
+          const path = { thread_id: thread, todo_id: id };
+          unwrap(await client.PATCH("/api/conversations/{thread_id}/todos/{todo_id}", { params: { path }, body }));
+        }
+        await refetch();
+      }),
+    remove: (list: ItemList, id: number | null) =>
+      id !== null &&
+      run(async () => {
+        if (list === "preferences") {
+          const path = { thread_id: thread, pref_id: id };
+          unwrap(await client.DELETE("/api/conversations/{thread_id}/preferences/{pref_id}", { params: { path } }));
+        } else {
+          const path = { thread_id: thread, todo_id: id };
+          unwrap(await client.DELETE("/api/conversations/{thread_id}/todos/{todo_id}", { params: { path } }));
+        }
+        await refetch();
+      }),
+    addPreference: (text: string) =>
+      run(async () => {
+        const body = { text, locked: false };
+        unwrap(await client.POST("/api/conversations/{thread_id}/preferences", { ...path, body }));
+        await refetch();
+      }),
+    addTodo: (text: string) =>
+      run(async () => {
+        const body = { text, done: false, depth: 0 };
+        unwrap(await client.POST("/api/conversations/{thread_id}/todos", { ...path, body }));
+        await refetch();
+      }),
+  };
 
-  if (loading && !workspace) return <aside className="workspace"><div className="empty">Loading the workspace…</div></aside>;
+  if (loading && !workspace)
+    return (
+      <aside className="workspace">
+        <div className="empty">Loading the workspace…</div>
+      </aside>
+    );
 
   return (
     <aside className="workspace" aria-label="Workspace">
@@ -178,114 +233,114 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
         />
       </section>
       <section>
-        <h2>Preferences <span className="muted">({prefs.length})</span></h2>
+        <h2>
+          Preferences <span className="muted">({prefs.length})</span>
+        </h2>
         <ul className="items">
           {prefs.map((p, i) => (
-            <li key={p.uid} data-testid="preference-item" data-uid={p.uid} data-locked={p.locked ? "true" : "false"} className={p.locked ? "locked" : ""}>
-              <button
-                type="button"
-                className="icon"
-                data-testid="preference-lock"
-                title={p.locked ? "Locked: a binding constraint. Click to unlock" : "Lock: make it binding for the agent"}
-                aria-pressed={p.locked}
-                onClick={() => void patchPref(p.id, { locked: !p.locked })}
-              >
-                <LockIcon locked={p.locked} />
-              </button>
-              <span className="item-text">{p.text}</span>
-              <span className="item-actions">
-                <button type="button" className="icon" title="Move up" disabled={i === 0} onClick={() => void patchPref(p.id, { position: i - 1 })}>↑</button>
-                <button type="button" className="icon" title="Move down" disabled={i === prefs.length - 1} onClick={() => void patchPref(p.id, { position: i + 1 })}>↓</button>
+            <ItemRow
+              key={p.uid}
+              kind="preference"
+              uid={p.uid}
+              text={p.text}
+              index={i}
+              count={prefs.length}
+              state={{ "data-locked": p.locked ? "true" : "false" }}
+              className={p.locked ? "locked" : ""}
+              lead={
                 <button
                   type="button"
                   className="icon"
-                  title="Remove"
-                  onClick={() =>
-                    p.id !== null &&
-                    void run(async () => {
-                      unwrap(await client.DELETE("/api/conversations/{thread_id}/preferences/{pref_id}", { params: { path: { thread_id: thread, pref_id: p.id ?? 0 } } }));
-                      await refetch();
-                    })
+                  data-testid="preference-lock"
+                  title={
+                    p.locked ? "Locked: a binding constraint. Click to unlock" : "Lock: make it binding for the agent"
                   }
+                  aria-pressed={p.locked}
+                  onClick={() => void items.patch("preferences", p.id, { locked: !p.locked })}
                 >
-                  ✕
+                  <LockIcon locked={p.locked} />
                 </button>
-              </span>
-            </li>
+              }
+              onMove={(position) => void items.patch("preferences", p.id, { position })}
+              onRemove={() => void items.remove("preferences", p.id)}
+            />
           ))}
         </ul>
-        <form
-          className="add"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const text = newPref.trim();
-            if (!text) return;
-            setNewPref("");
-            void run(async () => {
-              unwrap(await client.POST("/api/conversations/{thread_id}/preferences", { ...path, body: { text, locked: false } }));
-              await refetch();
-            }).then((added) => added || setNewPref((now) => giveBack(text, now, " ")));
-          }}
-        >
-          <input data-testid="preference-new" placeholder="Add a preference" value={newPref} onChange={(e) => setNewPref(e.target.value)} />
-        </form>
+        <AddItem testId="preference-new" placeholder="Add a preference" onAdd={items.addPreference} />
       </section>
       <section>
-        <h2>Todos <span className="muted">({todos.filter((t) => t.done).length}/{todos.length} done)</span></h2>
+        <h2>
+          Todos{" "}
+          <span className="muted">
+            ({todos.filter((t) => t.done).length}/{todos.length} done)
+          </span>
+        </h2>
         <ul className="items">
           {todos.map((t, i) => (
-            <li key={t.uid} data-testid="todo-item" data-uid={t.uid} data-done={t.done ? "true" : "false"} style={{ paddingLeft: 4 + t.depth * 18 }} className={t.done ? "done" : ""}>
-              <input type="checkbox" checked={t.done} title="Done" data-testid="todo-done" onChange={() => void patchTodo(t.id, { done: !t.done })} />
-              <span className="item-text">{t.text}</span>
-              <span className="item-actions">
-                <button type="button" className="icon" title="Outdent" disabled={t.depth === 0} onClick={() => void patchTodo(t.id, { depth: t.depth - 1 })}>⇤</button>
-                <button type="button" className="icon" title="Indent under the todo above" disabled={i === 0 || t.depth >= 8} onClick={() => void patchTodo(t.id, { depth: t.depth + 1 })}>⇥</button>
-                <button type="button" className="icon" title="Move up" disabled={i === 0} onClick={() => void patchTodo(t.id, { position: i - 1 })}>↑</button>
-                <button
-                  type="button"
-                  className="icon"
-                  title="Remove"
-                  onClick={() =>
-                    t.id !== null &&
-                    void run(async () => {
-                      unwrap(await client.DELETE("/api/conversations/{thread_id}/todos/{todo_id}", { params: { path: { thread_id: thread, todo_id: t.id ?? 0 } } }));
-                      await refetch();
-                    })
-                  }
-                >
-                  ✕
-                </button>
-              </span>
-            </li>
+            <ItemRow
+              key={t.uid}
+              kind="todo"
+              uid={t.uid}
+              text={t.text}
+              index={i}
+              count={todos.length}
+              state={{ "data-done": t.done ? "true" : "false" }}
+              className={t.done ? "done" : ""}
+              style={{ paddingLeft: 4 + t.depth * 18 }}
+              lead={
+                <input
+                  type="checkbox"
+                  checked={t.done}
+                  title="Done"
+                  data-testid="todo-done"
+                  onChange={() => void items.patch("todos", t.id, { done: !t.done })}
+                />
+              }
+              extra={
+                <>
+                  <button
+                    type="button"
+                    className="icon"
+                    title="Outdent"
+                    disabled={t.depth === 0}
+                    onClick={() => void items.patch("todos", t.id, { depth: t.depth - 1 })}
+                  >
+                    ⇤
+                  </button>
+                  <button
+                    type="button"
+                    className="icon"
+                    title="Indent under the todo above"
+                    disabled={i === 0 || t.depth >= 8}
+                    onClick={() => void items.patch("todos", t.id, { depth: t.depth + 1 })}
+                  >
+                    ⇥
+                  </button>
+                </>
+              }
+              onMove={(position) => void items.patch("todos", t.id, { position })}
+              onRemove={() => void items.remove("todos", t.id)}
+            />
           ))}
         </ul>
-        <form
-          className="add"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const text = newTodo.trim();
-            if (!text) return;
-            setNewTodo("");
-            void run(async () => {
-              unwrap(await client.POST("/api/conversations/{thread_id}/todos", { ...path, body: { text, done: false, depth: 0 } }));
-              await refetch();
-            }).then((added) => added || setNewTodo((now) => giveBack(text, now, " ")));
-          }}
-        >
-          <input data-testid="todo-new" placeholder="Add a todo" value={newTodo} onChange={(e) => setNewTodo(e.target.value)} />
-        </form>
+        <AddItem testId="todo-new" placeholder="Add a todo" onAdd={items.addTodo} />
       </section>
       {(workspace?.rejected.length ?? 0) > 0 && (
         <section>
           <details className="rejected" data-testid="rejected-list">
             <summary>
-              <h2>Rejected decisions <span className="muted">({workspace?.rejected.length})</span></h2>
+              <h2>
+                Rejected decisions <span className="muted">({workspace?.rejected.length})</span>
+              </h2>
             </summary>
             <ul className="items">
               {workspace?.rejected.map((r) => (
                 <li key={`${r.surface}:${r.uid}`} data-testid="rejected-item" data-uid={r.uid} data-surface={r.surface}>
                   <span className="item-text">
-                    <s>{r.text}</s> <span className="muted small">· {r.surface} · after step {r.rejected_after_turn}</span>
+                    <s>{r.text}</s>{" "}
+                    <span className="muted small">
+                      · {r.surface} · after step {r.rejected_after_turn}
+                    </span>
                   </span>
                 </li>
               ))}
@@ -294,10 +349,18 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
         </section>
       )}
       <section>
-        <h2>Artifacts <span className="muted">({workspace?.artifacts.length ?? 0})</span></h2>
-        {workspace && workspace.artifacts.length === 0 && <p className="muted small">None yet. Ask for one: <code>artifact TITLE: CONTENT</code></p>}
+        <h2>
+          Artifacts <span className="muted">({workspace?.artifacts.length ?? 0})</span>
+        </h2>
+        {workspace && workspace.artifacts.length === 0 && (
+          <p className="muted small">
+            None yet. Ask for one: <code>artifact TITLE: CONTENT</code>
+          </p>
+        )}
         <ul className="items">
-          {workspace?.artifacts.map((a) => <ArtifactItem key={a.id} thread={thread} id={a.id} title={a.title} turn={a.turn_index} />)}
+          {workspace?.artifacts.map((a) => (
+            <ArtifactItem key={a.id} thread={thread} id={a.id} title={a.title} turn={a.turn_index} />
+          ))}
         </ul>
       </section>
     </aside>

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { ApiError, authHeaders, browserTokenStore, makeClient, TOKEN_KEY, toApiError, UNREACHABLE, unwrap } from "./client";
+import {
+  ApiError,
+  authHeaders,
+  browserTokenStore,
+  makeClient,
+  TOKEN_KEY,
+  toApiError,
+  UNREACHABLE,
+  unwrap,
+} from "./client";
 
 function memoryStorage() {
   const data = new Map<string, string>();

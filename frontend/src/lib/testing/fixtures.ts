@@ -9,6 +9,8 @@ export interface ThreadSpec {
   deleted?: boolean;
   reason?: string;
   name?: string;
+  /** a root forked from another family at this turn: it owns only the turns after it */
+  forkedAt?: number;
 }
 
 /** A family with one node per owned turn; node `T:k` was captured at minute
@@ -27,12 +29,13 @@ export function family(
     reason: s.reason ?? null,
     turn_index: s.turns,
     deleted: s.deleted ?? false,
+    ...(s.forkedAt !== undefined ? { forked_from_turn: s.forkedAt } : {}),
   }));
   const byId = new Map(threads.map((t) => [t.thread_id, t]));
   const owner = (thread: string, turn: number): string => {
     let t = byId.get(thread);
     while (t !== undefined) {
-      if (turn > (t.branch_point_turn ?? 0)) return t.thread_id;
+      if (turn > (t.branch_point_turn ?? t.forked_from_turn ?? 0)) return t.thread_id;
       t = t.parent_thread_id === null ? undefined : byId.get(t.parent_thread_id);
     }
     return thread;
@@ -49,7 +52,7 @@ export function family(
   const nodes: GraphNode[] = [];
   const edges: GraphEdge[] = [];
   specs.forEach((s, i) => {
-    const first = (s.parent === undefined ? 0 : (s.bp ?? 0)) + 1;
+    const first = (s.parent === undefined ? (s.forkedAt ?? 0) : (s.bp ?? 0)) + 1;
     for (let k = first; k <= s.turns; k++) {
       const id = `${s.id}:${k}`;
       const minute = opts.capturedAt ? opts.capturedAt(s.id, k) : k * 100 + i;
@@ -75,7 +78,11 @@ export function family(
   });
   const req = byId.get(requested);
   const head =
-    opts.head !== undefined ? opts.head : req && req.turn_index > 0 ? `${owner(requested, req.turn_index)}:${req.turn_index}` : null;
+    opts.head !== undefined
+      ? opts.head
+      : req && req.turn_index > 0
+        ? `${owner(requested, req.turn_index)}:${req.turn_index}`
+        : null;
   return {
     root_thread_id: specs[0]?.id ?? "",
     head_turn_id: head,

@@ -2,12 +2,11 @@
 import { Handle, Position, type Node, type NodeProps } from "@xyflow/react";
 import { memo, useRef, useState, type SyntheticEvent } from "react";
 import type { FlowCard } from "@/lib/graph";
+import { countRender } from "@/lib/render-probe";
+import type { CardDetail } from "@/lib/studio-view";
 import { MAX_NAME, normalizeName, type Rejected } from "@/lib/research";
 
-export interface CardDetail {
-  reply: string | null;
-  steps: number;
-}
+export type { CardDetail };
 
 /** What every card can do besides showing itself. */
 export interface CardActions {
@@ -52,6 +51,7 @@ const STATE_TEXT: Record<string, string> = { cancelled: "stopped", error: "faile
  * steps, reply), each clamped; cards off the displayed path show the question only. */
 export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNode>) {
   const { card, detail, actions, picked, rejected } = data;
+  countRender(`graph-node:${card.id}`);
   return (
     <div
       data-testid="graph-node"
@@ -62,20 +62,33 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
       data-state={card.state}
       data-picked={picked ?? undefined}
       data-found={data.found ? "true" : undefined}
-      className={`card ${card.active ? "card-active" : "card-dim"} ${card.head ? "card-head" : ""} state-${card.state} ${picked ? "card-picked" : ""} ${data.found ? "card-found" : ""}`}
+      className={[
+        "card",
+        card.active ? "card-active" : "card-dim",
+        card.head ? "card-head" : "",
+        `state-${card.state}`,
+        picked ? "card-picked" : "",
+        data.found ? "card-found" : "",
+      ].join(" ")}
       title="Click: show in chat · Shift-click: compare · Double-click: restore this step"
       onClick={(e) => (e.shiftKey ? actions.onCompare(card.id) : actions.onFocusStep(card.id))}
       onDoubleClick={(e) => !e.shiftKey && actions.onRestore(card.id)}
     >
       <Handle type="target" position={Position.Left} className="handle" />
       {card.head && <div className="here">you are here</div>}
-      {picked && <div className={`picked picked-${picked}`}>{picked === "a" ? "compare: before" : "compare: after"}</div>}
+      {picked && (
+        <div className={`picked picked-${picked}`}>{picked === "a" ? "compare: before" : "compare: after"}</div>
+      )}
       {card.firstOfThread && <BranchName threadId={card.threadId} name={card.threadName} onRename={actions.onRename} />}
       <div className="card-top">
         <span className="lane-dot" style={{ background: card.active ? "#c8102e" : laneColour(card.lane) }} />
         <span className="card-label">{card.label}</span>
         {STATE_TEXT[card.state] && <span className={`card-state state-${card.state}`}>{STATE_TEXT[card.state]}</span>}
-        {card.artifactCount > 0 && <span className="card-art" title="artifacts made at this step">▤ {card.artifactCount}</span>}
+        {card.artifactCount > 0 && (
+          <span className="card-art" title="artifacts made at this step">
+            ▤ {card.artifactCount}
+          </span>
+        )}
         <span className="card-buttons">
           <button
             type="button"
@@ -109,14 +122,28 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
       <div className="clamp q">{card.question || "(no message)"}</div>
       {card.active && detail && (
         <>
-          {detail.steps > 0 && <div className="clamp steps">⚙ {detail.steps} tool step{detail.steps === 1 ? "" : "s"}</div>}
+          {detail.steps > 0 && (
+            <div className="clamp steps">
+              ⚙ {detail.steps} tool step{detail.steps === 1 ? "" : "s"}
+            </div>
+          )}
           {detail.reply && <div className="clamp r">{detail.reply}</div>}
         </>
       )}
       {rejected.length > 0 && (
-        <div className="card-rejected" data-testid="card-rejected" title={`Rejected at this step: ${rejected.map((r) => r.text).join("; ")}`}>
+        <div
+          className="card-rejected"
+          data-testid="card-rejected"
+          title={`Rejected at this step: ${rejected.map((r) => r.text).join("; ")}`}
+        >
           {rejected.slice(0, 2).map((r) => (
-            <div key={r.uid} className="clamp" data-testid="rejected-decision" data-uid={r.uid} data-surface={r.surface}>
+            <div
+              key={r.uid}
+              className="clamp"
+              data-testid="rejected-decision"
+              data-uid={r.uid}
+              data-surface={r.surface}
+            >
               <span className="muted">✕ {r.surface === "todo" ? "todo" : "pref"}</span> <s>{r.text}</s>
             </div>
           ))}
@@ -131,6 +158,7 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
 /** A path that owns no turn yet: where its first step will go. */
 export const StubCard = memo(function StubCard({ data }: NodeProps<StubNode>) {
   const { card } = data;
+  countRender(`graph-node:${card.id}`);
   return (
     <div
       data-testid="graph-stub"
@@ -153,7 +181,15 @@ export const StubCard = memo(function StubCard({ data }: NodeProps<StubNode>) {
 
 /** A thread's short name on its first card: click to edit in place; Enter saves,
  * Escape cancels, an empty name clears it. */
-function BranchName({ threadId, name, onRename }: { threadId: string; name: string | null; onRename: CardActions["onRename"] }) {
+function BranchName({
+  threadId,
+  name,
+  onRename,
+}: {
+  threadId: string;
+  name: string | null;
+  onRename: CardActions["onRename"];
+}) {
   const [editing, setEditing] = useState(false);
   const [text, setText] = useState(name ?? "");
   const [saving, setSaving] = useState(false);

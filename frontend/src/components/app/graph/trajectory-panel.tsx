@@ -10,7 +10,7 @@ import {
   type Edge,
   type NodeTypes,
 } from "@xyflow/react";
-import { useEffect, useMemo, useRef } from "react";
+import { memo, useEffect, useMemo, useRef } from "react";
 import { carryMeasured, type FlowGraph } from "@/lib/graph";
 import type { ComparePick, Rejected } from "@/lib/research";
 import { CommitCard, StubCard, type CardActions, type CardDetail, type TrajectoryNode } from "./commit-card";
@@ -75,14 +75,21 @@ function FitOnChange({ signature, focus }: { signature: string; focus: string[] 
   return null;
 }
 
-/** The collapsible Co-construction Trajectory panel: the family DAG as commit cards. */
-export function TrajectoryPanel(props: TrajectoryProps) {
+/** The collapsible Co-construction Trajectory panel: the family DAG as commit cards.
+ * Memoised, as its cards are: the page hands it stable callbacks, so a streamed token,
+ * which re-renders the page and the chat, re-renders neither the panel nor a card. */
+export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryProps) {
   const { flow, details, rejected, pick, found, actions, onOpenThread } = props;
   const nodes: TrajectoryNode[] = useMemo(
     () =>
       (flow?.cards ?? []).map((card) =>
         card.kind === "stub"
-          ? { id: card.id, type: "stub", position: { x: card.x, y: card.y }, data: { card, onOpen: onOpenThread, onRename: actions.onRename } }
+          ? {
+              id: card.id,
+              type: "stub",
+              position: { x: card.x, y: card.y },
+              data: { card, onOpen: onOpenThread, onRename: actions.onRename },
+            }
           : {
               id: card.id,
               type: "commit",
@@ -110,7 +117,11 @@ export function TrajectoryPanel(props: TrajectoryProps) {
           type: l.kind === "turn" ? "straight" : "smoothstep",
           animated: l.kind === "stub",
           label: l.reason ?? undefined,
-          style: { stroke: colour, strokeWidth: l.active ? 2.5 : 1.5, strokeDasharray: l.kind === "stub" ? "4 4" : undefined },
+          style: {
+            stroke: colour,
+            strokeWidth: l.active ? 2.5 : 1.5,
+            strokeDasharray: l.kind === "stub" ? "4 4" : undefined,
+          },
           markerEnd: { type: MarkerType.ArrowClosed, color: colour, width: 16, height: 16 },
           zIndex: l.active ? 1 : 0,
         };
@@ -121,7 +132,10 @@ export function TrajectoryPanel(props: TrajectoryProps) {
   // each card's measured size so that it stays visible (see carryMeasured).
   const [rfNodes, setRfNodes, onNodesChange] = useNodesState<TrajectoryNode>(nodes);
   useEffect(() => setRfNodes((previous) => carryMeasured(previous, nodes)), [nodes, setRfNodes]);
-  const signature = useMemo(() => `${props.frame}|${(flow?.cards ?? []).map((c) => c.id).join(",")}`, [flow, props.frame]);
+  const signature = useMemo(
+    () => `${props.frame}|${(flow?.cards ?? []).map((c) => c.id).join(",")}`,
+    [flow, props.frame],
+  );
   const focus = useMemo(() => {
     const cards = flow?.cards ?? [];
     if (cards.length <= 12) return [];
@@ -135,22 +149,39 @@ export function TrajectoryPanel(props: TrajectoryProps) {
   return (
     <section data-testid="graph-panel" className={`graph-panel ${props.collapsed ? "collapsed" : ""}`}>
       <header className="panel-head">
-        <button type="button" className="link" data-testid="graph-toggle" onClick={props.onToggle} aria-expanded={!props.collapsed}>
+        <button
+          type="button"
+          className="link"
+          data-testid="graph-toggle"
+          onClick={props.onToggle}
+          aria-expanded={!props.collapsed}
+        >
           {props.collapsed ? "▸" : "▾"} Co-construction Trajectory
         </button>
         <span className="muted">
           {nodeCount} step{nodeCount === 1 ? "" : "s"} · {flow?.laneCount ?? 0} path{flow?.laneCount === 1 ? "" : "s"}
         </span>
         {flow?.truncated && (
-          <span className="badge warn" data-testid="graph-truncated" title="The graph answer is capped; the oldest steps are not drawn">
+          <span
+            className="badge warn"
+            data-testid="graph-truncated"
+            title="The graph answer is capped; the oldest steps are not drawn"
+          >
             older steps hidden
           </span>
         )}
         {picking ? (
           <span className="compare-hint" data-testid="compare-picking">
-            <span className="compare-hint-text">Compare step {flow?.labels.get(pick.a ?? "") ?? "?"} with another step’s ⇄, or</span>
+            <span className="compare-hint-text">
+              Compare step {flow?.labels.get(pick.a ?? "") ?? "?"} with another step’s ⇄, or
+            </span>
             {props.headTurnId !== null && props.headTurnId !== pick.a && (
-              <button type="button" className="small-btn" data-testid="compare-with-head" onClick={props.onCompareWithHead}>
+              <button
+                type="button"
+                className="small-btn"
+                data-testid="compare-with-head"
+                onClick={props.onCompareWithHead}
+              >
                 the head
               </button>
             )}
@@ -165,14 +196,26 @@ export function TrajectoryPanel(props: TrajectoryProps) {
       {found !== null && (
         <div className="found-bar" data-testid="found-bar" data-node-id={found.nodeId}>
           <span className="found-text">
-            <strong>Search hit</strong> · step {flow?.labels.get(found.nodeId) ?? found.nodeId.slice(found.nodeId.lastIndexOf(":") + 1)}
+            <strong>Search hit</strong> · step{" "}
+            {flow?.labels.get(found.nodeId) ?? found.nodeId.slice(found.nodeId.lastIndexOf(":") + 1)}
             {!foundPresent && flow !== null && <span className="muted"> (not drawn on this graph)</span>} ·{" "}
             <span className="muted">“{found.hit.snippet}”</span>
           </span>
-          <button type="button" className="small-btn primary" data-testid="found-restore" onClick={props.onRestoreFound}>
+          <button
+            type="button"
+            className="small-btn primary"
+            data-testid="found-restore"
+            onClick={props.onRestoreFound}
+          >
             ↺ Restore this step
           </button>
-          <button type="button" className="icon" aria-label="Dismiss the search hit" data-testid="found-dismiss" onClick={props.onDismissFound}>
+          <button
+            type="button"
+            className="icon"
+            aria-label="Dismiss the search hit"
+            data-testid="found-dismiss"
+            onClick={props.onDismissFound}
+          >
             ✕
           </button>
         </div>
@@ -207,4 +250,4 @@ export function TrajectoryPanel(props: TrajectoryProps) {
       )}
     </section>
   );
-}
+});

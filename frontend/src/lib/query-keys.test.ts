@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { mergeEffects, noEffects } from "./events";
+import { every, FAMILY_STALE, keys, staleQueries, TURN_STALE } from "./query-keys";
+
+describe("query keys", () => {
+  it("start every key of a kind with that kind's prefix", () => {
+    expect(keys.history("R")).toEqual(["history", "R"]);
+    expect(keys.graph("R").slice(0, 1)).toEqual(every.graph);
+    expect(keys.messages("R").slice(0, 1)).toEqual(every.messages);
+    expect(keys.workspace("R").slice(0, 1)).toEqual(every.workspace);
+    expect(keys.artifact("R", 3)).toEqual(["artifact", "R", 3]);
+    expect(keys.compare("a", "b")).toEqual(["compare", "a", "b"]);
+    expect(keys.search("bike")).toEqual(["search", "bike"]);
+    expect(keys.conversations).toEqual(["conversations"]);
+  });
+
+  it("refresh after a checkout what a turn refreshes, and the comparisons", () => {
+    expect(TURN_STALE).not.toContainEqual(every.compare);
+    expect(FAMILY_STALE).toEqual([...TURN_STALE, every.compare]);
+  });
+
+  it("turn event-stream effects into the queries they make stale", () => {
+    expect(staleQueries(noEffects())).toEqual([]);
+    const all = { graph: true, history: true, messages: true, conversations: true, workspace: new Set(["*", "B"]) };
+    expect(staleQueries(all)).toEqual([
+      every.history,
+      every.graph,
+      every.messages,
+      every.conversations,
+      every.workspace,
+    ]);
+    const two = mergeEffects(noEffects(), { ...noEffects(), workspace: new Set(["A", "B"]) });
+    expect(staleQueries(two)).toEqual([keys.workspace("A"), keys.workspace("B")]);
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * Query keys: every key the studio caches under is spelled here and nowhere else, so
+ * a turn, a write and the event stream invalidate exactly what they name. Pure.
+ */
+import type { Effects } from "./events";
+
+/** A key prefix: every query of one kind, whatever its arguments. */
+export const every = {
+  conversations: ["conversations"],
+  history: ["history"],
+  graph: ["graph"],
+  messages: ["messages"],
+  workspace: ["workspace"],
+  artifact: ["artifact"],
+  compare: ["compare"],
+  search: ["search"],
+} as const;
+
+export type QueryKind = keyof typeof every;
+export type QueryKey = readonly (string | number)[];
+
+export const keys = {
+  conversations: every.conversations,
+  history: (anchor: string) => [...every.history, anchor] as const,
+  graph: (thread: string) => [...every.graph, thread] as const,
+  messages: (thread: string) => [...every.messages, thread] as const,
+  workspace: (thread: string) => [...every.workspace, thread] as const,
+  artifact: (thread: string, id: number) => [...every.artifact, thread, id] as const,
+  compare: (a: string, b: string) => [...every.compare, a, b] as const,
+  search: (query: string) => [...every.search, query] as const,
+};
+
+/** What a turn can change: the family's history, graph, transcripts and workspaces, and
+ * the conversation list (titles, step counts). A comparison of two steps cannot change. */
+export const TURN_STALE: readonly QueryKey[] = [
+  every.history,
+  every.graph,
+  every.messages,
+  every.workspace,
+  every.conversations,
+];
+
+/** Everything the studio shows of a family: what a checkout, a rename or a delete can
+ * change (a comparison with the working copy included). */
+export const FAMILY_STALE: readonly QueryKey[] = [...TURN_STALE, every.compare];
+
+/** The queries a batch of event-stream effects makes stale. */
+export function staleQueries(effects: Effects): QueryKey[] {
+  const stale: QueryKey[] = [];
+  if (effects.history) stale.push(every.history);
+  if (effects.graph) stale.push(every.graph);
+  if (effects.messages) stale.push(every.messages);
+  if (effects.conversations) stale.push(every.conversations);
+  if (effects.workspace.has("*")) stale.push(every.workspace);
+  else for (const thread of effects.workspace) stale.push(keys.workspace(thread));
+  return stale;
+}
