@@ -47,6 +47,9 @@ class BranchStatus(StrEnum):
 
 
 class NodeState(StrEnum):
+    """The state of a turn (a graph node): running until it ends complete, cancelled or
+    in error. REST and the AHP host's turns spell it the same way."""
+
     RUNNING = "running"
     COMPLETE = "complete"
     CANCELLED = "cancelled"

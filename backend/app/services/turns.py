@@ -34,7 +34,7 @@ from app.db.outage import is_store_outage, log_failure
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
-from app.domain import BranchStatus, NodeId, now
+from app.domain import BranchStatus, NodeId, NodeState, now
 from app.errors import (
     Conflict,
     DomainError,
@@ -231,22 +231,22 @@ class TurnManager:
                 start=turn.start,
                 early=turn.early,
             )
-            turn.state = "complete"
+            turn.state = NodeState.COMPLETE
             final = TurnEvent(
                 "turn_completed",
                 {"turn_index": turn.turn_index, "node_id": turn.node_id, "reply": reply},
             )
         except asyncio.CancelledError:
-            turn.state = "error" if self._shutting_down else "cancelled"
+            turn.state = NodeState.ERROR if self._shutting_down else NodeState.CANCELLED
             reply = "".join(turn.reply_parts)
             message = "the server shut down" if self._shutting_down else "the turn was cancelled"
             final = TurnEvent("error", {"code": f"turn_{turn.state}", "message": message})
         except DomainError as exc:
-            turn.state = "error"
+            turn.state = NodeState.ERROR
             reply = "".join(turn.reply_parts)
             final = TurnEvent("error", {"code": exc.code, "message": exc.message})
         except Exception as exc:
-            turn.state = "error"
+            turn.state = NodeState.ERROR
             reply = "".join(turn.reply_parts)
             if is_store_outage(exc):
                 log.warning("turn %s failed: the database is unreachable", turn.node_id)
