@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 THREAD_PREFIX = "th_"
 
@@ -54,6 +55,20 @@ class NodeState(StrEnum):
     COMPLETE = "complete"
     CANCELLED = "cancelled"
     ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedAction:
+    """One committed entry of the action log, as storage hands it up: its global `seq`
+    (AHP's serverSeq), its family (None for none), its channel and the action.
+
+    The bus gives the same value to every subscriber: nobody changes it (`action`
+    included)."""
+
+    seq: int
+    root_thread_id: str | None
+    channel: str
+    action: dict[str, Any]
 
 
 @dataclass(frozen=True, order=True)

@@ -30,6 +30,7 @@ from app.db.engine import Database
 from app.events.bus import EventBus
 from app.services import users
 from app.services.agent_workspace import AgentWorkspace
+from app.services.handles import Handles
 from app.services.janitor import Janitor
 from app.services.turns import TurnManager
 from app.shutdown import on_stop_signal
@@ -91,6 +92,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.bus = bus
         app.state.turns = TurnManager(settings, db, runtime, bus)
         await app.state.turns.start()
+        # What the faces are given (`api.deps`, the AHP host); the parts above stay on
+        # `app.state` one by one for tests and tools.
+        app.state.handles = Handles(settings, db, runtime, bus, app.state.turns)
         janitor = Janitor(settings, db, runtime)
         janitor.start()
         quiet_collector(settings)
