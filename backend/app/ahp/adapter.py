@@ -162,10 +162,6 @@ class Adapter:
         out["turns"] = {k: self.turn(v) for k, v in state["turns"].items()}
         return out
 
-    @property
-    def failed_lifecycle(self) -> str:
-        return "failed" if self.current else "creationFailed"
-
     def session_summary(self, summary: Json, chats: list[Json], default_chat: str) -> Json:
         if not self.current:
             return summary

@@ -81,7 +81,7 @@ class TurnManager:
     # ---- lifecycle ----
 
     async def start(self) -> None:
-        await self.sweep_stale(startup=True)
+        await self.sweep_stale()
         self._sweeper = asyncio.create_task(self._sweep_forever())
 
     async def close(self) -> None:
@@ -106,7 +106,7 @@ class TurnManager:
             except Exception as exc:
                 log_failure(log, "stale-turn sweep failed", exc)
 
-    async def sweep_stale(self, *, startup: bool = False) -> list[str]:
+    async def sweep_stale(self) -> list[str]:
         """Mark turns whose serving process is gone as failed; return their node ids."""
         swept = await sweep_stale(
             self.db,
