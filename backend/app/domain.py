@@ -1,4 +1,5 @@
-"""Small value types every layer shares: node ids, thread ids, branch statuses, clocks.
+"""Small value types every layer shares: node ids, thread ids, branch and node states,
+logged actions, clocks.
 
 This module imports nothing from the app, so `db`, `agent`, `events` and `services`
 can all use it without climbing a layer.

@@ -90,11 +90,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         bus = EventBus(settings, db)
         await bus.start()
         app.state.bus = bus
-        app.state.turns = TurnManager(settings, db, runtime, bus)
-        await app.state.turns.start()
-        # What the faces are given (`api.deps`, the AHP host); the parts above stay on
-        # `app.state` one by one for tests and tools.
-        app.state.handles = Handles(settings, db, runtime, bus, app.state.turns)
+        turns = TurnManager(settings, db, runtime, bus)
+        await turns.start()
+        app.state.turns = turns
+        # What the faces are handed (`api.deps`, the AHP host). The parts stay on
+        # `app.state` one by one too, for tests and tools.
+        app.state.handles = Handles(settings, db, runtime, bus, turns)
         janitor = Janitor(settings, db, runtime)
         janitor.start()
         quiet_collector(settings)
@@ -108,7 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await background.stop(reporter)
             await janitor.close()
-            await app.state.turns.close()
+            await turns.close()
             await bus.close()
             await runtime.close()
             await db.dispose()
