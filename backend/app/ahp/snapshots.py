@@ -104,7 +104,7 @@ async def chat_snapshot(conn: ConnectionState, root: str) -> Json:
     state: Json = {
         "resource": chat_uri(root),
         "title": m.title,
-        "status": IN_PROGRESS if m.active else (ERROR if head_state == "error" else IDLE),
+        "status": IN_PROGRESS if m.active else (ERROR if head_state == NodeState.ERROR else IDLE),
         "modifiedAt": iso(m.updated_at),
         "turns": turns,
     }
