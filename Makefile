@@ -68,6 +68,7 @@ lint: install
 	cd backend && ../$(BIN)/ruff check app tests alembic ../bench ../scripts
 	cd backend && ../$(BIN)/ruff format --check app tests alembic ../bench ../scripts
 	cd backend && ../$(BIN)/lint-imports --no-cache
+	cd backend && ../$(BIN)/vulture
 
 typecheck: install
 	cd backend && ../$(BIN)/mypy

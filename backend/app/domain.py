@@ -1,4 +1,5 @@
-"""Small value types every layer shares: node ids, thread ids, branch statuses, clocks.
+"""Small value types every layer shares: node ids, thread ids, branch and node states,
+logged actions, clocks.
 
 This module imports nothing from the app, so `db`, `agent`, `events` and `services`
 can all use it without climbing a layer.
@@ -10,6 +11,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 THREAD_PREFIX = "th_"
 # The longest title a conversation, a document or an artifact may have (its column's size).
@@ -54,10 +56,27 @@ class BranchStatus(StrEnum):
 
 
 class NodeState(StrEnum):
+    """The state of a turn (a graph node): running until it ends complete, cancelled or
+    in error. REST and the AHP host's turns spell it the same way."""
+
     RUNNING = "running"
     COMPLETE = "complete"
     CANCELLED = "cancelled"
     ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedAction:
+    """One committed entry of the action log, as storage hands it up: its global `seq`
+    (AHP's serverSeq), its family (None for none), its channel and the action.
+
+    The bus gives the same value to every subscriber: nobody changes it (`action`
+    included)."""
+
+    seq: int
+    root_thread_id: str | None
+    channel: str
+    action: dict[str, Any]
 
 
 @dataclass(frozen=True, order=True)

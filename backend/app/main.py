@@ -31,6 +31,7 @@ from app.db.engine import Database
 from app.events.bus import EventBus
 from app.services import users
 from app.services.agent_workspace import AgentWorkspace
+from app.services.handles import Handles
 from app.services.janitor import Janitor
 from app.services.turns import TurnManager
 from app.shutdown import on_stop_signal
@@ -90,8 +91,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         bus = EventBus(settings, db)
         await bus.start()
         app.state.bus = bus
-        app.state.turns = TurnManager(settings, db, runtime, bus)
-        await app.state.turns.start()
+        turns = TurnManager(settings, db, runtime, bus)
+        await turns.start()
+        app.state.turns = turns
+        # What the faces are handed (`api.deps`, the AHP host). The parts stay on
+        # `app.state` one by one too, for tests and tools.
+        app.state.handles = Handles(settings, db, runtime, bus, turns)
         janitor = Janitor(settings, db, runtime)
         janitor.start()
         quiet_collector(settings)
@@ -105,7 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await background.stop(reporter)
             await janitor.close()
-            await app.state.turns.close()
+            await turns.close()
             await bus.close()
             await runtime.close()
             await db.dispose()

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
 
-from app.domain import TITLE_CHARS
+from app.domain import TITLE_CHARS, NodeState
 
 MAX_TEXT = 100_000
 MAX_DOC = 900_000
@@ -243,9 +243,6 @@ class GraphThread(BaseModel):
     deleted: bool
 
 
-GraphNodeState = Literal["running", "complete", "cancelled", "error"]
-
-
 class GraphNode(BaseModel):
     """One turn, `id` = `"{thread_id}:{turn_index}"`."""
 
@@ -256,7 +253,7 @@ class GraphNode(BaseModel):
     captured_at: Timestamp
     artifact_count: int
     is_on_active_path: bool
-    state: GraphNodeState
+    state: NodeState
 
 
 class GraphEdge(BaseModel):

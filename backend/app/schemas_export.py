@@ -10,13 +10,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.domain import TITLE_CHARS
+from app.domain import TITLE_CHARS, NodeState
 from app.schemas import (
     MAX_DEPTH,
     MAX_INT,
     MAX_NAME,
     NO_NUL,
-    GraphNodeState,
     RejectedSurface,
     Timestamp,
 )
@@ -116,7 +115,7 @@ class ExportNode(BaseModel):
     id: str
     thread_id: str
     turn_index: int = Field(ge=1, le=MAX_INT)
-    state: GraphNodeState
+    state: NodeState
     captured_at: Timestamp | None = None
     completed_at: Timestamp | None = None
     user_message: ImportText

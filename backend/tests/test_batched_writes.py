@@ -21,6 +21,7 @@ from app.db.dialect import execute_all
 from app.db.models import ActionLogEntry, ActiveTurn, ChatHead, Conversation
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
+from app.domain import LoggedAction
 from app.events import actions
 from app.events import log as action_log
 from app.services import heads
@@ -103,7 +104,7 @@ async def test_one_statement_writes_all_or_nothing_and_reports_what_it_logged(
     tid = await _thread(client)
     heard: list[int] = []
 
-    def listener(entries: list[ActionLogEntry]) -> None:
+    def listener(entries: list[LoggedAction]) -> None:
         heard.extend(e.seq for e in entries)
 
     db.commit_listeners.append(listener)

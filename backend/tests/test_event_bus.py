@@ -4,6 +4,7 @@ falls back to reading the log whenever what it is told does not follow on."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 
 from app.config import Settings
 from app.db.engine import Database
-from app.db.models import ActionLogEntry
+from app.domain import LoggedAction
 from app.events import log as action_log
 from app.events.bus import EventBus, Subscription
 
@@ -63,7 +64,7 @@ async def _append(db: Database, root: str, *names: str) -> None:
         await action_log.append_chat(s, root, *({"type": "test", "name": n} for n in names))
 
 
-async def _names(stream: AsyncIterator[ActionLogEntry], count: int) -> list[str]:
+async def _names(stream: AsyncIterator[LoggedAction], count: int) -> list[str]:
     out: list[str] = []
     async with asyncio.timeout(10):
         while len(out) < count:
@@ -84,6 +85,29 @@ async def test_local_commits_are_handed_out_without_reading_the_log(
     await _append(db, root, "d")
     assert await first == ["a", "b", "c", "d"]
     assert log_reads == []
+    await stream.aclose()  # type: ignore[attr-defined]
+
+
+async def test_subscribers_get_frozen_values_read_back_or_live(db: Database, bus: EventBus) -> None:
+    """What the faces are handed is a value, not a storage row, whether it was read
+    back from the log (committed before the stream began) or handed out live; no
+    subscriber can change it under another."""
+    root = _root()
+    after = bus.last_seq
+    await _append(db, root, "before")
+    stream = bus.stream(root_thread_ids={root}, after=after)
+    async with asyncio.timeout(10):
+        read_back = await anext(stream)
+        live = asyncio.ensure_future(anext(stream))
+        await asyncio.sleep(0)
+        await _append(db, root, "live")
+        handed = await live
+    for entry in (read_back, handed):
+        assert type(entry) is LoggedAction
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            entry.seq = 0  # type: ignore[misc]
+    assert [read_back.action["name"], handed.action["name"]] == ["before", "live"]
+    assert handed.seq > read_back.seq > after
     await stream.aclose()  # type: ignore[attr-defined]
 
 
@@ -132,7 +156,7 @@ async def test_an_entry_handed_out_twice_reaches_a_subscriber_once(bus: EventBus
     bus._subs.setdefault(root, set()).add(sub)
     n = bus.last_seq
     entries = [
-        ActionLogEntry(seq=n + i, root_thread_id=root, channel="c", action={"i": i})
+        LoggedAction(seq=n + i, root_thread_id=root, channel="c", action={"i": i})
         for i in (1, 2, 3)
     ]
     bus.committed(entries[:1])

@@ -45,6 +45,7 @@ from app.agent.port import StartingFrom, WorkspacePort, WorkspaceView
 from app.agent.state import join_records
 from app.agent.tools import SURFACES
 from app.config import Settings
+from app.domain import NodeState
 
 log = logging.getLogger(__name__)
 
@@ -185,8 +186,10 @@ class AgentRuntime:
             ):
                 reply = await self._on_updates(cast(dict[str, Any], update), on_event) or reply
         except BaseException as exc:
-            state = "cancelled" if isinstance(exc, asyncio.CancelledError) else "error"
-            if state == "error":
+            state = (
+                NodeState.CANCELLED if isinstance(exc, asyncio.CancelledError) else NodeState.ERROR
+            )
+            if state == NodeState.ERROR:
                 log.warning("turn %s:%s failed: %r", thread_id, turn_index, exc)
             # The loop hands its unfinished exit (which writes the run's checkpoint)
             # to whoever cancelled it; let it land before recording on top of it.
@@ -237,7 +240,7 @@ class AgentRuntime:
         config: RunnableConfig,
         human: HumanMessage,
         partial: str,
-        state: str,
+        state: NodeState,
         turn_index: int,
         pending: list[asyncio.Future[Any]],
     ) -> None:
@@ -247,7 +250,7 @@ class AgentRuntime:
             reply = AIMessage(
                 content=partial,
                 id=str(uuid.uuid4()),
-                additional_kwargs={TURN_KEY: turn_index, STATE_KEY: state},
+                additional_kwargs={TURN_KEY: turn_index, STATE_KEY: state.value},
             )
             # The user message keeps its id, so if the run's own checkpoint already
             # holds it this completes that turn record (replacing the message in
@@ -272,7 +275,7 @@ class AgentRuntime:
         reply = AIMessage(
             content=partial_reply,
             id=str(uuid.uuid4()),
-            additional_kwargs={TURN_KEY: turn_index, STATE_KEY: "error"},
+            additional_kwargs={TURN_KEY: turn_index, STATE_KEY: NodeState.ERROR.value},
         )
         await self.graph_for(thread_id).aupdate_state(
             self._config(thread_id), {"messages": [human, reply]}, as_node="agent"

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from app.ahp.reducer import reduce_chat
+from app.domain import NodeState
 
 SUPPORTED = ("1.0.0", "0.9.0", "0.7.0")
 _SEMVER = re.compile(
@@ -102,13 +103,13 @@ def turn_from(record: Any, actions: list[Json]) -> Json:
     }
     if record.parent_id:
         turn["parentTurnId"] = record.parent_id
-    if record.state != "running":
+    if record.state != NodeState.RUNNING:
         turn["state"] = record.state
         if record.completed_at is not None:
             turn["duration"] = max(
                 0, int((record.completed_at - record.started_at).total_seconds() * 1000)
             )
-        if record.state == "error":
+        if record.state == NodeState.ERROR:
             turn["responseParts"].append(
                 {"kind": "error", "error": {"errorType": "error", "message": "the turn failed"}}
             )
@@ -160,10 +161,6 @@ class Adapter:
         out = dict(state)
         out["turns"] = {k: self.turn(v) for k, v in state["turns"].items()}
         return out
-
-    @property
-    def failed_lifecycle(self) -> str:
-        return "failed" if self.current else "creationFailed"
 
     def session_summary(self, summary: Json, chats: list[Json], default_chat: str) -> Json:
         if not self.current:

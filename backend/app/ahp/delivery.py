@@ -31,8 +31,7 @@ from app.ahp.protocol import (
     session_uri,
 )
 from app.ahp.state import ConnectionState
-from app.db.models import ActionLogEntry
-from app.domain import now
+from app.domain import LoggedAction, now
 from app.errors import DomainError
 from app.services import turn_views
 
@@ -155,7 +154,7 @@ async def _pump(conn: ConnectionState, after: int) -> None:
         await stream.aclose()
 
 
-async def _deliver(conn: ConnectionState, entry: ActionLogEntry) -> None:
+async def _deliver(conn: ConnectionState, entry: LoggedAction) -> None:
     channel, action = entry.channel, entry.action
     if (
         ROOT in conn.subs

@@ -11,6 +11,7 @@ from fastapi import APIRouter, WebSocket
 from app.ahp.connection import Connection
 from app.errors import DomainError
 from app.services import users
+from app.services.handles import Handles
 
 router = APIRouter()
 
@@ -34,14 +35,14 @@ def _offered(ws: WebSocket) -> list[str]:
 
 @router.websocket("/ahp")
 async def ahp(ws: WebSocket) -> None:
-    state = ws.app.state
-    if state.settings.auth == "none":
-        principal = state.local_user
+    handles: Handles = ws.app.state.handles
+    if handles.settings.auth == "none":
+        principal = ws.app.state.local_user
     else:
         try:
-            principal = await users.authenticate(state.db, token=_token(ws))
+            principal = await users.authenticate(handles.db, token=_token(ws))
         except DomainError:
             await ws.close(code=1008)  # before accept: the handshake is refused (403)
             return
     await ws.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in _offered(ws) else None)
-    await Connection(ws, state, principal).run()
+    await Connection(ws, handles, principal).run()

@@ -11,6 +11,7 @@ from app.ahp import cursors
 from app.ahp.adapter import turn_from
 from app.ahp.protocol import ROOT, Json, chat_uri, iso, session_uri
 from app.ahp.state import ConnectionState
+from app.domain import NodeState
 from app.services import turn_views
 
 IDLE, ERROR, IN_PROGRESS = 1, 2, 8
@@ -103,7 +104,7 @@ async def chat_snapshot(conn: ConnectionState, root: str) -> Json:
     state: Json = {
         "resource": chat_uri(root),
         "title": m.title,
-        "status": IN_PROGRESS if m.active else (ERROR if head_state == "error" else IDLE),
+        "status": IN_PROGRESS if m.active else (ERROR if head_state == NodeState.ERROR else IDLE),
         "modifiedAt": iso(m.updated_at),
         "turns": turns,
     }
@@ -118,7 +119,7 @@ async def chat_snapshot(conn: ConnectionState, root: str) -> Json:
             user_message=m.active.user_message,
             started_at=m.active.started_at,
             reply="",
-            state="running",
+            state=NodeState.RUNNING,
             completed_at=None,
         )
         state["activeTurn"] = turn_from(record, m.active_actions)

@@ -11,10 +11,7 @@ from starlette.websockets import WebSocket
 from app.ahp.adapter import Adapter
 from app.ahp.outbox import Intake, Outbox
 from app.ahp.protocol import Json
-from app.config import Settings
-from app.db.engine import Database
-from app.events.bus import EventBus
-from app.services.turns import TurnManager
+from app.services.handles import Handles
 from app.services.users import Principal
 
 
@@ -22,13 +19,14 @@ class ConnectionState:
     # Every connection this process serves right now (for tests and diagnostics).
     live: ClassVar[set[ConnectionState]] = set()
 
-    def __init__(self, ws: WebSocket, state: Any, principal: Principal) -> None:
+    def __init__(self, ws: WebSocket, handles: Handles, principal: Principal) -> None:
         self.ws = ws
-        self.settings: Settings = state.settings
-        self.db: Database = state.db
-        self.bus: EventBus = state.bus
-        self.turns: TurnManager = state.turns
-        self.runtime = state.runtime
+        # The process's handles, as main.py wired them (`services.handles`).
+        self.settings = handles.settings
+        self.db = handles.db
+        self.bus = handles.bus
+        self.turns = handles.turns
+        self.runtime = handles.runtime
         self.user = principal
         self.key = self.settings.signing_key()
         self.adapter: Adapter | None = None

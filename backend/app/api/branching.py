@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from app.api.deps import CurrentUser, DbDep, RuntimeDep, ThreadId
+from app.api.deps import CurrentUser, HandlesDep, ThreadId
 from app.api.errors import responses
 from app.schemas import BranchIn, ConversationOut, ForkIn
 from app.services import branching
@@ -18,11 +18,11 @@ router = APIRouter(prefix="/api/conversations/{thread_id}", tags=["branching"])
     responses=responses(400, 403, 404, 409, 413, 502),
 )
 async def create_branch(
-    thread_id: ThreadId, body: BranchIn, db: DbDep, runtime: RuntimeDep, user: CurrentUser
+    thread_id: ThreadId, body: BranchIn, handles: HandlesDep, user: CurrentUser
 ) -> ConversationOut:
     return await branching.create_branch(
-        db,
-        runtime,
+        handles.db,
+        handles.runtime,
         user_id=user.id,
         thread_id=thread_id,
         from_turn=body.from_turn,
@@ -35,8 +35,8 @@ async def create_branch(
     "/fork", status_code=status.HTTP_201_CREATED, responses=responses(403, 404, 409, 413, 502)
 )
 async def create_fork(
-    thread_id: ThreadId, body: ForkIn, db: DbDep, runtime: RuntimeDep, user: CurrentUser
+    thread_id: ThreadId, body: ForkIn, handles: HandlesDep, user: CurrentUser
 ) -> ConversationOut:
     return await branching.create_fork(
-        db, runtime, user_id=user.id, thread_id=thread_id, from_turn=body.from_turn
+        handles.db, handles.runtime, user_id=user.id, thread_id=thread_id, from_turn=body.from_turn
     )

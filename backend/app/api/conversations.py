@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response, status
 
-from app.api.deps import CurrentUser, DbDep, ThreadId
+from app.api.deps import CurrentUser, HandlesDep, ThreadId
 from app.api.errors import responses
 from app.schemas import ConversationCreate, ConversationOut, ConversationPatch
 from app.services import conversations as service
@@ -15,30 +15,34 @@ router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
 @router.post("", status_code=status.HTTP_201_CREATED, responses=responses(413))
 async def create_conversation(
-    body: ConversationCreate, db: DbDep, user: CurrentUser
+    body: ConversationCreate, handles: HandlesDep, user: CurrentUser
 ) -> ConversationOut:
-    return await service.create(db, user_id=user.id, title=body.title, objective=body.objective)
+    return await service.create(
+        handles.db, user_id=user.id, title=body.title, objective=body.objective
+    )
 
 
 @router.get("", responses=responses(validates=False))
-async def list_conversations(db: DbDep, user: CurrentUser) -> list[ConversationOut]:
-    return await service.list_for_user(db, user_id=user.id)
+async def list_conversations(handles: HandlesDep, user: CurrentUser) -> list[ConversationOut]:
+    return await service.list_for_user(handles.db, user_id=user.id)
 
 
 @router.get("/{thread_id}", responses=responses(403, 404))
-async def get_conversation(thread_id: ThreadId, db: DbDep, user: CurrentUser) -> ConversationOut:
-    return await service.get(db, user_id=user.id, thread_id=thread_id)
+async def get_conversation(
+    thread_id: ThreadId, handles: HandlesDep, user: CurrentUser
+) -> ConversationOut:
+    return await service.get(handles.db, user_id=user.id, thread_id=thread_id)
 
 
 @router.patch("/{thread_id}", responses=responses(403, 404, 413))
 async def rename_conversation(
-    thread_id: ThreadId, body: ConversationPatch, db: DbDep, user: CurrentUser
+    thread_id: ThreadId, body: ConversationPatch, handles: HandlesDep, user: CurrentUser
 ) -> ConversationOut:
     set_name = "name" in body.model_fields_set
     if body.title is None and not set_name:
-        return await service.get(db, user_id=user.id, thread_id=thread_id)
+        return await service.get(handles.db, user_id=user.id, thread_id=thread_id)
     return await service.rename(
-        db,
+        handles.db,
         user_id=user.id,
         thread_id=thread_id,
         title=body.title,
@@ -50,6 +54,8 @@ async def rename_conversation(
 @router.delete(
     "/{thread_id}", status_code=status.HTTP_204_NO_CONTENT, responses=responses(403, 404, 409)
 )
-async def delete_conversation(thread_id: ThreadId, db: DbDep, user: CurrentUser) -> Response:
-    await history.soft_delete(db, user_id=user.id, thread_id=thread_id)
+async def delete_conversation(
+    thread_id: ThreadId, handles: HandlesDep, user: CurrentUser
+) -> Response:
+    await history.soft_delete(handles.db, user_id=user.id, thread_id=thread_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

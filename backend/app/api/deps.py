@@ -1,5 +1,10 @@
-"""Request dependencies: the database, settings, the caller, and the process's services
-(agent runtime, event bus, turn manager), each as an `Annotated` alias."""
+"""Request dependencies: the process's handles, the caller, and the path parameters
+every router shares, each as an `Annotated` alias.
+
+The handles (settings, storage, agent runtime, event bus, turn manager) are the ones
+`main.py` wired up (`services.handles`); a router takes them as `handles: HandlesDep` and
+passes on what its service needs.
+"""
 
 from __future__ import annotations
 
@@ -7,72 +12,36 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Request
 
-from app.agent.runtime import AgentRuntime
-from app.config import Settings
-from app.db.engine import Database
-from app.events.bus import EventBus
 from app.schemas import NO_NUL
 from app.services import users
-from app.services.turns import TurnManager
+from app.services.handles import Handles
 from app.services.users import Principal
 
 
-async def get_db(request: Request) -> Database:
-    db: Database = request.app.state.db
-    return db
+async def get_handles(request: Request) -> Handles:
+    handles: Handles = request.app.state.handles
+    return handles
 
 
-async def get_settings(request: Request) -> Settings:
-    settings: Settings = request.app.state.settings
-    return settings
+HandlesDep = Annotated[Handles, Depends(get_handles)]
 
 
-def bearer_token(authorization: str | None, query_token: str | None = None) -> str | None:
+def bearer_token(authorization: str | None) -> str | None:
     if authorization and authorization.lower().startswith("bearer "):
         return authorization[7:].strip() or None
-    return query_token
+    return None
 
 
-async def resolve_principal(
-    settings: Settings, db: Database, local: Principal | None, token: str | None
-) -> Principal:
+async def current_user(request: Request, handles: HandlesDep) -> Principal:
     """The caller: the local user when auth is off, else the owner of the bearer token."""
-    if settings.auth == "none":
-        assert local is not None
+    if handles.settings.auth == "none":
+        local: Principal = request.app.state.local_user
         return local
-    return await users.authenticate(db, token=token)
-
-
-async def current_user(request: Request) -> Principal:
     token = bearer_token(request.headers.get("authorization"))
-    return await resolve_principal(
-        request.app.state.settings, request.app.state.db, request.app.state.local_user, token
-    )
+    return await users.authenticate(handles.db, token=token)
 
 
-DbDep = Annotated[Database, Depends(get_db)]
-SettingsDep = Annotated[Settings, Depends(get_settings)]
 CurrentUser = Annotated[Principal, Depends(current_user)]
-
-
-async def get_runtime(request: Request) -> AgentRuntime:
-    runtime: AgentRuntime = request.app.state.runtime
-    return runtime
-
-
-async def get_bus(request: Request) -> EventBus:
-    bus: EventBus = request.app.state.bus
-    return bus
-
-
-async def get_turns(request: Request) -> TurnManager:
-    turns: TurnManager = request.app.state.turns
-    return turns
-
-
-RuntimeDep = Annotated[AgentRuntime, Depends(get_runtime)]
-BusDep = Annotated[EventBus, Depends(get_bus)]
-TurnsDep = Annotated[TurnManager, Depends(get_turns)]
 
 
 # Path parameters every router shares (and the largest id a query may name). No NUL in

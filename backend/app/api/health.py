@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from app.api.deps import DbDep
+from app.api.deps import HandlesDep
 from app.schemas import HealthOut
 
 router = APIRouter(prefix="/api", tags=["health"])
@@ -16,11 +16,11 @@ router = APIRouter(prefix="/api", tags=["health"])
     response_model=HealthOut,
     responses={503: {"model": HealthOut, "description": "The database is unreachable"}},
 )
-async def health(db: DbDep) -> JSONResponse:
-    ok = await db.ping()
+async def health(handles: HandlesDep) -> JSONResponse:
+    ok = await handles.db.ping()
     body = HealthOut(
         status="ok" if ok else "degraded",
         database="ok" if ok else "unreachable",
-        backend="sqlite" if db.is_sqlite else "postgresql",
+        backend="sqlite" if handles.db.is_sqlite else "postgresql",
     )
     return JSONResponse(body.model_dump(), status_code=200 if ok else 503)

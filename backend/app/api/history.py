@@ -10,9 +10,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from app.api.deps import MAX_ID, BusDep, CurrentUser, DbDep, SettingsDep, ThreadId
+from app.api.deps import MAX_ID, CurrentUser, HandlesDep, ThreadId
 from app.api.errors import responses
-from app.db.models import ActionLogEntry
+from app.domain import LoggedAction
 from app.events import log as action_log
 from app.schemas import CheckoutIn, HistoryOut
 from app.services import event_stream, history
@@ -25,17 +25,18 @@ KEEPALIVE_SECONDS = 10.0
 
 
 @router.get("/history", responses=responses(403, 404, stream=True))
-async def get_history(
-    thread_id: ThreadId, db: DbDep, settings: SettingsDep, user: CurrentUser
-) -> HistoryOut:
+async def get_history(thread_id: ThreadId, handles: HandlesDep, user: CurrentUser) -> HistoryOut:
     return await history.get_history(
-        db, user_id=user.id, thread_id=thread_id, retains=settings.history_retains_branches
+        handles.db,
+        user_id=user.id,
+        thread_id=thread_id,
+        retains=handles.settings.history_retains_branches,
     )
 
 
 @router.post("/checkout", responses=responses(403, 404, 409, 413))
 async def checkout(
-    thread_id: ThreadId, body: CheckoutIn, db: DbDep, settings: SettingsDep, user: CurrentUser
+    thread_id: ThreadId, body: CheckoutIn, handles: HandlesDep, user: CurrentUser
 ) -> HistoryOut:
     expected = (
         body.expected_head_turn_id
@@ -43,32 +44,31 @@ async def checkout(
         else history.UNSET
     )
     return await history.checkout(
-        db,
+        handles.db,
         user_id=user.id,
         thread_id=thread_id,
         turn_id=body.turn_id,
         expected_head_turn_id=expected,
         force=body.force,
-        retains=settings.history_retains_branches,
+        retains=handles.settings.history_retains_branches,
     )
 
 
 async def stream_start(
     thread_id: ThreadId,
-    db: DbDep,
-    settings: SettingsDep,
+    handles: HandlesDep,
     user: CurrentUser,
     after: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
     last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0, le=MAX_ID)] = None,
 ) -> event_stream.StreamStart:
     """Where the follower starts; resolved before streaming, so errors keep their status."""
     return await event_stream.open_stream(
-        db,
+        handles.db,
         user_id=user.id,
         thread_id=thread_id,
         # A reconnecting EventSource says where it stopped; that wins over the URL.
         after=last_event_id if last_event_id is not None else after,
-        retains=settings.history_retains_branches,
+        retains=handles.settings.history_retains_branches,
     )
 
 
@@ -76,14 +76,14 @@ async def stream_start(
     "/events", response_class=EventSourceResponse, responses=responses(403, 404, stream=True)
 )
 async def events(
-    start: Annotated[event_stream.StreamStart, Depends(stream_start)], bus: BusDep
+    start: Annotated[event_stream.StreamStart, Depends(stream_start)], handles: HandlesDep
 ) -> AsyncIterator[ServerSentEvent]:
     """Every action of the thread's family after `after` (or the `Last-Event-ID`
     header), in serverSeq order; `event: action`, `id: <serverSeq>`."""
     if start.resync is not None:
         yield ServerSentEvent(event="action", data=start.resync, id=str(start.after))
-    entries = bus.stream(root_thread_ids={start.root_thread_id}, after=start.after)
-    pending: asyncio.Task[ActionLogEntry] | None = None
+    entries = handles.bus.stream(root_thread_ids={start.root_thread_id}, after=start.after)
+    pending: asyncio.Task[LoggedAction] | None = None
     try:
         while True:
             if pending is None:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
-from app.api.deps import CurrentUser, DbDep, RuntimeDep, ThreadId
+from app.api.deps import CurrentUser, HandlesDep, ThreadId
 from app.api.errors import responses
 from app.schemas import NO_NUL, Comparison, ConversationOut, SearchOut
 from app.schemas_export import FamilyExport
@@ -21,31 +21,33 @@ NodeParam = Annotated[str, Query(min_length=1, max_length=80, pattern=NO_NUL)]
 
 @router.get("/conversations/{thread_id}/compare", responses=responses(403, 404, 409))
 async def compare_nodes(
-    thread_id: ThreadId, a: NodeParam, b: NodeParam, db: DbDep, user: CurrentUser
+    thread_id: ThreadId, a: NodeParam, b: NodeParam, handles: HandlesDep, user: CurrentUser
 ) -> Comparison:
     """The workspace at node `b` against node `a` (any two nodes the caller owns)."""
-    return await compare_service.compare(db, user_id=user.id, thread_id=thread_id, a=a, b=b)
+    return await compare_service.compare(handles.db, user_id=user.id, thread_id=thread_id, a=a, b=b)
 
 
 @router.get("/search", responses=responses())
 async def search(
     q: Annotated[str, Query(min_length=1, max_length=500, pattern=NO_NUL)],
-    db: DbDep,
+    handles: HandlesDep,
     user: CurrentUser,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> SearchOut:
     """The caller's nodes (every branch; drafts and deleted threads aside) whose user
     message, reply or document matches `q`: full-text search on PostgreSQL, every word
     as a substring on SQLite."""
-    return await search_service.search(db, user_id=user.id, query=q, limit=limit)
+    return await search_service.search(handles.db, user_id=user.id, query=q, limit=limit)
 
 
 @router.get("/conversations/{thread_id}/export", responses=responses(403, 404))
 async def export_family(
-    thread_id: ThreadId, db: DbDep, runtime: RuntimeDep, user: CurrentUser
+    thread_id: ThreadId, handles: HandlesDep, user: CurrentUser
 ) -> FamilyExport:
     """The whole family of the thread as one versioned JSON document."""
-    return await family_export.export_family(db, runtime, user_id=user.id, thread_id=thread_id)
+    return await family_export.export_family(
+        handles.db, handles.runtime, user_id=user.id, thread_id=thread_id
+    )
 
 
 @router.post(
@@ -54,8 +56,8 @@ async def export_family(
     responses=responses(413, 502),
 )
 async def import_family(
-    body: FamilyExport, db: DbDep, runtime: RuntimeDep, user: CurrentUser
+    body: FamilyExport, handles: HandlesDep, user: CurrentUser
 ) -> ConversationOut:
     """Recreate an exported family as a new family of the caller (its new root). An
     invalid document or a newer format version answers 422 and creates nothing."""
-    return await family_import.import_family(db, runtime, user_id=user.id, doc=body)
+    return await family_import.import_family(handles.db, handles.runtime, user_id=user.id, doc=body)

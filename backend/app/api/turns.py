@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from app.api.deps import CurrentUser, ThreadId, TurnsDep
+from app.api.deps import CurrentUser, HandlesDep, ThreadId
 from app.api.errors import responses
 from app.schemas import MessageOut, TurnIn
 from app.services import turn_views
@@ -21,11 +21,11 @@ async def started_turn(
     thread_id: ThreadId,
     body: TurnIn,
     user: CurrentUser,
-    turns: TurnsDep,
+    handles: HandlesDep,
     force: Annotated[bool, Query()] = False,
 ) -> RunningTurn:
     """Open the turn before streaming, so 404/409 and friends keep their status."""
-    return await turns.start_turn(
+    return await handles.turns.start_turn(
         user_id=user.id, thread_id=thread_id, content=body.content, force=force
     )
 
@@ -44,15 +44,19 @@ async def post_turn(
 
 
 @router.post("/turns/cancel", responses=responses(403, 404, 409))
-async def cancel_turn(thread_id: ThreadId, user: CurrentUser, turns: TurnsDep) -> dict[str, Any]:
-    return await turns.cancel(user_id=user.id, thread_id=thread_id)
+async def cancel_turn(
+    thread_id: ThreadId, user: CurrentUser, handles: HandlesDep
+) -> dict[str, Any]:
+    return await handles.turns.cancel(user_id=user.id, thread_id=thread_id)
 
 
 @router.get("/messages", responses=responses(403, 404))
-async def get_messages(thread_id: ThreadId, user: CurrentUser, turns: TurnsDep) -> list[MessageOut]:
+async def get_messages(
+    thread_id: ThreadId, user: CurrentUser, handles: HandlesDep
+) -> list[MessageOut]:
     return [
         MessageOut(role=m.role, content=m.content, turn_index=m.turn_index, **m.extra)
         for m in await turn_views.transcript(
-            turns.db, turns.runtime, user_id=user.id, thread_id=thread_id
+            handles.turns.db, handles.turns.runtime, user_id=user.id, thread_id=thread_id
         )
     ]

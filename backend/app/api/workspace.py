@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
 
-from app.api.deps import CurrentUser, DbDep, ItemId, ThreadId
+from app.api.deps import CurrentUser, HandlesDep, ItemId, ThreadId
 from app.api.errors import responses
 from app.schemas import (
     MAX_INT,
@@ -32,85 +32,100 @@ EDIT = responses(403, 404, 413)
 @router.get("/workspace", responses=responses(403, 404, 409))
 async def get_workspace(
     thread_id: ThreadId,
-    db: DbDep,
+    handles: HandlesDep,
     user: CurrentUser,
     as_of_turn: Annotated[int | None, Query(ge=0, le=MAX_INT)] = None,
 ) -> WorkspaceOut:
     return await service.get_workspace(
-        db, user_id=user.id, thread_id=thread_id, as_of_turn=as_of_turn
+        handles.db, user_id=user.id, thread_id=thread_id, as_of_turn=as_of_turn
     )
 
 
 @router.put("/objective", responses=EDIT)
 async def put_objective(
-    thread_id: ThreadId, body: ObjectiveIn, db: DbDep, user: CurrentUser
+    thread_id: ThreadId, body: ObjectiveIn, handles: HandlesDep, user: CurrentUser
 ) -> WorkspaceOut:
-    return await service.set_objective(db, user_id=user.id, thread_id=thread_id, text=body.text)
+    return await service.set_objective(
+        handles.db, user_id=user.id, thread_id=thread_id, text=body.text
+    )
 
 
 @router.put("/document", responses=EDIT)
 async def put_document(
-    thread_id: ThreadId, body: DocumentIn, db: DbDep, user: CurrentUser
+    thread_id: ThreadId, body: DocumentIn, handles: HandlesDep, user: CurrentUser
 ) -> WorkspaceOut:
     return await service.put_document(
-        db, user_id=user.id, thread_id=thread_id, content=body.content, title=body.title
+        handles.db, user_id=user.id, thread_id=thread_id, content=body.content, title=body.title
     )
 
 
 @router.post("/preferences", status_code=status.HTTP_201_CREATED, responses=EDIT)
 async def add_preference(
-    thread_id: ThreadId, body: PreferenceIn, db: DbDep, user: CurrentUser
+    thread_id: ThreadId, body: PreferenceIn, handles: HandlesDep, user: CurrentUser
 ) -> PreferenceOut:
     return await service.add_preference(
-        db, user_id=user.id, thread_id=thread_id, text=body.text, locked=body.locked
+        handles.db, user_id=user.id, thread_id=thread_id, text=body.text, locked=body.locked
     )
 
 
 @router.patch("/preferences/{pref_id}", responses=EDIT)
 async def update_preference(
-    thread_id: ThreadId, pref_id: ItemId, body: PreferencePatch, db: DbDep, user: CurrentUser
+    thread_id: ThreadId,
+    pref_id: ItemId,
+    body: PreferencePatch,
+    handles: HandlesDep,
+    user: CurrentUser,
 ) -> PreferenceOut:
     return await service.update_preference(
-        db, user_id=user.id, thread_id=thread_id, pref_id=pref_id, patch=body
+        handles.db, user_id=user.id, thread_id=thread_id, pref_id=pref_id, patch=body
     )
 
 
 @router.delete("/preferences/{pref_id}", status_code=status.HTTP_204_NO_CONTENT, responses=READ)
 async def delete_preference(
-    thread_id: ThreadId, pref_id: ItemId, db: DbDep, user: CurrentUser
+    thread_id: ThreadId, pref_id: ItemId, handles: HandlesDep, user: CurrentUser
 ) -> Response:
-    await service.delete_preference(db, user_id=user.id, thread_id=thread_id, pref_id=pref_id)
+    await service.delete_preference(
+        handles.db, user_id=user.id, thread_id=thread_id, pref_id=pref_id
+    )
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.post("/todos", status_code=status.HTTP_201_CREATED, responses=EDIT)
-async def add_todo(thread_id: ThreadId, body: TodoIn, db: DbDep, user: CurrentUser) -> TodoOut:
+async def add_todo(
+    thread_id: ThreadId, body: TodoIn, handles: HandlesDep, user: CurrentUser
+) -> TodoOut:
     return await service.add_todo(
-        db, user_id=user.id, thread_id=thread_id, text=body.text, done=body.done, depth=body.depth
+        handles.db,
+        user_id=user.id,
+        thread_id=thread_id,
+        text=body.text,
+        done=body.done,
+        depth=body.depth,
     )
 
 
 @router.patch("/todos/{todo_id}", responses=EDIT)
 async def update_todo(
-    thread_id: ThreadId, todo_id: ItemId, body: TodoPatch, db: DbDep, user: CurrentUser
+    thread_id: ThreadId, todo_id: ItemId, body: TodoPatch, handles: HandlesDep, user: CurrentUser
 ) -> TodoOut:
     return await service.update_todo(
-        db, user_id=user.id, thread_id=thread_id, todo_id=todo_id, patch=body
+        handles.db, user_id=user.id, thread_id=thread_id, todo_id=todo_id, patch=body
     )
 
 
 @router.delete("/todos/{todo_id}", status_code=status.HTTP_204_NO_CONTENT, responses=READ)
 async def delete_todo(
-    thread_id: ThreadId, todo_id: ItemId, db: DbDep, user: CurrentUser
+    thread_id: ThreadId, todo_id: ItemId, handles: HandlesDep, user: CurrentUser
 ) -> Response:
-    await service.delete_todo(db, user_id=user.id, thread_id=thread_id, todo_id=todo_id)
+    await service.delete_todo(handles.db, user_id=user.id, thread_id=thread_id, todo_id=todo_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/artifacts/{artifact_id}", responses=READ)
 async def get_artifact(
-    thread_id: ThreadId, artifact_id: ItemId, db: DbDep, user: CurrentUser
+    thread_id: ThreadId, artifact_id: ItemId, handles: HandlesDep, user: CurrentUser
 ) -> ArtifactOut:
     return await service.get_artifact(
-        db, user_id=user.id, thread_id=thread_id, artifact_id=artifact_id
+        handles.db, user_id=user.id, thread_id=thread_id, artifact_id=artifact_id
     )

@@ -32,7 +32,7 @@ from sqlalchemy.orm import Mapper
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 
-from app.db.models import ActionLogEntry
+from app.domain import LoggedAction
 
 FaultPoint = Callable[[str], Any]
 T = TypeVar("T")
@@ -106,7 +106,7 @@ class Driver:
     faults: FaultPoint
     # Told the SQL of each statement before it runs (`Database.statement_listeners`).
     listeners: list[Callable[[str], None]] = field(default_factory=list)
-    appended: list[ActionLogEntry] = field(default_factory=list)
+    appended: list[LoggedAction] = field(default_factory=list)
     # A statement failed without the server's answer: the connection is not reused.
     broken: bool = False
 

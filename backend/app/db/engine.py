@@ -21,8 +21,7 @@ from sqlalchemy.util import greenlet_spawn
 
 from app.db.dialect import Dialect, dialect_for_url
 from app.db.driver import Driver
-from app.db.models import ActionLogEntry
-from app.domain import Limits
+from app.domain import Limits, LoggedAction
 from app.errors import Conflict
 
 # A test seam: called with the name of a step of a multi-step write; raising from it
@@ -40,7 +39,7 @@ AUTOCOMMIT = "haico_autocommit"
 APPENDED = "haico_appended"
 
 # Told, after a transaction that appended to the action log committed, what it appended.
-CommitListener = Callable[[list[ActionLogEntry]], None]
+CommitListener = Callable[[list[LoggedAction]], None]
 
 
 async def no_faults(_: str) -> None:
@@ -193,7 +192,7 @@ class Database:
         """Tell the commit listeners what `session` appended to the action log."""
         self._tell(session.info.pop(APPENDED, None))
 
-    def _tell(self, appended: list[ActionLogEntry] | None) -> None:
+    def _tell(self, appended: list[LoggedAction] | None) -> None:
         if appended:
             for listener in self.commit_listeners:
                 listener(appended)

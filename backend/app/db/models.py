@@ -20,7 +20,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base, BigId, JsonType, SearchVector
-from app.domain import TITLE_CHARS
+from app.domain import TITLE_CHARS, NodeState
 
 THREAD_ID_LEN = 35  # "th_" + 32 hex
 NAME_LEN = 80  # a branch name
@@ -178,7 +178,7 @@ class WorkspaceSnapshot(Base):
     # Format 3 on: the rejected decisions as of this snapshot (null in older rows).
     rejected: Mapped[list[dict[str, Any]] | None] = mapped_column(JsonType, nullable=True)
     user_message: Mapped[str] = mapped_column(Text, default="")
-    state: Mapped[str] = mapped_column(String(20), default="running")
+    state: Mapped[str] = mapped_column(String(20), default=NodeState.RUNNING.value)
     reply: Mapped[str] = mapped_column(Text, default="")
     captured_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.domain import NodeState
+
 Action = dict[str, Any]
 
 
@@ -56,12 +58,12 @@ def delta(turn_id: str, part_id: str, content: str) -> Action:
 
 
 def turn_ended(
-    turn_id: str, *, state: str, duration_ms: int, code: str = "error", message: str = ""
+    turn_id: str, *, state: NodeState, duration_ms: int, code: str = "error", message: str = ""
 ) -> Action:
     """How a turn ended: complete, cancelled, or an error with its code and message."""
-    if state == "complete":
+    if state == NodeState.COMPLETE:
         return {"type": "chat/turnComplete", "turnId": turn_id, "duration": duration_ms}
-    if state == "cancelled":
+    if state == NodeState.CANCELLED:
         return {"type": "chat/turnCancelled", "turnId": turn_id, "duration": duration_ms}
     return {
         "type": "chat/error",

@@ -33,8 +33,8 @@ from typing import Any
 from app import background
 from app.config import Settings
 from app.db.engine import Database
-from app.db.models import ActionLogEntry
 from app.db.outage import log_failure
+from app.domain import LoggedAction
 from app.events import log as action_log
 
 logger = logging.getLogger("haico.events")
@@ -51,10 +51,7 @@ DRAIN_TIMEOUT_SECONDS = 30.0
 class Subscription:
     root_thread_ids: set[str] | None
     # None ends the stream (the server is shutting down).
-    queue: asyncio.Queue[ActionLogEntry | None] = field(default_factory=asyncio.Queue)
-
-    def wants(self, entry: ActionLogEntry) -> bool:
-        return self.root_thread_ids is None or entry.root_thread_id in self.root_thread_ids
+    queue: asyncio.Queue[LoggedAction | None] = field(default_factory=asyncio.Queue)
 
 
 class EventBus:
@@ -148,7 +145,7 @@ class EventBus:
     def wake(self) -> None:
         self._wake.set()
 
-    def committed(self, entries: Sequence[ActionLogEntry]) -> None:
+    def committed(self, entries: Sequence[LoggedAction]) -> None:
         """A transaction of this process committed `entries` (ascending `seq`s): hand
         them out now if they follow on from the last entry handed out, else wake the
         pump (see the module doc)."""
@@ -158,7 +155,7 @@ class EventBus:
         else:
             self.wake()
 
-    def _hand_out(self, entries: Sequence[ActionLogEntry]) -> None:
+    def _hand_out(self, entries: Sequence[LoggedAction]) -> None:
         """Give each entry past `last_seq` to its subscribers, in order. No await: an
         entry is handed out and counted in `last_seq` in one step."""
         everyone = self._subs.get(None, ())
@@ -226,7 +223,7 @@ class EventBus:
 
     async def stream(
         self, *, root_thread_ids: set[str] | None, after: int
-    ) -> AsyncGenerator[ActionLogEntry, None]:
+    ) -> AsyncGenerator[LoggedAction, None]:
         """Entries with seq > `after`: the logged gap first, then live ones, in order."""
         sub = Subscription(root_thread_ids)
         keys: list[str | None] = [None] if root_thread_ids is None else list(root_thread_ids)

@@ -52,6 +52,7 @@ from app.db.dialect import GUARDS, MOVED_MARK, Write, dialect_of, execute_all, m
 from app.db.driver import Driver
 from app.db.engine import APPENDED, AUTOCOMMIT
 from app.db.models import ActionLogEntry
+from app.domain import LoggedAction
 from app.events import actions
 
 NOTIFY_CHANNEL = "haico_events"
@@ -190,7 +191,7 @@ async def append_many(
     root_thread_id: str | None,
     channel: str,
     actions: list[dict[str, Any]],
-) -> list[ActionLogEntry]:
+) -> list[LoggedAction]:
     """Log several actions of one change, in order, with one INSERT."""
     return await append_rows(session, [(root_thread_id, channel, a) for a in actions])
 
@@ -200,12 +201,12 @@ async def append_rows(
     rows: list[tuple[str | None, str, dict[str, Any]]],
     *,
     after: Sequence[Write] = (),
-) -> list[ActionLogEntry]:
+) -> list[LoggedAction]:
     """Log (family root, channel, action) rows, in order, with one INSERT; first run
     the independent writes `after` (as `execute_all` would), in the same statement on
     PostgreSQL when this is the transaction's first append.
 
-    The entries returned carry their `seq` (they are not attached to the session)."""
+    The entries returned carry their `seq`."""
     if not rows:
         await execute_all(session, *after)
         return []
@@ -245,16 +246,13 @@ def _pg_append(
 
 def _entries(
     seqs: Sequence[int], rows: list[tuple[str | None, str, dict[str, Any]]]
-) -> list[ActionLogEntry]:
-    return [
-        ActionLogEntry(seq=seq, root_thread_id=r, channel=c, action=a)
-        for seq, (r, c, a) in zip(seqs, rows, strict=True)
-    ]
+) -> list[LoggedAction]:
+    return [LoggedAction(seq, r, c, a) for seq, (r, c, a) in zip(seqs, rows, strict=True)]
 
 
 async def append_chat_now(
     driver: Driver, root_thread_id: str, *actions: dict[str, Any], after: Sequence[Write]
-) -> list[ActionLogEntry]:
+) -> list[LoggedAction]:
     """PostgreSQL: `append_chat` as one statement run on the driver (`Database.driver`),
     committed when it returns."""
     channel = chat_channel(root_thread_id)
@@ -272,7 +270,7 @@ async def append_chat(
     root_thread_id: str,
     *actions: dict[str, Any],
     after: Sequence[Write] = (),
-) -> list[ActionLogEntry]:
+) -> list[LoggedAction]:
     """Log actions on the family's chat channel (after the writes `after`, as
     `append_rows`)."""
     channel = chat_channel(root_thread_id)
@@ -285,11 +283,16 @@ async def read_after(
     after: int,
     root_thread_ids: set[str] | None = None,
     limit: int = 500,
-) -> Sequence[ActionLogEntry]:
-    stmt = select(ActionLogEntry).where(ActionLogEntry.seq > after)
+) -> list[LoggedAction]:
+    """Entries with seq > `after` (of the families `root_thread_ids`, None: every
+    entry), oldest first, at most `limit`."""
+    stmt = select(_log.c.seq, _log.c.root_thread_id, _log.c.channel, _log.c.action).where(
+        _log.c.seq > after
+    )
     if root_thread_ids is not None:
-        stmt = stmt.where(ActionLogEntry.root_thread_id.in_(root_thread_ids))
-    return (await session.execute(stmt.order_by(ActionLogEntry.seq).limit(limit))).scalars().all()
+        stmt = stmt.where(_log.c.root_thread_id.in_(root_thread_ids))
+    rows = await session.execute(stmt.order_by(_log.c.seq).limit(limit))
+    return [LoggedAction(*row) for row in rows]
 
 
 async def read_before(
@@ -336,13 +339,13 @@ async def prune_before(session: AsyncSession, cutoff: datetime) -> int:
     return int(getattr(result, "rowcount", 0) or 0)
 
 
-def envelope(entry: ActionLogEntry) -> dict[str, Any]:
+def envelope(entry: LoggedAction) -> dict[str, Any]:
     return {"channel": entry.channel, "action": entry.action, "serverSeq": entry.seq}
 
 
 async def append_catalogue(
     session: AsyncSession, root_thread_id: str, thread_id: str, change: str, **extra: Any
-) -> list[ActionLogEntry]:
+) -> list[LoggedAction]:
     """A thread of the family was created, renamed or deleted (the session's catalogue)."""
     return await append_many(
         session,

@@ -45,13 +45,13 @@ from app.services.items import (
     update_preference_in,
     update_todo_in,
 )
-from app.services.workspace import (
+from app.services.workspace import create_artifact_in, set_objective_in, write_document_in
+from app.services.workspace_state import (
+    PreferenceState,
+    TodoState,
     WorkspaceState,
-    create_artifact_in,
-    set_objective_in,
-    write_document_in,
+    thread_and_live_state,
 )
-from app.services.workspace_state import PreferenceState, TodoState, thread_and_live_state
 
 
 def _id(item_id: int | None) -> int:

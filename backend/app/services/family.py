@@ -29,10 +29,6 @@ def first_owned_turn(branch_point_turn: int | None, forked_from_turn: int | None
     return (forked_from_turn or 0) + 1
 
 
-def owned_by(row: ThreadRow, k: int) -> bool:
-    return first_owned_turn(row.branch_point_turn, row.forked_from_turn) <= k <= row.turn_index
-
-
 class Family:
     """Every thread of one family (hidden ones included), indexed for walks."""
 

@@ -15,14 +15,14 @@ branch at 0 starts at a root-level node: no parent, no branch edge.
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from typing import Literal
 
 from app.db.engine import Database
 from app.db.repositories import graph as repo
 from app.db.repositories import heads as heads_repo
 from app.db.repositories.graph import NodeRow
 from app.domain import NodeId, aware
-from app.schemas import GraphEdge, GraphNode, GraphNodeState, GraphOut, GraphThread
+from app.schemas import GraphEdge, GraphNode, GraphOut, GraphThread
 from app.services.conversations import get_owned
 from app.services.family import Family
 from app.services.snapshots import MAX_USER_MESSAGE_PREVIEW
@@ -92,7 +92,7 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
             captured_at=aware(n.captured_at),
             artifact_count=counts.get((n.thread_id, n.turn_index), 0),
             is_on_active_path=n.turn_index <= limits.get(n.thread_id, -1),
-            state=cast(GraphNodeState, n.state),
+            state=n.state,
         )
         for nid, n in kept.items()
     ]

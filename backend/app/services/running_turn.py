@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from app.agent.port import WorkspaceView
-from app.domain import NodeId, now
+from app.domain import NodeId, NodeState, now
 
 
 def make_process_id() -> str:
@@ -47,7 +47,7 @@ class RunningTurn:
     queue: asyncio.Queue[TurnEvent | None] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
     reply_parts: list[str] = field(default_factory=list)
-    state: str = "running"
+    state: NodeState = NodeState.RUNNING
     started_at: datetime = field(default_factory=now)
     started_seq: int = 0
     reply: str = ""

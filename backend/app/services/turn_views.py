@@ -23,7 +23,7 @@ from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
 from app.db.repositories import turn_views as views_repo
 from app.db.repositories.turn_views import TurnRow
-from app.domain import BranchStatus, NodeId, aware
+from app.domain import BranchStatus, NodeId, NodeState, aware
 from app.events import log as action_log
 from app.services import heads
 from app.services.branching import transcript_prefix
@@ -36,7 +36,7 @@ class TurnRecord:
     id: str
     parent_id: str | None
     order: int
-    state: str
+    state: NodeState
     user_message: str
     reply: str
     started_at: datetime
@@ -291,7 +291,7 @@ async def children(
             and n.turn >= family.first_owned(n.thread_id)
         ]
         rows = await views_repo.turn_rows(s, [(n.thread_id, n.turn) for n in kids])
-        rows = [r for r in rows if r.order > after_order and r.state != "running"]
+        rows = [r for r in rows if r.order > after_order and r.state != NodeState.RUNNING]
         page_rows = rows[:limit]
         records = _records(family, page_rows)
         actions = await _turn_actions(s, root_thread_id, [r.id for r in records], _oldest(records))

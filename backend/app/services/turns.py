@@ -35,7 +35,7 @@ from app.db.outage import is_store_outage, log_failure
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
-from app.domain import BranchStatus, NodeId, now
+from app.domain import BranchStatus, NodeId, NodeState, now
 from app.errors import (
     Conflict,
     DomainError,
@@ -82,7 +82,7 @@ class TurnManager:
     # ---- lifecycle ----
 
     async def start(self) -> None:
-        await self.sweep_stale(startup=True)
+        await self.sweep_stale()
         self._sweeper = asyncio.create_task(self._sweep_forever())
 
     async def close(self) -> None:
@@ -107,7 +107,7 @@ class TurnManager:
             except Exception as exc:
                 log_failure(log, "stale-turn sweep failed", exc)
 
-    async def sweep_stale(self, *, startup: bool = False) -> list[str]:
+    async def sweep_stale(self) -> list[str]:
         """Mark turns whose serving process is gone as failed; return their node ids."""
         swept = await sweep_stale(
             self.db,
@@ -232,22 +232,22 @@ class TurnManager:
                 start=turn.start,
                 early=turn.early,
             )
-            turn.state = "complete"
+            turn.state = NodeState.COMPLETE
             final = TurnEvent(
                 "turn_completed",
                 {"turn_index": turn.turn_index, "node_id": turn.node_id, "reply": reply},
             )
         except asyncio.CancelledError:
-            turn.state = "error" if self._shutting_down else "cancelled"
+            turn.state = NodeState.ERROR if self._shutting_down else NodeState.CANCELLED
             reply = "".join(turn.reply_parts)
             message = "the server shut down" if self._shutting_down else "the turn was cancelled"
             final = TurnEvent("error", {"code": f"turn_{turn.state}", "message": message})
         except DomainError as exc:
-            turn.state = "error"
+            turn.state = NodeState.ERROR
             reply = "".join(turn.reply_parts)
             final = TurnEvent("error", {"code": exc.code, "message": exc.message})
         except Exception as exc:
-            turn.state = "error"
+            turn.state = NodeState.ERROR
             reply = "".join(turn.reply_parts)
             if is_store_outage(exc):
                 log.warning("turn %s failed: the database is unreachable", turn.node_id)

@@ -37,22 +37,9 @@ from app.services.items import (
 from app.services.live_edit import changed
 from app.services.snapshots import resolve_restore_state
 from app.services.workspace_state import (
-    PreferenceState,
-    TodoState,
-    WorkspaceState,
     document_body,
     live_state,
 )
-
-__all__ = [
-    "PreferenceState",
-    "TodoState",
-    "WorkspaceState",
-    "create_artifact_in",
-    "live_state",
-    "set_objective_in",
-    "write_document_in",
-]
 
 
 async def set_objective_in(session: AsyncSession, conv: Conversation, text: str | None) -> None:

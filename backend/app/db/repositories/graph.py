@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import dialect_of
 from app.db.models import Artifact, Conversation, ConversationBranch, WorkspaceSnapshot
+from app.domain import NodeState
 
 _conv = Conversation.__table__
 _branch = ConversationBranch.__table__
@@ -33,7 +34,7 @@ class NodeRow:
     turn_index: int
     user_message: str
     captured_at: datetime
-    state: str
+    state: NodeState
 
 
 async def newest_owned_nodes(
@@ -79,7 +80,7 @@ async def newest_owned_nodes(
             turn_index=r.turn_index,
             user_message=r.user_message or "",
             captured_at=r.captured_at,
-            state=r.state,
+            state=NodeState(r.state),
         )
         for r in (await session.execute(stmt)).all()
     ]

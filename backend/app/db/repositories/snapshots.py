@@ -18,6 +18,7 @@ from sqlalchemy.orm import defer
 from app.db.base import table_of
 from app.db.dialect import Write, dialect_of
 from app.db.models import Artifact, SearchEntry, WorkspaceSnapshot
+from app.domain import NodeState
 
 # Copy a snapshot's item lists (JSON) into a thread's live rows, positions by index
 # (on PostgreSQL both lists in one statement).
@@ -176,10 +177,10 @@ async def set_node_state(
     thread_id: str,
     turn_index: int,
     *,
-    state: str,
+    state: NodeState,
     completed_at: datetime,
     reply: str | None = None,
-    only_if: str | None = None,
+    only_if: NodeState | None = None,
 ) -> None:
     """End a turn record: its state, when, and (if given) its reply; `only_if` limits
     it to a record still in that state."""
@@ -238,13 +239,13 @@ _NODE_END = (
 
 
 def node_end(
-    thread_id: str, turn_index: int, *, state: str, completed_at: datetime, reply: str
+    thread_id: str, turn_index: int, *, state: NodeState, completed_at: datetime, reply: str
 ) -> Write:
     """`set_node_state` with a reply, as a write for `execute_all`."""
     return _NODE_END, {
         "ne_thread": thread_id,
         "ne_turn": turn_index,
-        "ne_state": state,
+        "ne_state": state.value,
         "ne_at": completed_at,
         "ne_reply": reply,
     }

@@ -10,6 +10,7 @@ from sqlalchemy import select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import WorkspaceSnapshot
+from app.domain import NodeState
 
 _snap = WorkspaceSnapshot.__table__
 
@@ -20,7 +21,7 @@ class TurnRow:
     thread_id: str
     turn_index: int
     user_message: str
-    state: str
+    state: NodeState
     reply: str
     captured_at: datetime
     completed_at: datetime | None
@@ -50,7 +51,7 @@ async def turn_rows(s: AsyncSession, keys: Collection[tuple[str, int]]) -> list[
             thread_id=r.thread_id,
             turn_index=r.turn_index,
             user_message=r.user_message or "",
-            state=r.state,
+            state=NodeState(r.state),
             reply=r.reply or "",
             captured_at=r.captured_at,
             completed_at=r.completed_at,

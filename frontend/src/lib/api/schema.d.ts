@@ -732,11 +732,7 @@ export interface components {
             messages: components["schemas"]["ExportMessage"][];
             /** Reply */
             reply: string;
-            /**
-             * State
-             * @enum {string}
-             */
-            state: "running" | "complete" | "cancelled" | "error";
+            state: components["schemas"]["NodeState"];
             /** Thread Id */
             thread_id: string;
             /** Turn Index */
@@ -924,11 +920,7 @@ export interface components {
             id: string;
             /** Is On Active Path */
             is_on_active_path: boolean;
-            /**
-             * State
-             * @enum {string}
-             */
-            state: "running" | "complete" | "cancelled" | "error";
+            state: components["schemas"]["NodeState"];
             /** Thread Id */
             thread_id: string;
             /** Turn Index */
@@ -1019,6 +1011,13 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * NodeState
+         * @description The state of a turn (a graph node): running until it ends complete, cancelled or
+         *     in error. REST and the AHP host's turns spell it the same way.
+         * @enum {string}
+         */
+        NodeState: "running" | "complete" | "cancelled" | "error";
         /** ObjectiveDiff */
         ObjectiveDiff: {
             /** After */
