@@ -84,6 +84,17 @@ async def _slow_turns(c: httpx.AsyncClient, roots: list[str]) -> None:
     await asyncio.gather(*(one(root) for root in roots))
 
 
+async def _a_turn_runs(c: httpx.AsyncClient, roots: list[str]) -> None:
+    """Return once some family has a turn running (a backup taken then is mid-turn)."""
+    async with asyncio.timeout(30):
+        while True:
+            for root in roots:
+                h = (await c.get(f"/api/conversations/{root}/history")).json()
+                if h["active_turn"] is not None:
+                    return
+            await asyncio.sleep(0.05)
+
+
 async def _serves(env: dict[str, str], roots: list[str]) -> None:
     """A server on the restored database answers every family's graph and history."""
     server = Server(env)
@@ -129,7 +140,7 @@ async def test_sqlite_backup_while_turns_run_restores_consistent(
     async with _busy_server(server_env) as (roots, c):
         turns = asyncio.create_task(_slow_turns(c, roots))
         for file in files:
-            await asyncio.sleep(0.4)
+            await _a_turn_runs(c, roots)
             out = await asyncio.to_thread(_cli, server_env, "backup", str(file))
             assert out.returncode == 0, out.stderr
         await turns
@@ -165,7 +176,7 @@ async def test_pg_dump_while_turns_run_restores_consistent(
         out = await asyncio.to_thread(_cli, server_env, "backup", str(tmp_path / "x.tar"))
         assert out.returncode == 2 and "pg_dump" in out.stderr
         turns = asyncio.create_task(_slow_turns(c, roots))
-        await asyncio.sleep(1.5)
+        await _a_turn_runs(c, roots)
         done = await asyncio.to_thread(
             subprocess.run, [pg_dump, "-Fc", "-f", str(dump), source], capture_output=True
         )
