@@ -7,7 +7,10 @@ a message, so a laptop without a server can still run the SQLite half.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -31,10 +34,20 @@ PG_ADMIN_URL = os.environ.get(
 # app of the test process freezes (a test that wants it says so).
 os.environ["HAICO_GC_FREEZE"] = "false"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+# PostgreSQL looks for a deadlock after a lock wait this long (default 1 s). The races
+# deadlock on purpose in some rounds, and the loser's 409 is what they assert; finding
+# it sooner changes no outcome, only how long each such round waits.
+DEADLOCK_TIMEOUT = "50ms"
 
 
 def _asyncpg_url(url: str) -> str:
     return "postgresql+asyncpg://" + url.split("://", 1)[1]
+
+
+async def _create_database(name: str) -> None:
+    """A fresh test database whose sessions detect deadlocks after `DEADLOCK_TIMEOUT`."""
+    await _admin(f'CREATE DATABASE "{name}"')
+    await _admin(f"ALTER DATABASE \"{name}\" SET deadlock_timeout = '{DEADLOCK_TIMEOUT}'")
 
 
 async def _admin(sql: str) -> None:
@@ -51,7 +64,7 @@ async def _admin(sql: str) -> None:
 async def pg_url() -> AsyncIterator[str]:
     name = f"test_{uuid.uuid4().hex[:16]}"
     try:
-        await _admin(f'CREATE DATABASE "{name}"')
+        await _create_database(name)
     except Exception as exc:  # no server here
         if IN_CI:
             pytest.fail(f"PostgreSQL is required in CI and unreachable: {exc}")
@@ -94,12 +107,20 @@ def make_settings(
     )
 
 
+_SQLITE_TEMPLATE = Path(tempfile.mkdtemp(prefix="haico-test-schema-")) / "schema.db"
+atexit.register(shutil.rmtree, _SQLITE_TEMPLATE.parent, ignore_errors=True)
+
+
 async def sqlite_schema(settings: Settings) -> None:
+    """The app's tables in `settings`' SQLite file: a copy of one file made by
+    `create_all` once per test process (creating them takes half a second a test)."""
+    if not _SQLITE_TEMPLATE.exists():
+        engine = create_async_engine(f"sqlite+aiosqlite:///{_SQLITE_TEMPLATE}")
+        async with engine.begin() as conn:
+            await conn.run_sync(Base.metadata.create_all)
+        await engine.dispose()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    engine = create_async_engine(settings.sql_url)
-    async with engine.begin() as conn:
-        await conn.run_sync(Base.metadata.create_all)
-    await engine.dispose()
+    shutil.copyfile(_SQLITE_TEMPLATE, settings.sql_url.removeprefix("sqlite+aiosqlite:///"))
 
 
 @pytest.fixture
@@ -143,7 +164,7 @@ async def server_env(backend: str, tmp_path: Path) -> AsyncIterator[dict[str, st
     name = None
     if backend == "postgres":
         name = f"test_srv_{uuid.uuid4().hex[:12]}"
-        await _admin(f'CREATE DATABASE "{name}"')
+        await _create_database(name)
         env["HAICO_DATABASE_URL"] = PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
     yield env
     if name:

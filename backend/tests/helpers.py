@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from fastapi import FastAPI
@@ -12,7 +13,9 @@ from sqlalchemy import event
 
 from app.db.dialect import Write
 from app.db.engine import Database
+from app.db.models import Conversation, ConversationBranch
 from app.db.repositories import heads as heads_repo
+from app.domain import BranchStatus, new_thread_id, now
 from app.schemas import ConversationOut
 from app.services import conversations, workspace
 from app.services.users import Principal
@@ -47,6 +50,46 @@ async def seed_conversation(app: FastAPI, owner: Principal) -> Seeded:
         art_id = art.id
     assert pref.id is not None and todo.id is not None
     return Seeded(conv.thread_id, pref.id, todo.id, art_id)
+
+
+async def add_branch_row(
+    db: Database,
+    parent: str,
+    status: BranchStatus,
+    *,
+    age: timedelta = timedelta(0),
+    at_turn: int = 1,
+) -> str:
+    """A branch of `parent` at `at_turn`, created `age` ago and left in `status`, as a
+    crash between a branch's phases or a bug could leave it (a `pending` branch, a
+    stray `draft`): its conversation and branch rows, nothing else. Its thread id."""
+    thread_id = new_thread_id()
+    stamp = now() - age
+    async with db.transaction() as s:
+        src = await s.get(Conversation, parent)
+        assert src is not None
+        s.add(
+            Conversation(
+                thread_id=thread_id,
+                user_id=src.user_id,
+                root_thread_id=src.root_thread_id,
+                title="x",
+                turn_index=at_turn,
+                created_at=stamp,
+                updated_at=stamp,
+            )
+        )
+        await s.flush()
+        s.add(
+            ConversationBranch(
+                thread_id=thread_id,
+                parent_thread_id=parent,
+                branch_point_turn=at_turn,
+                status=status,
+                created_at=stamp,
+            )
+        )
+    return thread_id
 
 
 @contextmanager

@@ -105,6 +105,13 @@ async def family_thread_ids(app: FastAPI, root: str) -> list[str]:
         return sorted(str(t) for t in rows.scalars())
 
 
+async def family_size(app: FastAPI, root: str) -> int:
+    """How many threads the family holds (hidden ones included)."""
+    async with db_of(app).read() as s:
+        stmt = select(func.count()).where(Conversation.root_thread_id == root)
+        return int(await s.scalar(stmt) or 0)
+
+
 async def log_size(app: FastAPI, root: str) -> int:
     """How many actions the family's log holds."""
     async with db_of(app).read() as s:

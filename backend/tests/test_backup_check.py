@@ -30,11 +30,11 @@ from sqlalchemy import delete, update
 
 from app.cli import migrate
 from app.config import Settings
-from app.db.models import ChatHead, Conversation, ConversationBranch, WorkspaceSnapshot
-from app.domain import new_thread_id, now
+from app.db.models import ChatHead, Conversation, WorkspaceSnapshot
+from app.domain import BranchStatus, new_thread_id
 from app.main import create_app
 from tests.conftest import PG_ADMIN_URL, _admin
-from tests.helpers import db_of
+from tests.helpers import add_branch_row, db_of
 from tests.server import Server
 from tests.sse_client import send_turn
 
@@ -84,6 +84,17 @@ async def _slow_turns(c: httpx.AsyncClient, roots: list[str]) -> None:
     await asyncio.gather(*(one(root) for root in roots))
 
 
+async def _a_turn_runs(c: httpx.AsyncClient, roots: list[str]) -> None:
+    """Return once some family has a turn running (a backup taken then is mid-turn)."""
+    async with asyncio.timeout(30):
+        while True:
+            for root in roots:
+                h = (await c.get(f"/api/conversations/{root}/history")).json()
+                if h["active_turn"] is not None:
+                    return
+            await asyncio.sleep(0.05)
+
+
 async def _serves(env: dict[str, str], roots: list[str]) -> None:
     """A server on the restored database answers every family's graph and history."""
     server = Server(env)
@@ -129,7 +140,7 @@ async def test_sqlite_backup_while_turns_run_restores_consistent(
     async with _busy_server(server_env) as (roots, c):
         turns = asyncio.create_task(_slow_turns(c, roots))
         for file in files:
-            await asyncio.sleep(0.4)
+            await _a_turn_runs(c, roots)
             out = await asyncio.to_thread(_cli, server_env, "backup", str(file))
             assert out.returncode == 0, out.stderr
         await turns
@@ -165,7 +176,7 @@ async def test_pg_dump_while_turns_run_restores_consistent(
         out = await asyncio.to_thread(_cli, server_env, "backup", str(tmp_path / "x.tar"))
         assert out.returncode == 2 and "pg_dump" in out.stderr
         turns = asyncio.create_task(_slow_turns(c, roots))
-        await asyncio.sleep(1.5)
+        await _a_turn_runs(c, roots)
         done = await asyncio.to_thread(
             subprocess.run, [pg_dump, "-Fc", "-f", str(dump), source], capture_output=True
         )
@@ -209,37 +220,6 @@ async def _in_process(env: dict[str, str]) -> AsyncIterator[tuple[FastAPI, httpx
             yield app, c
 
 
-async def _add_branch(app: FastAPI, root: str, status: str, *, age: timedelta) -> str:
-    """A branch row at turn 1 of `root` as a crash or a bug could leave it."""
-    thread_id = new_thread_id()
-    async with db_of(app).transaction() as s:
-        src = await s.get(Conversation, root)
-        assert src is not None
-        stamp = now() - age
-        s.add(
-            Conversation(
-                thread_id=thread_id,
-                user_id=src.user_id,
-                root_thread_id=root,
-                title="x",
-                turn_index=1,
-                created_at=stamp,
-                updated_at=stamp,
-            )
-        )
-        await s.flush()
-        s.add(
-            ConversationBranch(
-                thread_id=thread_id,
-                parent_thread_id=root,
-                branch_point_turn=1,
-                status=status,
-                created_at=stamp,
-            )
-        )
-    return thread_id
-
-
 async def _corrupt(app: FastAPI, root: str, kind: str) -> tuple[str, str | None]:
     """Break the family one way; return the problem kind and the node or thread named."""
     async with db_of(app).transaction() as s:
@@ -265,7 +245,7 @@ async def _corrupt(app: FastAPI, root: str, kind: str) -> tuple[str, str | None]
             )
             return "clock", f"{root}:4"
     if kind == "draft":
-        return "orphan_draft", await _add_branch(app, root, "draft", age=timedelta(0))
+        return "orphan_draft", await add_branch_row(db_of(app), root, BranchStatus.DRAFT)
     assert kind == "checkpoint"
     orphan = new_thread_id()
     await app.state.runtime.seed(thread_id=orphan, messages=[HumanMessage("hi")], metadata={})
@@ -294,9 +274,9 @@ async def test_check_finds_each_kind_of_problem(server_env: dict[str, str], kind
 async def test_janitor_leaves_a_database_that_passes(server_env: dict[str, str]) -> None:
     async with _in_process(server_env) as (app, c):
         root = await _family(c)
-        draft = await _add_branch(app, root, "draft", age=timedelta(0))
-        stale = await _add_branch(app, root, "pending", age=timedelta(hours=1))
-        young = await _add_branch(app, root, "pending", age=timedelta(0))
+        draft = await add_branch_row(db_of(app), root, BranchStatus.DRAFT)
+        stale = await add_branch_row(db_of(app), root, BranchStatus.PENDING, age=timedelta(hours=1))
+        young = await add_branch_row(db_of(app), root, BranchStatus.PENDING)
     code, report = await asyncio.to_thread(_check, server_env)
     assert code == 1
     kinds = {(p["kind"], p["thread_id"]) for p in report["problems"]}

@@ -13,9 +13,9 @@ from fastapi import FastAPI
 from sqlalchemy import delete, func, select
 
 from app.db.models import Conversation, ConversationBranch, WorkspaceSnapshot
-from app.domain import new_thread_id, now
+from app.domain import BranchStatus
 from app.services import branching, conversations, janitor, users
-from tests.helpers import armed_faults, db_of
+from tests.helpers import add_branch_row, armed_faults, db_of
 from tests.sse_client import send_turn
 
 
@@ -262,34 +262,8 @@ async def test_janitor_reclaims_stale_pending_branches(
     db = db_of(app)
     runtime = app.state.runtime
     # A crash between phases: phase 1 committed, the transcript written, never activated.
-    stale = new_thread_id()
-    fresh = new_thread_id()
-    old = now() - timedelta(hours=2)
-    async with db.transaction() as s:
-        root = await s.get(Conversation, tid)
-        assert root is not None
-        for thread_id, created in ((stale, old), (fresh, now())):
-            s.add(
-                Conversation(
-                    thread_id=thread_id,
-                    user_id=root.user_id,
-                    root_thread_id=tid,
-                    title="x",
-                    turn_index=1,
-                    created_at=created,
-                    updated_at=created,
-                )
-            )
-            await s.flush()
-            s.add(
-                ConversationBranch(
-                    thread_id=thread_id,
-                    parent_thread_id=tid,
-                    branch_point_turn=1,
-                    status="pending",
-                    created_at=created,
-                )
-            )
+    stale = await add_branch_row(db, tid, BranchStatus.PENDING, age=timedelta(hours=2))
+    fresh = await add_branch_row(db, tid, BranchStatus.PENDING)
     await branching.seed_transcript(
         db, runtime, source_thread_id=tid, target_thread_id=stale, turn=1, kind="branch"
     )

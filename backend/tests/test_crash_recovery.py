@@ -1,23 +1,29 @@
-"""A turn survives its server being SIGKILLed: message, partial reply, head, prefixes."""
+"""A turn survives its client hanging up (it completes) and its server being SIGKILLed
+(message, partial reply, head, prefixes)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+from typing import Any
 
 import httpx
+from fastapi import FastAPI
 
+from tests.history_helpers import live_server
 from tests.server import Server
 from tests.sse_client import parse_sse
 
 
-async def _until(c: httpx.AsyncClient, tid: str, turn: int, state: str) -> None:
-    for _ in range(150):
+async def _until(c: httpx.AsyncClient, tid: str, turn: int, state: str) -> dict[str, Any]:
+    """The graph node of `turn`, once it is in `state` (polled)."""
+    for _ in range(300):
         graph = (await c.get(f"/api/conversations/{tid}/graph")).json()
-        if any(n["turn_index"] == turn and n["state"] == state for n in graph["nodes"]):
-            return
-        await asyncio.sleep(0.2)
+        for node in graph["nodes"]:
+            if node["turn_index"] == turn and node["state"] == state:
+                return dict(node)
+        await asyncio.sleep(0.1)
     raise AssertionError(f"turn {turn} never became {state}")
 
 
@@ -50,6 +56,23 @@ def _turns(messages: list[dict]) -> set[int]:
     return {m["turn_index"] for m in messages}
 
 
+async def test_a_turn_whose_client_hangs_up_still_completes(app: FastAPI) -> None:
+    async with live_server(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as c:
+        tid = (await c.post("/api/conversations", json={})).json()["thread_id"]
+        async with c.stream(
+            "POST", f"/api/conversations/{tid}/turns", json={"content": "wait: 1"}
+        ) as r:
+            async for chunk in r.aiter_text():
+                if "turn_started" in chunk:
+                    break  # hang up right after the turn started
+        node = await _until(c, tid, 1, "complete")
+        assert node["id"] == f"{tid}:1"
+        msgs = (await c.get(f"/api/conversations/{tid}/messages")).json()
+        assert [m["role"] for m in msgs][:1] == ["user"] and msgs[-1]["role"] == "assistant"
+        r = await c.post(f"/api/conversations/{tid}/turns", json={"content": "objective: ok"})
+        assert parse_sse(r.text)[-1][0] == "turn_completed"
+
+
 async def test_killed_turn_keeps_message_partial_reply_and_head(
     server_env: dict[str, str],
 ) -> None:
@@ -70,7 +93,8 @@ async def test_killed_turn_keeps_message_partial_reply_and_head(
     await restarted.start()
     try:
         async with httpx.AsyncClient(base_url=restarted.url, timeout=30) as c:
-            await _until(c, tid, 2, "error")
+            node = await _until(c, tid, 2, "error")
+            assert node["user_message"] == "wait: 20"
             msgs = (await c.get(f"/api/conversations/{tid}/messages")).json()
             killed = [m for m in msgs if m["turn_index"] == 2]
             assert [m["role"] for m in killed] == ["user", "assistant"]
@@ -82,7 +106,8 @@ async def test_killed_turn_keeps_message_partial_reply_and_head(
 
             # The family goes on, and every prefix copy is cut by turn index.
             r = await c.post(f"/api/conversations/{tid}/turns", json={"content": "todo: three"})
-            assert parse_sse(r.text)[-1][0] == "turn_completed"
+            events = parse_sse(r.text)
+            assert events[0][1]["turn_index"] == 3 and events[-1][0] == "turn_completed"
             msgs = (await c.get(f"/api/conversations/{tid}/messages")).json()
             for k in (1, 2, 3):
                 b = await c.post(f"/api/conversations/{tid}/branch", json={"from_turn": k})

@@ -15,7 +15,7 @@ import asyncio
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from app.db.base import table_of
@@ -99,8 +99,15 @@ async def test_a_connection_lost_mid_statement_is_not_handed_out_again(
             mine = await d.conn.fetchval("SELECT pg_backend_pid()")
 
             async def kill() -> None:
-                await asyncio.sleep(0.2)  # the statement is running by then
                 async with db.engine.connect() as other:
+                    # once the statement is running
+                    running = text(
+                        "SELECT count(*) FROM pg_stat_activity WHERE pid = :pid "
+                        "AND state = 'active' AND query LIKE '%pg_sleep%'"
+                    )
+                    while not (await other.execute(running, {"pid": mine})).scalar():
+                        await other.rollback()  # a new transaction sees new activity
+                        await asyncio.sleep(0.01)
                     await other.exec_driver_sql(f"SELECT pg_terminate_backend({int(mine)})")
 
             killer = asyncio.create_task(kill())

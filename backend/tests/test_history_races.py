@@ -1,11 +1,11 @@
 """Concurrency of the history state, on PostgreSQL (real row locks, several processes):
-racing checkouts, a checkout racing a send, and events seen across two processes."""
+events seen across two processes, and a held head lock. The racing checkouts and a
+checkout racing a send are rounds of `test_race_rounds.py`."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any
 
 import httpx
 import pytest
@@ -20,114 +20,13 @@ from tests.helpers import db_of
 from tests.history_helpers import (
     actions,
     checkout,
-    draft_ids,
-    graph,
     read_events,
     thread_with_turns,
 )
 from tests.history_helpers import history as get_history
 from tests.server import Server
-from tests.sse_client import send_turn
 
 pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
-
-
-async def _assert_consistent(app: FastAPI, client: httpx.AsyncClient, root: str) -> dict[str, Any]:
-    """GET /history agrees with the graph: the working thread's tip is the head."""
-    h = await get_history(client, root)
-    assert h["active_turn"] is None
-    working = h["working_thread_id"]
-    conv = (await client.get(f"/api/conversations/{working}")).json()
-    drafts = await draft_ids(app, root)
-    assert drafts in ([], [working])
-    g = await graph(client, working)
-    assert g["head_turn_id"] == h["head_turn_id"]
-    nodes = {n["id"]: n for n in g["nodes"]}
-    if h["head_turn_id"] is not None:
-        assert h["head_turn_id"] in nodes
-    if drafts:
-        # a draft hangs from the head and owns no node
-        bp = conv["branch_point_turn"]
-        assert conv["turn_index"] == bp
-        assert h["head_turn_id"] == (None if bp == 0 else h["head_turn_id"])
-        if h["head_turn_id"] is not None:
-            assert int(h["head_turn_id"].rsplit(":", 1)[1]) == bp
-    else:
-        assert h["head_turn_id"] == f"{working}:{conv['turn_index']}"
-    return h
-
-
-async def test_concurrent_checkouts_one_winner(app: FastAPI, client: httpx.AsyncClient) -> None:
-    tid = await thread_with_turns(client, 20)
-    head = f"{tid}:20"
-    targets: list[str | None] = [f"{tid}:{k}" for k in range(1, 20)] + [None]
-    responses = await asyncio.gather(
-        *(checkout(client, tid, t, expected_head_turn_id=head) for t in targets)
-    )
-    ok = [(t, r) for t, r in zip(targets, responses, strict=True) if r.status_code == 200]
-    assert len(ok) == 1, [(r.status_code, r.text) for r in responses]
-    winner, response = ok[0]
-    for r in responses:
-        if r.status_code != 200:
-            assert r.status_code == 409 and r.json()["code"] == "conflict", r.text
-    h = await _assert_consistent(app, client, tid)
-    assert h["head_turn_id"] == winner
-    assert h == response.json()
-    assert await draft_ids(app, tid) == [h["working_thread_id"]]
-
-
-async def test_checkout_racing_a_send(app: FastAPI, client: httpx.AsyncClient) -> None:
-    tid = await thread_with_turns(client, 3)
-    outcomes: set[str] = set()
-    for i in range(8):
-        before = await _assert_consistent(app, client, tid)
-        root_clock = (await client.get(f"/api/conversations/{tid}")).json()["turn_index"]
-        target = f"{tid}:{1 + i % 2}"
-        # stagger one side a little, alternating, so both orders happen
-        delay_co, delay_send = (0.0, 0.01 * (i % 3)) if i % 2 else (0.01 * (i % 3), 0.0)
-
-        async def do_checkout(
-            delay: float = delay_co, target: str = target, expected: Any = before["head_turn_id"]
-        ) -> httpx.Response:
-            await asyncio.sleep(delay)
-            return await checkout(client, tid, target, expected_head_turn_id=expected)
-
-        async def do_send(
-            delay: float = delay_send, i: int = i
-        ) -> tuple[int, list[tuple[str, Any]], Any]:
-            await asyncio.sleep(delay)
-            return await send_turn(client, tid, f"objective: race {i}")
-
-        co, (status, events, body) = await asyncio.gather(do_checkout(), do_send())
-        assert co.status_code in (200, 409), co.text
-        if co.status_code == 409:
-            assert co.json()["code"] in ("turn_in_progress", "conflict"), co.text
-        assert status in (200, 409), body
-        if status == 409:
-            assert body["code"] in ("turn_in_progress", "conflict"), body
-        after = await _assert_consistent(app, client, tid)
-        if status == 200:
-            assert events[-1][0] == "turn_completed"
-            node = events[0][1]["node_id"]
-            assert after["head_turn_id"] == node
-            if co.status_code == 200:
-                # the checkout landed first; the send checked out the root's tip again
-                outcomes.add("checkout, then send")
-                assert node.startswith(f"{tid}:")
-            else:
-                outcomes.add("send won")
-                # The send continues from the head when it posts to the working thread;
-                # otherwise it first checks out the posted thread's tip (its own step).
-                expected_parent = (
-                    before["head_turn_id"]
-                    if before["working_thread_id"] == tid
-                    else f"{tid}:{root_clock}"
-                )
-                assert events[0][1]["parent_node_id"] == expected_parent
-        else:
-            outcomes.add("send refused")
-            assert co.status_code == 200 and after == co.json()
-    assert outcomes
 
 
 async def test_two_processes_see_each_others_checkouts(server_env: dict[str, str]) -> None:

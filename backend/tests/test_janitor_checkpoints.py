@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -25,10 +24,11 @@ from app.agent.runtime import AgentRuntime
 from app.db.models import Conversation
 from app.db.repositories import consistency as consistency_repo
 from app.db.repositories import threads as threads_repo
+from app.domain import BranchStatus
 from app.services import consistency, janitor
-from tests.helpers import db_of
+from tests.helpers import add_branch_row, db_of
 from tests.history_helpers import checkout, new_thread, thread_with_turns, turn_ok
-from tests.test_backup_check import _add_branch, _check, _in_process
+from tests.test_backup_check import _check, _in_process
 from tests.test_retention_janitor import _cli
 
 
@@ -103,7 +103,7 @@ async def _live_threads(app: FastAPI, c: httpx.AsyncClient) -> dict[str, Any]:
     assert draft not in (root, branch)
     deleted = await thread_with_turns(c, 2)
     assert (await c.delete(f"/api/conversations/{deleted}")).status_code == 204
-    pending = await _add_branch(app, root, "pending", age=timedelta(0))
+    pending = await add_branch_row(db_of(app), root, BranchStatus.PENDING)
     await runtime.seed(thread_id=pending, messages=[HumanMessage("seeded")], metadata={})
     answers: dict[str, Any] = {t: await runtime.messages(t) for t in (root, branch, deleted)}
     answers[pending] = await runtime.messages(pending)

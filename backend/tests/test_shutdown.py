@@ -12,6 +12,7 @@ import httpx
 
 from tests.ahp.live import chat_of
 from tests.ahp.wire import AhpClient
+from tests.history_helpers import wait_for_active_turn
 from tests.server import Server
 
 
@@ -24,18 +25,19 @@ async def test_sigterm_ends_streams_and_sockets_cleanly(server_env: dict[str, st
         await ws.initialize(["1.0.0"])
         await ws.request("subscribe", {"channel": chat_of(tid)})
         lines: list[str] = []
-        ended = asyncio.Event()
+        opened, ended = asyncio.Event(), asyncio.Event()
 
         async def follow() -> None:
             async with c.stream("GET", f"/api/conversations/{tid}/events?after=0") as r:
                 assert r.status_code == 200
+                opened.set()
                 with contextlib.suppress(httpx.HTTPError):
                     async for line in r.aiter_lines():
                         lines.append(line)
             ended.set()
 
         follower = asyncio.create_task(follow())
-        await asyncio.sleep(1.0)  # the stream is open and idle
+        await asyncio.wait_for(opened.wait(), 10)  # the stream is open (and stays idle)
         assert server.proc is not None
         started = time.monotonic()
         server.proc.terminate()
@@ -64,7 +66,7 @@ async def test_sigterm_during_a_long_turn_stops_in_bounded_time(
         turn = asyncio.create_task(
             c.post(f"/api/conversations/{tid}/turns", json={"content": "wait: 40"})
         )
-        await asyncio.sleep(2.0)
+        await wait_for_active_turn(c, tid)  # the turn is streaming
         assert server.proc is not None
         started = time.monotonic()
         server.proc.terminate()

@@ -42,11 +42,13 @@ async def read_stream(
     want: int,
     headers: dict[str, str] | None = None,
     first: asyncio.Event | None = None,
+    opened: asyncio.Event | None = None,
     **params: Any,
 ) -> tuple[list[tuple[str | None, str | None, Any]], str]:
     """(id, event, data) of the first `want` events of GET …/events, and the raw text.
 
-    `first`, when given, is set once the first event has arrived.
+    `first`, when given, is set once the first event has arrived; `opened` once the
+    stream has answered.
     """
     events: list[tuple[str | None, str | None, Any]] = []
     raw = ""
@@ -59,6 +61,8 @@ async def read_stream(
         assert r.status_code == 200, await r.aread()
         assert r.headers["content-type"].startswith("text/event-stream")
         assert r.headers["x-accel-buffering"] == "no"  # no proxy buffering
+        if opened is not None:
+            opened.set()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(10):
                 buf = ""
@@ -117,10 +121,11 @@ async def test_last_event_id_resumes_without_duplicates(
         assert [int(i) for i, _, _ in resumed if i] == [ids[-1]]
         assert resumed[0][2]["action"]["type"] == "haico/workspaceChanged"
         # And it goes on live from there.
+        opened = asyncio.Event()
         reader = asyncio.create_task(
-            read_stream(base, tid, want=1, headers={"Last-Event-ID": str(ids[-1])})
+            read_stream(base, tid, want=1, headers={"Last-Event-ID": str(ids[-1])}, opened=opened)
         )
-        await asyncio.sleep(0.3)
+        await asyncio.wait_for(opened.wait(), 10)
         await edits(client, tid, "four")
         live, _ = await reader
         assert len(live) == 1 and int(live[0][0] or 0) > ids[-1]
