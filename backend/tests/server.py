@@ -21,6 +21,11 @@ _LOGS: set[Path] = set()
 atexit.register(lambda: [p.unlink(missing_ok=True) for p in list(_LOGS)])
 
 
+# What a test's server process runs with unless its environment says otherwise:
+# CPython's allocator, so that `haico serve` does not start twice (`app.allocator`).
+SYSTEM_ALLOCATOR = {"HAICO_ALLOCATOR": "system"}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -30,8 +35,10 @@ def free_port() -> int:
 class Server:
     def __init__(self, env: dict[str, str], *, kill_at: str | None = None) -> None:
         """`kill_at`: serve through `tests.fault_server`, which SIGKILLs itself when a
-        multi-step write reaches that step."""
-        self.env = env
+        multi-step write reaches that step. The server runs on CPython's allocator
+        unless `env` names one (`HAICO_ALLOCATOR`): re-executing under jemalloc would
+        start every test server twice (only tests/test_allocator.py asks for it)."""
+        self.env = {**SYSTEM_ALLOCATOR, **env}
         self.kill_at = kill_at
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
