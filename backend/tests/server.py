@@ -49,26 +49,9 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self) -> None:
-        # The process's output goes to a temporary file (`log_tail` reads it for a failing
-        # test's message; removed when the server stops), or to HAICO_TEST_SERVER_LOG.
-        self._forget_log()
-        log_path = os.environ.get("HAICO_TEST_SERVER_LOG")
-        if log_path is None:
-            fd, log_path = tempfile.mkstemp(prefix="haico-test-server-", suffix=".log")
-            os.close(fd)
-            self.log = Path(log_path)
-            _LOGS.add(self.log)
-        out = open(log_path, "ab")  # noqa: ASYNC230, SIM115
-        command = ["-m", "app.cli", "serve", "--port", str(self.port)]
-        if self.kill_at is not None:
-            command = ["-m", "tests.fault_server", str(self.port), self.kill_at]
-        self.proc = subprocess.Popen(
-            [sys.executable, *command],
-            env=self.env,
-            stdout=out,
-            stderr=out,
-        )
-        out.close()  # the child holds its own copy
+        """Start the process and wait until it serves."""
+        self.spawn()
+        assert self.proc is not None
         deadline = time.monotonic() + 60
         async with httpx.AsyncClient(base_url=self.url, timeout=2) as c:
             while True:
@@ -80,6 +63,29 @@ class Server:
                     pass
                 assert time.monotonic() < deadline, "server did not start"
                 await asyncio.sleep(0.2)
+
+    def spawn(self) -> None:
+        """Start the process (without waiting for it to serve)."""
+        # The process's output goes to a temporary file (`log_tail` reads it for a failing
+        # test's message; removed when the server stops), or to HAICO_TEST_SERVER_LOG.
+        self._forget_log()
+        log_path = os.environ.get("HAICO_TEST_SERVER_LOG")
+        if log_path is None:
+            fd, log_path = tempfile.mkstemp(prefix="haico-test-server-", suffix=".log")
+            os.close(fd)
+            self.log = Path(log_path)
+            _LOGS.add(self.log)
+        out = open(log_path, "ab")  # noqa: SIM115
+        command = ["-m", "app.cli", "serve", "--port", str(self.port)]
+        if self.kill_at is not None:
+            command = ["-m", "tests.fault_server", str(self.port), self.kill_at]
+        self.proc = subprocess.Popen(
+            [sys.executable, *command],
+            env=self.env,
+            stdout=out,
+            stderr=out,
+        )
+        out.close()  # the child holds its own copy
 
     def log_tail(self, lines: int = 40) -> str:
         """The end of the server's output (for an assertion's message)."""
