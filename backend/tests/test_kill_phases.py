@@ -6,7 +6,7 @@ The server process kills itself when the write reaches the step (`tests.fault_se
 The restart is the app served in the test process on the same database: its start
 does what a restarted server's does, and the janitor and the consistency check run
 through the services `haico janitor` and `haico check` call (the commands themselves
-are tested in tests/test_retention_janitor.py and tests/test_backup_check.py).
+are tested in tests/test_backup_check.py).
 Every step runs on PostgreSQL; SQLite runs one step of each operation.
 """
 
