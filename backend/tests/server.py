@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import os
 import signal
 import socket
@@ -11,9 +12,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
+from fastapi import FastAPI
+
+from app.config import Settings
+from app.main import create_app
 
 # Output files of servers still unremoved (a test that ended its server itself): removed
 # when the test session ends.
@@ -121,3 +127,20 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.kill()
         self._forget_log()
+
+
+@contextlib.asynccontextmanager
+async def served_here(env: dict[str, str]) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
+    """The app a `Server(env)` serves (its database, data directory and auth), started
+    in this process: for a test whose server only has to start again on the database a
+    killed or stopped one left, and answer. Its start does what a server's does."""
+    settings = Settings(
+        database_url=env.get("HAICO_DATABASE_URL"),
+        data_dir=Path(env["HAICO_DATA_DIR"]),
+        auth=env.get("HAICO_AUTH", "none"),
+    )
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://haico.test") as c:
+            yield app, c

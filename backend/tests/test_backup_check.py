@@ -87,19 +87,15 @@ async def _slow_turns(c: httpx.AsyncClient, roots: list[str]) -> None:
 
 
 async def _serves(env: dict[str, str], roots: list[str]) -> None:
-    """A server on the restored database answers every family's graph and history."""
-    server = Server(env)
-    await server.start()
-    try:
-        async with httpx.AsyncClient(base_url=server.url, timeout=30) as c:
-            for root in roots:
-                graph = await c.get(f"/api/conversations/{root}/graph")
-                history = await c.get(f"/api/conversations/{root}/history")
-                assert graph.status_code == 200 and history.status_code == 200
-                nodes = {n["id"] for n in graph.json()["nodes"]}
-                assert {f"{root}:{k}" for k in (1, 2, 3)} <= nodes
-    finally:
-        await asyncio.to_thread(server.stop)
+    """The app started on the restored database answers every family's graph and
+    history."""
+    async with _in_process(env) as (_, c):
+        for root in roots:
+            graph = await c.get(f"/api/conversations/{root}/graph")
+            history = await c.get(f"/api/conversations/{root}/history")
+            assert graph.status_code == 200 and history.status_code == 200
+            nodes = {n["id"] for n in graph.json()["nodes"]}
+            assert {f"{root}:{k}" for k in (1, 2, 3)} <= nodes
 
 
 def _assert_restored_clean(env: dict[str, str], roots: list[str]) -> dict[str, Any]:

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,10 +22,9 @@ from fastapi import FastAPI
 
 from app.config import Settings
 from app.db.faults import Step
-from app.main import create_app
 from app.services import consistency, janitor
 from tests.fault_server import KILL_HEADER
-from tests.server import Server
+from tests.server import Server, served_here
 from tests.sse_client import parse_sse
 
 # operation -> the steps its writes pass through the fault seam, in order
@@ -145,25 +142,6 @@ async def _operation(
     return await c.post(url, json=body, headers=headers)
 
 
-def _settings(env: dict[str, str]) -> Settings:
-    """The settings the killed server ran with (its environment's database)."""
-    return Settings(
-        database_url=env.get("HAICO_DATABASE_URL"),
-        data_dir=Path(env["HAICO_DATA_DIR"]),
-        auth="none",
-    )
-
-
-@contextlib.asynccontextmanager
-async def _restarted(env: dict[str, str]) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
-    """The server started again on the killed one's database, in this process."""
-    app = create_app(_settings(env))
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://haico.test") as c:
-            yield app, c
-
-
 async def _janitor(app: FastAPI) -> list[str]:
     """One `haico janitor` run with no age limit: the half-built threads it removed."""
     report = await janitor.run_once(
@@ -197,7 +175,7 @@ async def test_sigkill_at_a_step_leaves_no_half_state(
             pytest.fail(f"the server answered {r.status_code} instead of dying at {step!r}")
     await asyncio.to_thread(doomed.wait_killed)
 
-    async with _restarted(server_env) as (app, c):
+    async with served_here(server_env) as (app, c):
         assert await _state(c, family) == before, f"half-state after a kill at {step}"
         reclaimed = await _janitor(app)
         if step in HALF_BUILT and op != "promote":
@@ -243,7 +221,7 @@ async def test_sigkill_at_a_turns_end_leaves_a_failed_node(
         sweeper.spawn()
         await asyncio.to_thread(sweeper.wait_killed)
 
-    async with _restarted(server_env) as (app, c):
+    async with served_here(server_env) as (app, c):
         node = f"{root}:2"
         graph = (await c.get(f"/api/conversations/{root}/graph")).json()
         assert {n["id"]: n["state"] for n in graph["nodes"]} == {
