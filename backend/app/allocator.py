@@ -11,8 +11,9 @@ on CPython's allocator (not none).
 
 `haico serve` therefore re-executes itself once, at start, with jemalloc preloaded and
 `PYTHONMALLOC=malloc`, when `HAICO_ALLOCATOR` allows it (`auto`, the default: if the
-library is installed; `jemalloc`: required; `system`: never). Workers started by
-uvicorn inherit the environment.
+library is installed; `jemalloc`: required; `system`: never). It does so before it
+imports the app (`app.cli.main`), which only the final process then pays for. Workers
+started by uvicorn inherit the environment.
 
 jemalloc's own counters (`HAICO_MEMORY_REPORT_SECONDS`) showed what was left: over
 half an hour's soak the live heap (`allocated`) stayed flat while `resident` grew:

@@ -1,6 +1,10 @@
 """`haico serve [--workers N] | migrate | janitor | users (create NAME | list |
 token NAME --rotate | delete NAME) | export THREAD_ID | import FILE | check |
-backup FILE | restore FILE`."""
+backup FILE | restore FILE`.
+
+This module imports no more than the settings before `main` runs: `haico serve` picks
+its allocator first (`app.allocator`, possibly re-executing itself under jemalloc), so
+the app is imported once, by the process that serves it."""
 
 from __future__ import annotations
 
@@ -229,7 +233,27 @@ def _janitor(settings: Settings) -> int:
     return 0
 
 
+def _serve_allocator(argv: list[str]) -> int | None:
+    """For `haico serve`: re-execute under jemalloc (`app.allocator`) now, while only
+    the settings are imported, so the app is imported once, in the final process;
+    2 when the allocator asked for is missing, else None."""
+    if argv[:1] != ["serve"]:
+        return None
+    from app.allocator import AllocatorMissing, reexec_with_jemalloc
+
+    try:
+        reexec_with_jemalloc(get_settings().allocator)
+    except AllocatorMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    refused = _serve_allocator(argv)
+    if refused is not None:
+        return refused
     parser = argparse.ArgumentParser(prog="haico", description="HAICO co-construction studio")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve the API, the AHP host and the studio")
@@ -328,14 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         import uvicorn
 
-        from app.allocator import AllocatorMissing, reexec_with_jemalloc
         from app.main import create_app
 
-        try:
-            reexec_with_jemalloc(settings.allocator)
-        except AllocatorMissing as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
         if args.workers < 1:
             parser.error("--workers must be at least 1")
         if args.workers > 1 and not settings.is_postgres:

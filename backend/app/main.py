@@ -27,7 +27,7 @@ from app.api.limits import BodyLimitMiddleware
 from app.api.links import add_links
 from app.api.rate_limit import RateLimitMiddleware
 from app.config import Settings, get_settings
-from app.db.engine import Database
+from app.db.engine import Database, FaultPoint, no_faults
 from app.events.bus import EventBus
 from app.services import users
 from app.services.agent_workspace import AgentWorkspace
@@ -67,7 +67,8 @@ def quiet_collector(settings: Settings) -> None:
         gc.set_threshold(*settings.gc_thresholds)
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, faults: FaultPoint = no_faults) -> FastAPI:
+    """The app; `faults` is the database's fault seam (`app.db.faults`: tests only)."""
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -77,6 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             settings.sql_url,
             limits=settings.limits(),
             pool=(settings.db_pool_size, settings.db_pool_overflow),
+            faults=faults,
         )
         app.state.db = db
         app.state.settings = settings

@@ -1,9 +1,10 @@
 """`python -m tests.fault_server PORT STEP`: `haico serve` whose process SIGKILLs
-itself when a multi-step write reaches STEP (a name passed to the Database's fault
-seam: "copy", "seed", "activate", "promote", "validate", "lease", "detect", "head",
-"publish", "restore"), but only in a request that carries the header
+itself when a multi-step write reaches STEP (an `app.db.faults.Step` passed to the
+Database's fault seam), but only in a request that carries the header
 `x-haico-test-kill: 1`: the requests before it build the family the write then
-works on. Settings come from the environment, as for `haico serve`.
+works on. A step no request reaches (`UNASKED`: the stale-turn sweep, which the
+server runs at start and then in the background) kills whenever it is reached.
+Settings come from the environment, as for `haico serve`.
 """
 
 from __future__ import annotations
@@ -18,27 +19,26 @@ import uvicorn
 
 from app.cli import migrate
 from app.config import get_settings
+from app.db.faults import Seam, Step
 from app.main import create_app
 
 KILL_HEADER = "x-haico-test-kill"
+UNASKED = frozenset({Step.SWEEP})
 # Set for the duration of a request that carries KILL_HEADER (and the tasks it starts).
 _doomed: contextvars.ContextVar[bool] = contextvars.ContextVar("doomed", default=False)
 
 
-def main(port: int, step: str) -> None:
+def main(port: int, step: Step) -> None:
     settings = get_settings()
     migrate(settings, local_user=True)
-    app = create_app(settings)
 
-    async def kill_at(name: str) -> None:
-        if name == step and _doomed.get():
+    async def kill_at(name: Seam) -> None:
+        if name == step and (_doomed.get() or step in UNASKED):
             os.kill(os.getpid(), signal.SIGKILL)
 
+    app = create_app(settings, faults=kill_at)
+
     async def armed(scope: Any, receive: Any, send: Any) -> None:
-        # The app's state exists once its lifespan ran: arm the seam on first use.
-        db = getattr(app.state, "db", None)
-        if db is not None and db.faults is not kill_at:
-            db.faults = kill_at
         if scope["type"] == "http" and (KILL_HEADER.encode(), b"1") in scope["headers"]:
             _doomed.set(True)
         await app(scope, receive, send)
@@ -47,4 +47,4 @@ def main(port: int, step: str) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2])
+    main(int(sys.argv[1]), Step(sys.argv[2]))

@@ -99,6 +99,36 @@ def test_the_command_is_run_again_once_with_the_library_preloaded(
     assert len(calls) == 1
 
 
+# `haico serve` with the exec replaced by a report of what the process had imported
+# by then: the app (and the server) must come after the allocator's decision.
+_SERVE_UNTIL_EXEC = """
+import sys
+from app import allocator
+def execve(executable, argv, env):
+    print(env["LD_PRELOAD"], "app.main" in sys.modules, "uvicorn" in sys.modules)
+    sys.exit(0)
+allocator.os.execve = execve
+allocator.find_jemalloc = lambda: "libjemalloc.so.2"
+allocator.jemalloc_loaded = lambda: False
+from app.cli import main
+main(["serve", "--port", "1"])
+"""
+
+
+def test_serve_re_executes_before_it_imports_the_app(tmp_path: Path) -> None:
+    """The process that is replaced has not paid for importing the app: only the
+    process that serves imports it."""
+    out = subprocess.run(
+        [sys.executable, "-c", _SERVE_UNTIL_EXEC],
+        env=_env(tmp_path, "auto"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.split()
+    assert out == ["libjemalloc.so.2", "False", "False"]
+
+
 _GROW = """
 from app.allocator import jemalloc_stats, memory_line
 before = jemalloc_stats()

@@ -1,10 +1,11 @@
 """Data safety: a backup taken while turns run restores to a consistent database, and
 `haico check` finds every kind of inconsistency it names.
 
-Real processes throughout: the server (`tests.server.Server`), `haico backup`,
-`restore`, `check` and `janitor` as subprocesses, `pg_dump`/`pg_restore` on
-PostgreSQL. Each test has its own database (`server_env`), so a whole-database check
-sees only what the test made.
+Real processes for what crosses them: the server (`tests.server.Server`), `haico
+backup`, `restore`, `check` and `janitor` as subprocesses, `pg_dump`/`pg_restore` on
+PostgreSQL; the check's rules, one kind of problem at a time, in this process. Each
+test has its own database (`server_env`), so a whole-database check sees only what
+the test made.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from app.config import Settings
 from app.db.models import ChatHead, Conversation, WorkspaceSnapshot
 from app.domain import BranchStatus, new_thread_id
 from app.main import create_app
+from app.services import consistency
 from tests.conftest import PG_ADMIN_URL, _admin
 from tests.helpers import add_branch_row, db_of
 from tests.server import Server
@@ -96,19 +98,15 @@ async def _a_turn_runs(c: httpx.AsyncClient, roots: list[str]) -> None:
 
 
 async def _serves(env: dict[str, str], roots: list[str]) -> None:
-    """A server on the restored database answers every family's graph and history."""
-    server = Server(env)
-    await server.start()
-    try:
-        async with httpx.AsyncClient(base_url=server.url, timeout=30) as c:
-            for root in roots:
-                graph = await c.get(f"/api/conversations/{root}/graph")
-                history = await c.get(f"/api/conversations/{root}/history")
-                assert graph.status_code == 200 and history.status_code == 200
-                nodes = {n["id"] for n in graph.json()["nodes"]}
-                assert {f"{root}:{k}" for k in (1, 2, 3)} <= nodes
-    finally:
-        await asyncio.to_thread(server.stop)
+    """The app started on the restored database answers every family's graph and
+    history."""
+    async with _in_process(env) as (_, c):
+        for root in roots:
+            graph = await c.get(f"/api/conversations/{root}/graph")
+            history = await c.get(f"/api/conversations/{root}/history")
+            assert graph.status_code == 200 and history.status_code == 200
+            nodes = {n["id"] for n in graph.json()["nodes"]}
+            assert {f"{root}:{k}" for k in (1, 2, 3)} <= nodes
 
 
 def _assert_restored_clean(env: dict[str, str], roots: list[str]) -> dict[str, Any]:
@@ -252,16 +250,24 @@ async def _corrupt(app: FastAPI, root: str, kind: str) -> tuple[str, str | None]
     return "orphan_checkpoint", orphan
 
 
+async def _check_here(app: FastAPI) -> dict[str, Any]:
+    """What `haico check` prints, from the service it runs (`consistency.check`), in
+    this process: the command's own exit codes and output are tested with the janitor
+    below and after every restore above."""
+    max_age = app.state.settings.pending_max_age_seconds
+    report = await consistency.check(db_of(app), app.state.runtime.store, max_age_seconds=max_age)
+    return report.to_json()
+
+
 @pytest.mark.parametrize("kind", ["snapshot", "head", "clock", "draft", "checkpoint"])
 async def test_check_finds_each_kind_of_problem(server_env: dict[str, str], kind: str) -> None:
     async with _in_process(server_env) as (app, c):
         root = await _family(c)
-        code, report = await asyncio.to_thread(_check, server_env)
-        assert code == 0 and report["problems"] == [], report
+        report = await _check_here(app)
+        assert report["problems"] == [], report
         assert report["families_checked"] == 1 and report["nodes_checked"] == 4
         expected, named = await _corrupt(app, root, kind)
-    code, report = await asyncio.to_thread(_check, server_env)
-    assert code == 1
+        report = await _check_here(app)
     found = [
         p
         for p in report["problems"]
@@ -285,6 +291,8 @@ async def test_janitor_leaves_a_database_that_passes(server_env: dict[str, str])
     env = {**server_env, "PATH": os.environ.get("PATH", "")}
     out = await asyncio.to_thread(_cli, env, "janitor")
     assert out.returncode == 0, out.stderr
+    removed = json.loads(out.stdout)
+    assert (removed["orphan_drafts"], removed["pending_branches"]) == ([draft], [stale])
     code, report = await asyncio.to_thread(_check, server_env)
     assert code == 0, report["problems"]
     assert [p["thread_id"] for p in report["in_progress"]] == [young]

@@ -12,6 +12,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import delete, func, select
 
+from app.db.faults import Step
 from app.db.models import Conversation, ConversationBranch, WorkspaceSnapshot
 from app.domain import BranchStatus
 from app.services import branching, conversations, janitor, users
@@ -177,7 +178,7 @@ async def _family_rows(app: FastAPI, root: str) -> int:
     return int(n or 0)
 
 
-@pytest.mark.parametrize("phase", ["copy", "seed", "activate"])
+@pytest.mark.parametrize("phase", [Step.COPY, Step.SEED, Step.ACTIVATE])
 async def test_failure_at_each_phase_leaves_nothing(
     app: FastAPI, client: httpx.AsyncClient, tid: str, faults: dict[str, Any], phase: str
 ) -> None:
@@ -196,8 +197,8 @@ async def test_failure_at_each_phase_leaves_nothing(
         r = await client.post(f"/api/conversations/{tid}/branch", json={"from_turn": 2})
     finally:
         runtime.seed = original_seed
-    assert r.status_code == (500 if phase == "copy" else 502)
-    if phase != "copy":
+    assert r.status_code == (500 if phase == Step.COPY else 502)
+    if phase != Step.COPY:
         assert r.json()["code"] == "seeding_failed"
     assert await _family_rows(app, tid) == before
     async with db_of(app).read() as s:
@@ -219,7 +220,7 @@ async def test_pending_branch_is_invisible_while_seeding(
     seen: dict[str, Any] = {}
 
     async def hook(phase: str) -> None:
-        if phase == "seed":
+        if phase == Step.SEED:
             async with db_of(app).read() as s:
                 row = (
                     await s.execute(

@@ -25,7 +25,7 @@ from packaging.requirements import Requirement
 
 from app.config import Settings
 from tests.conftest import PG_ADMIN_URL, _admin
-from tests.server import free_port
+from tests.server import SYSTEM_ALLOCATOR, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BACKEND = ROOT / "backend"
@@ -244,6 +244,7 @@ async def fresh_pg(pg_url: str) -> AsyncIterator[str]:
 def _entry_env(tmp: Path, db_url: str, port: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAICO_")}
     env.update(
+        SYSTEM_ALLOCATOR,
         HAICO_CMD=f"{sys.executable} -m app.cli",
         HAICO_PYTHON=sys.executable,
         HAICO_DATABASE_URL=db_url,

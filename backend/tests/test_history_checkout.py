@@ -14,6 +14,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
+from app.db.faults import Step
 from app.db.models import Conversation
 from app.services import conversations, users
 from tests.helpers import armed_faults, db_of
@@ -240,7 +241,11 @@ async def test_clean_draft_is_discarded_silently(
 # ---- atomicity ----
 
 
-@pytest.mark.parametrize("step", ["validate", "lease", "detect", "restore", "head", "publish"])
+# The checkout's steps, in the order it passes them.
+CHECKOUT = [Step.VALIDATE, Step.LEASE, Step.DETECT, Step.RESTORE, Step.HEAD, Step.PUBLISH]
+
+
+@pytest.mark.parametrize("step", CHECKOUT)
 async def test_failure_after_each_step_changes_nothing(
     app: FastAPI, client: httpx.AsyncClient, tid: str, faults: dict[str, Any], step: str
 ) -> None:
@@ -263,7 +268,7 @@ async def test_failure_after_each_step_changes_nothing(
     # the same checkout then succeeds
     r = await checkout(client, tid, f"{tid}:2", force=True)
     assert r.status_code == 200 and r.json()["head_turn_id"] == f"{tid}:2"
-    assert faults["seen"][-6:] == ["validate", "lease", "detect", "restore", "head", "publish"]
+    assert faults["seen"][-6:] == CHECKOUT
 
 
 # ---- continuing after checkout ----

@@ -3,6 +3,10 @@ half-state, the family's head, working thread and workspace as before the failed
 operation, the janitor reclaims every orphan, and the operation then works.
 
 The server process kills itself when the write reaches the step (`tests.fault_server`).
+The restart is the app served in the test process on the same database: its start
+does what a restarted server's does, and the janitor and the consistency check run
+through the services `haico janitor` and `haico check` call (the commands themselves
+are tested in tests/test_backup_check.py).
 Every step runs on PostgreSQL; SQLite runs one step of each operation.
 """
 
@@ -10,26 +14,37 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import subprocess
-import sys
 from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
+from app.config import Settings
+from app.db.faults import Step
+from app.services import consistency, janitor
 from tests.fault_server import KILL_HEADER
-from tests.server import Server
+from tests.server import Server, served_here
 from tests.sse_client import parse_sse
 
 # operation -> the steps its writes pass through the fault seam, in order
-STEPS: dict[str, list[str]] = {
-    "branch": ["copy", "seed", "activate"],
-    "fork": ["copy", "seed", "activate"],
-    "promote": ["promote", "seed", "activate"],
-    "checkout": ["validate", "lease", "detect", "head", "publish", "restore"],
+STEPS: dict[str, list[Step]] = {
+    "branch": [Step.COPY, Step.SEED, Step.ACTIVATE],
+    "fork": [Step.COPY, Step.SEED, Step.ACTIVATE],
+    "promote": [Step.PROMOTE, Step.SEED, Step.ACTIVATE],
+    "checkout": [Step.VALIDATE, Step.LEASE, Step.DETECT, Step.HEAD, Step.PUBLISH, Step.RESTORE],
+    "import": [Step.IMPORT_ROWS, Step.IMPORT_SEED, Step.IMPORT_ACTIVATE],
 }
-SQLITE_STEPS = {"branch": "seed", "fork": "activate", "promote": "seed", "checkout": "head"}
+SQLITE_STEPS = {
+    "branch": Step.SEED,
+    "fork": Step.ACTIVATE,
+    "promote": Step.SEED,
+    "checkout": Step.HEAD,
+    "import": Step.IMPORT_SEED,
+}
+# The steps after which a kill leaves a half-built thread for the janitor (the steps
+# before them are in the transaction that creates it, which the kill rolls back).
+HALF_BUILT = {Step.SEED, Step.ACTIVATE, Step.IMPORT_SEED, Step.IMPORT_ACTIVATE}
 
 CASES = [
     pytest.param(backend, op, step, id=f"{backend}-{op}-{step}")
@@ -40,14 +55,33 @@ CASES = [
 ]
 
 
+# The end of a turn: its closing write, and the sweep that closes the turn of a server
+# that died (run by the next server at its start: the case kills one at CLOSE first).
+TURN_CASES = [
+    pytest.param(backend, step, id=f"{backend}-turn-{step}")
+    for backend, step in (
+        ("postgres", Step.CLOSE),
+        ("postgres", Step.SWEEP),
+        ("sqlite", Step.CLOSE),
+    )
+]
+
+
+def test_every_step_of_the_fault_seam_has_a_kill_case() -> None:
+    """A step added to `app.db.faults.Step` fails here until a case kills there."""
+    killed = {p.values[2] for p in CASES} | {p.values[1] for p in TURN_CASES}
+    assert killed == set(Step)
+
+
 async def _turn(c: httpx.AsyncClient, tid: str, content: str) -> None:
     r = await c.post(f"/api/conversations/{tid}/turns", json={"content": content})
     assert r.status_code == 200, r.text
     assert parse_sse(r.text)[-1][0] == "turn_completed", r.text[-300:]
 
 
-async def _family(c: httpx.AsyncClient) -> dict[str, str]:
-    """A root with three turns and a branch at 1; for `promote`, an edited draft."""
+async def _family(c: httpx.AsyncClient) -> dict[str, Any]:
+    """A root with three turns and a branch at 1; for `promote`, an edited draft; for
+    `import`, the family's export."""
     root = (await c.post("/api/conversations", json={"objective": "start"})).json()["thread_id"]
     for text in ("objective: one; prefer: short", "todo: outline", "objective: three"):
         await _turn(c, root, text)
@@ -59,10 +93,17 @@ async def _family(c: httpx.AsyncClient) -> dict[str, str]:
     draft = back.json()["working_thread_id"]
     r = await c.put(f"/api/conversations/{draft}/objective", json={"text": "edited draft"})
     assert r.status_code == 200, r.text
-    return {"root": root, "branch": branch.json()["thread_id"], "draft": draft}
+    export = await c.get(f"/api/conversations/{root}/export")
+    assert export.status_code == 200, export.text
+    return {
+        "root": root,
+        "branch": branch.json()["thread_id"],
+        "draft": draft,
+        "export": export.json(),
+    }
 
 
-async def _state(c: httpx.AsyncClient, f: dict[str, str]) -> dict[str, Any]:
+async def _state(c: httpx.AsyncClient, f: dict[str, Any]) -> dict[str, Any]:
     """Everything a user can see of the family."""
     root = f["root"]
     history = (await c.get(f"/api/conversations/{root}/history")).json()
@@ -81,53 +122,47 @@ async def _state(c: httpx.AsyncClient, f: dict[str, str]) -> dict[str, Any]:
 
 
 async def _operation(
-    c: httpx.AsyncClient, f: dict[str, str], op: str, *, doomed: bool = False
+    c: httpx.AsyncClient, f: dict[str, Any], op: str, *, doomed: bool = False
 ) -> httpx.Response:
     """The write under test; `doomed`: the fault server dies at its step."""
     root = f["root"]
     headers = {KILL_HEADER: "1"} if doomed else {}
+    body: dict[str, Any]
     if op == "branch":
         url, body = f"/api/conversations/{root}/branch", {"from_turn": 2}
     elif op == "fork":
         url, body = f"/api/conversations/{root}/fork", {"from_turn": 2}
     elif op == "promote":
         url, body = f"/api/conversations/{f['draft']}/turns", {"content": "go"}
+    elif op == "import":
+        url, body = "/api/conversations/import", f["export"]
     else:
         url = f"/api/conversations/{root}/checkout"
         body = {"turn_id": f"{f['branch']}:2", "force": True}
     return await c.post(url, json=body, headers=headers)
 
 
-def _janitor(env: dict[str, str]) -> list[str]:
-    out = subprocess.run(
-        [sys.executable, "-m", "app.cli", "janitor"],
-        env={**env, "HAICO_PENDING_MAX_AGE_SECONDS": "0"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
-    report = json.loads(out[out.index("{") :])
-    return [t for key in ("pending_branches", "building_forks") for t in report[key]]
-
-
-def _check(env: dict[str, str]) -> dict[str, Any]:
-    """`haico check` on the database the janitor left: exit 0, no problem."""
-    out = subprocess.run(
-        [sys.executable, "-m", "app.cli", "check"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+async def _janitor(app: FastAPI) -> list[str]:
+    """One `haico janitor` run with no age limit: the half-built threads it removed."""
+    report = await janitor.run_once(
+        app.state.db, app.state.runtime, max_age_seconds=0, settings=app.state.settings
     )
-    assert out.returncode == 0, out.stdout + out.stderr
-    report: dict[str, Any] = json.loads(out.stdout)
-    return report
+    return [*report.pending_branches, *report.building_forks]
+
+
+async def _check(app: FastAPI) -> int:
+    """`haico check` on the database the janitor left: no problem; families checked."""
+    settings: Settings = app.state.settings
+    report = await consistency.check(
+        app.state.db, app.state.runtime.store, max_age_seconds=settings.pending_max_age_seconds
+    )
+    assert report.ok, report.to_json()
+    return report.families
 
 
 @pytest.mark.parametrize(("backend", "op", "step"), CASES, indirect=["backend"])
 async def test_sigkill_at_a_step_leaves_no_half_state(
-    server_env: dict[str, str], op: str, step: str
+    server_env: dict[str, str], op: str, step: Step
 ) -> None:
     # One process builds the family, then dies at the step of the doomed request.
     doomed = Server(server_env, kill_at=step)
@@ -140,23 +175,64 @@ async def test_sigkill_at_a_step_leaves_no_half_state(
             pytest.fail(f"the server answered {r.status_code} instead of dying at {step!r}")
     await asyncio.to_thread(doomed.wait_killed)
 
-    restarted = Server(server_env)
-    await restarted.start()
-    try:
-        async with httpx.AsyncClient(base_url=restarted.url, timeout=60) as c:
-            assert await _state(c, family) == before, f"half-state after a kill at {step}"
-            reclaimed = await asyncio.to_thread(_janitor, server_env)
-            if step in ("seed", "activate") and op != "promote":
-                assert len(reclaimed) == 1, reclaimed  # the half-built thread
-            assert await asyncio.to_thread(_janitor, server_env) == []
-            assert (await asyncio.to_thread(_check, server_env))["families_checked"] == 1
-            assert await _state(c, family) == before
-            # The operation works now, on the same family.
-            r = await _operation(c, family, op)
-            assert r.status_code in (200, 201), r.text
-            if op == "promote":
-                assert parse_sse(r.text)[-1][0] == "turn_completed"
-                node = parse_sse(r.text)[-1][1]["node_id"]
-                assert node.startswith(family["draft"] + ":"), node  # same thread id
-    finally:
-        await asyncio.to_thread(restarted.stop)
+    async with served_here(server_env) as (app, c):
+        assert await _state(c, family) == before, f"half-state after a kill at {step}"
+        reclaimed = await _janitor(app)
+        if step in HALF_BUILT and op != "promote":
+            # The half-built thread, or every thread of the half-imported family.
+            built = len(family["export"]["threads"]) if op == "import" else 1
+            assert len(reclaimed) == built, reclaimed
+        else:
+            assert reclaimed == []
+        assert await _janitor(app) == []
+        assert await _check(app) == 1
+        assert await _state(c, family) == before
+        # The operation works now, on the same family.
+        r = await _operation(c, family, op)
+        assert r.status_code in (200, 201), r.text
+        if op == "promote":
+            assert parse_sse(r.text)[-1][0] == "turn_completed"
+            node = parse_sse(r.text)[-1][1]["node_id"]
+            assert node.startswith(family["draft"] + ":"), node  # same thread id
+
+
+@pytest.mark.parametrize(("backend", "step"), TURN_CASES, indirect=["backend"])
+async def test_sigkill_at_a_turns_end_leaves_a_failed_node(
+    server_env: dict[str, str], step: Step
+) -> None:
+    """The turn whose server died is a failed node with its message, the head on it,
+    and the conversation goes on."""
+    doomed = Server(server_env, kill_at=Step.CLOSE)
+    await doomed.start()
+    async with httpx.AsyncClient(base_url=doomed.url, timeout=60) as c:
+        root = (await c.post("/api/conversations", json={})).json()["thread_id"]
+        await _turn(c, root, "objective: one")
+        with contextlib.suppress(httpx.TransportError):
+            r = await c.post(
+                f"/api/conversations/{root}/turns",
+                json={"content": "todo: two"},
+                headers={KILL_HEADER: "1"},
+            )
+            pytest.fail(f"the server answered {r.status_code} instead of dying at close")
+    await asyncio.to_thread(doomed.wait_killed)
+    if step == Step.SWEEP:
+        # The next server sweeps the dead server's turn at its start, and dies there.
+        sweeper = Server(server_env, kill_at=Step.SWEEP)
+        sweeper.spawn()
+        await asyncio.to_thread(sweeper.wait_killed)
+
+    async with served_here(server_env) as (app, c):
+        node = f"{root}:2"
+        graph = (await c.get(f"/api/conversations/{root}/graph")).json()
+        assert {n["id"]: n["state"] for n in graph["nodes"]} == {
+            f"{root}:1": "complete",
+            node: "error",
+        }
+        history = (await c.get(f"/api/conversations/{root}/history")).json()
+        assert (history["head_turn_id"], history["active_turn"]) == (node, None)
+        messages = (await c.get(f"/api/conversations/{root}/messages")).json()
+        asked = [m["content"] for m in messages if m["role"] == "user"]
+        assert asked == ["objective: one", "todo: two"]
+        assert await _janitor(app) == []
+        assert await _check(app) == 1
+        await _turn(c, root, "todo: three")

@@ -24,6 +24,7 @@ from app.config import Settings
 from app.db.base import Base
 from app.db.migrations import include_object
 from tests.conftest import PG_ADMIN_URL, _admin
+from tests.server import SYSTEM_ALLOCATOR
 
 
 @pytest.fixture
@@ -69,7 +70,8 @@ def _free_port() -> int:
 
 async def test_cli_migrate_users_and_serve(empty_db_url: str | None, tmp_path: Path) -> None:
     """`haico migrate` on an empty database, `users create`, then `haico serve` answers."""
-    env = {**os.environ, "HAICO_DATA_DIR": str(tmp_path / "d"), "HAICO_AUTH": "token"}
+    env = {**os.environ, **SYSTEM_ALLOCATOR}
+    env.update(HAICO_DATA_DIR=str(tmp_path / "d"), HAICO_AUTH="token")
     env.pop("HAICO_DATABASE_URL", None)
     if empty_db_url:
         env["HAICO_DATABASE_URL"] = empty_db_url

@@ -13,6 +13,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
+from app.db.faults import Step
 from app.db.models import Conversation, SearchEntry, WorkspaceSnapshot
 from app.services import conversations, users
 from tests.helpers import armed_faults, db_of
@@ -197,7 +198,7 @@ async def test_invalid_documents_create_nothing(
     r = await client.post(f"{API}/import", json=broken(lambda d: d.update(version=2)))
     assert "version" in r.json()["message"]
     # a failure at each phase removes everything it created
-    for step in ("import_rows", "import_seed", "import_activate"):
+    for step in (Step.IMPORT_ROWS, Step.IMPORT_SEED, Step.IMPORT_ACTIVATE):
         faults["step"] = step
         r = await client.post(f"{API}/import", json=doc)
         assert r.status_code == 502, (step, r.text)
@@ -209,7 +210,7 @@ async def test_invalid_documents_create_nothing(
         await _count(app, SearchEntry),
     )
     assert after == before
-    assert {"import_rows", "import_seed", "import_activate"} <= set(faults["seen"])
+    assert {Step.IMPORT_ROWS, Step.IMPORT_SEED, Step.IMPORT_ACTIVATE} <= set(faults["seen"])
     assert (await client.post(f"{API}/import", json=doc)).status_code == 201
 
 

@@ -6,11 +6,7 @@ shared by the whole session, so each test looks at its own family's results only
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import subprocess
-import sys
 from datetime import timedelta
 from typing import Any
 
@@ -217,24 +213,3 @@ async def test_janitor_trims_the_action_log_window(app: FastAPI, client: httpx.A
     data = json.loads(first.split("data: ", 1)[1].split("\n", 1)[0])
     assert data["action"]["type"] == "haico/resync"
     assert data["action"]["history"]["head_turn_id"] == f"{root}:1"
-
-
-async def _cli(env: dict[str, str], command: str) -> subprocess.CompletedProcess[str]:
-    return await asyncio.to_thread(
-        subprocess.run,
-        [sys.executable, "-m", "app.cli", command],
-        env={**env, "PATH": os.environ.get("PATH", "")},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-async def test_cli_janitor_reports(server_env: dict[str, str]) -> None:
-    out = await _cli(server_env, "janitor")
-    assert out.returncode == 0, out.stderr
-    report = json.loads(out.stdout)
-    assert report["pending_branches"] == [] and report["orphan_drafts"] == []
-    check = await _cli(server_env, "check")
-    assert check.returncode == 0, check.stdout + check.stderr
-    assert json.loads(check.stdout)["problems"] == []

@@ -13,7 +13,7 @@ import httpx
 from tests.ahp.live import chat_of
 from tests.ahp.wire import AhpClient
 from tests.history_helpers import wait_for_active_turn
-from tests.server import Server
+from tests.server import Server, served_here
 
 
 async def test_sigterm_ends_streams_and_sockets_cleanly(server_env: dict[str, str]) -> None:
@@ -75,18 +75,13 @@ async def test_sigterm_during_a_long_turn_stops_in_bounded_time(
         assert took < 12, f"shutdown took {took:.1f} s"
         with contextlib.suppress(httpx.HTTPError):
             await turn
-    restarted = Server(server_env)
-    await restarted.start()
-    try:
-        async with httpx.AsyncClient(base_url=restarted.url, timeout=30) as c:
-            for _ in range(100):
-                graph = (await c.get(f"/api/conversations/{tid}/graph")).json()
-                states = [n["state"] for n in graph["nodes"]]
-                if states and states[0] != "running":
-                    break
-                await asyncio.sleep(0.3)
-            assert states == ["error"], states
-            h = (await c.get(f"/api/conversations/{tid}/history")).json()
-            assert h["active_turn"] is None and h["head_turn_id"] == f"{tid}:1"
-    finally:
-        await asyncio.to_thread(restarted.stop)
+    async with served_here(server_env) as (_, c):
+        for _ in range(100):
+            graph = (await c.get(f"/api/conversations/{tid}/graph")).json()
+            states = [n["state"] for n in graph["nodes"]]
+            if states and states[0] != "running":
+                break
+            await asyncio.sleep(0.3)
+        assert states == ["error"], states
+        h = (await c.get(f"/api/conversations/{tid}/history")).json()
+        assert h["active_turn"] is None and h["head_turn_id"] == f"{tid}:1"

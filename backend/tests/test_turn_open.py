@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from sqlalchemy import select
 
 from app.db.dialect import GuardFailed, execute_all, moved
+from app.db.faults import Window
 from app.db.models import ChatHead, Conversation
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
@@ -51,7 +52,7 @@ def _once_at_read(app: FastAPI, act: Callable[[], Awaitable[None]]) -> list[str]
 
     async def hook(step: str) -> None:
         seen.append(step)
-        if step == "unlocked-read" and seen.count(step) == 1:
+        if step == Window.UNLOCKED_READ and seen.count(step) == 1:
             await act()
 
     db_of(app).faults = hook
@@ -75,7 +76,7 @@ async def test_an_edit_between_read_and_write_is_in_the_turns_snapshot(
 
     seen = _once_at_read(app, edit)
     await turn_ok(client, tid, "objective: step 3")
-    assert seen.count("unlocked-read") == 1
+    assert seen.count(Window.UNLOCKED_READ) == 1
     as_of_2 = await workspace(client, tid, as_of=2)
     assert as_of_2["document"] is not None
     assert as_of_2["document"]["content"] == "edited meanwhile"

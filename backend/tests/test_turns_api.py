@@ -11,6 +11,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import update
 
+from app.db.faults import Step
 from app.db.models import ActiveTurn
 from app.domain import now
 from app.events import log as action_log
@@ -142,9 +143,9 @@ async def test_failed_close_still_logs_the_streamed_text(
     the whole reply that was streamed (and the stream still ends)."""
     db = db_of(app)
     with armed_faults(db, "fail") as armed:
-        armed["fail"] = "close"
+        armed["fail"] = Step.CLOSE
         _, events, _ = await send_turn(client, tid, "tell me about sonnets")
-    assert "close" in armed["seen"]
+    assert Step.CLOSE in armed["seen"]
     streamed = "".join(d["text"] for n, d in events if n == "token")
     assert streamed and events[-1][0] == "turn_completed"
     async with db.read() as s:
@@ -196,7 +197,7 @@ async def test_a_send_during_the_sweep_waits_for_it(
     turns = app.state.turns
     db = db_of(app)
     with armed_faults(db, "fail") as armed:
-        armed["fail"] = "close"
+        armed["fail"] = Step.CLOSE
         await send_turn(client, tid, "objective: x")
     async with db.transaction() as s:
         await s.execute(update(ActiveTurn).values(heartbeat_at=now() - timedelta(minutes=10)))
@@ -204,7 +205,7 @@ async def test_a_send_during_the_sweep_waits_for_it(
     paused, resume = asyncio.Event(), asyncio.Event()
 
     async def hold_the_sweep(step: str) -> None:
-        if step == "sweep":
+        if step == Step.SWEEP:
             paused.set()
             await resume.wait()
 
@@ -238,7 +239,7 @@ async def test_a_sweep_that_fails_midway_keeps_what_it_closed(
     db = db_of(app)
     tids = [(await client.post("/api/conversations", json={})).json()["thread_id"] for _ in "ab"]
     with armed_faults(db, "fail") as armed:
-        armed["fail"] = "close"
+        armed["fail"] = Step.CLOSE
         for tid in tids:
             await send_turn(client, tid, f"objective: lost in {tid}")
     async with db.transaction() as s:
@@ -247,7 +248,7 @@ async def test_a_sweep_that_fails_midway_keeps_what_it_closed(
     reached: list[str] = []
 
     async def second_fails(step: str) -> None:
-        if step == "sweep":
+        if step == Step.SWEEP:
             reached.append(step)
             if len(reached) == 2:
                 raise RuntimeError("injected: the second family's sweep failed")

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.server import free_port
+from tests.server import SYSTEM_ALLOCATOR, free_port
 from tests.sse_client import parse_sse
 
 ON_PG = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
@@ -31,7 +31,7 @@ class Workers:
     """`haico serve --workers N` as a real process tree."""
 
     def __init__(self, env: dict[str, str], workers: int = 2) -> None:
-        self.env, self.workers, self.port = env, workers, free_port()
+        self.env, self.workers, self.port = {**SYSTEM_ALLOCATOR, **env}, workers, free_port()
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -188,7 +188,7 @@ async def workers(server_env: dict[str, str]) -> AsyncIterator[Workers]:
 
 async def test_sqlite_refuses_several_workers(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "HAICO_DATABASE_URL"}
-    env["HAICO_DATA_DIR"] = str(tmp_path)
+    env.update(SYSTEM_ALLOCATOR, HAICO_DATA_DIR=str(tmp_path))
     out = subprocess.run(
         [sys.executable, "-m", "app.cli", "serve", "--workers", "2", "--port", str(free_port())],
         env=env,

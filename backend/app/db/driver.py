@@ -32,9 +32,10 @@ from sqlalchemy.orm import Mapper
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from app.db.faults import Seam
 from app.domain import LoggedAction
 
-FaultPoint = Callable[[str], Any]
+FaultPoint = Callable[[Seam], Any]
 T = TypeVar("T")
 
 
@@ -127,7 +128,7 @@ class Driver:
             self.broken = True
             raise
 
-    async def fault(self, step: str) -> None:
+    async def fault(self, step: Seam) -> None:
         """Pass the named step of a multi-step write through the fault seam."""
         await self.faults(step)
 

@@ -21,12 +21,13 @@ from sqlalchemy.util import greenlet_spawn
 
 from app.db.dialect import Dialect, dialect_for_url
 from app.db.driver import Driver
+from app.db.faults import Seam
 from app.domain import Limits, LoggedAction
 from app.errors import Conflict
 
-# A test seam: called with the name of a step of a multi-step write; raising from it
-# injects a failure there. Production code runs with `no_faults`.
-FaultPoint = Callable[[str], Awaitable[None]]
+# A test seam: called with the name of a step of a multi-step write (`app.db.faults`);
+# raising from it injects a failure there. Production code runs with `no_faults`.
+FaultPoint = Callable[[Seam], Awaitable[None]]
 
 
 # The execution option that marks a `Database.read()` connection.
@@ -285,7 +286,7 @@ def limits_of(session: AsyncSession) -> Limits:
     return limits
 
 
-async def fault(session: AsyncSession, step: str) -> None:
+async def fault(session: AsyncSession, step: Seam) -> None:
     """Pass the named step of a multi-step write through the fault seam."""
     point: FaultPoint = session.info.get("faults", no_faults)
     await point(step)

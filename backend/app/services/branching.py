@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agent.runtime import AgentRuntime
 from app.db.engine import Database, fault
+from app.db.faults import Step
 from app.db.models import Conversation, ConversationBranch
 from app.db.repositories import threads as repo
 from app.db.repositories import workspace as workspace_repo
@@ -193,7 +194,7 @@ async def seed_then_activate(
     carries `failure` as its message.
     """
     try:
-        await db.faults("seed")
+        await db.faults(Step.SEED)
         await seed_transcript(
             db,
             runtime,
@@ -205,7 +206,7 @@ async def seed_then_activate(
         )
         async with db.transaction() as s:
             await activate(s)
-            await fault(s, "activate")
+            await fault(s, Step.ACTIVATE)
     except Exception as exc:
         log.exception("making %s %s failed; compensating", kind, target_thread_id)
         await _forget_transcript(runtime, target_thread_id)
@@ -244,7 +245,7 @@ async def create_branch(
         )
         s.add(branch)
         await _copy_into(s, source, target, override)
-        await fault(s, "copy")
+        await fault(s, Step.COPY)
 
     async def activate(s: AsyncSession) -> None:
         await repo.set_branch_status(s, new_id, BranchStatus.ACTIVE)
@@ -295,7 +296,7 @@ async def create_fork(
         s.add(target)
         await s.flush()
         await _copy_into(s, restore, target, None)
-        await fault(s, "copy")
+        await fault(s, Step.COPY)
 
     async def activate(s: AsyncSession) -> None:
         await repo.finish_fork(s, new_id)
@@ -375,7 +376,7 @@ async def promote_draft(db: Database, runtime: AgentRuntime, thread_id: str) -> 
         parent_id, bp = branch.parent_thread_id, branch.branch_point_turn
 
     async def activate(s: AsyncSession) -> None:
-        await fault(s, "promote")
+        await fault(s, Step.PROMOTE)
         await repo.set_branch_status(s, thread_id, BranchStatus.ACTIVE, only_if=BranchStatus.DRAFT)
 
     async def keep_draft() -> None:

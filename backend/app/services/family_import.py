@@ -35,6 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.agent.runtime import AgentRuntime
 from app.agent.transcripts import from_transcript
 from app.db.engine import Database, fault
+from app.db.faults import Step
 from app.db.models import Artifact, Conversation, ConversationBranch, WorkspaceSnapshot
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as workspace_repo
@@ -304,8 +305,8 @@ async def import_family(
                 )
                 if progress is not None:
                     progress(i + 1, 2 * len(doc.threads))
-            await fault(s, "import_rows")
-        await db.faults("import_seed")
+            await fault(s, Step.IMPORT_ROWS)
+        await db.faults(Step.IMPORT_SEED)
         for i, t in enumerate(doc.threads):
             entries = transcript_of(plan, t)
             if entries:
@@ -329,7 +330,7 @@ async def import_family(
                     updated_at=t.updated_at or conv.updated_at,
                 )
             await action_log.append_catalogue(s, root_id, root_id, "created", kind="import")
-            await fault(s, "import_activate")
+            await fault(s, Step.IMPORT_ACTIVATE)
     except Exception as exc:
         log.exception("importing a family failed; removing what was created")
         await _undo(db, runtime, new_ids)

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import dialect_of
 from app.db.engine import fault
+from app.db.faults import Step
 from app.db.models import (
     ActiveTurn,
     ChatHead,
@@ -245,7 +246,7 @@ async def guard_discard(
     Returns the working thread (`working`, or read when not given)."""
     working = working or await working_thread(s, head)
     changes = await draft_changes(s, working)
-    await fault(s, "detect")
+    await fault(s, Step.DETECT)
     if changes and not force:
         branch = working[1] if working else None
         step = branch.branch_point_turn if branch else 0
@@ -356,8 +357,8 @@ async def move_head(
     logged.append(actions.history_checked_out(head_turn_id))
     await action_log.append_chat(s, head.root_thread_id, *logged, after=[write])
     heads_repo.moved(head, write)
-    await fault(s, "head")
-    await fault(s, "publish")
+    await fault(s, Step.HEAD)
+    await fault(s, Step.PUBLISH)
 
 
 async def switch_in(
@@ -373,7 +374,7 @@ async def switch_in(
         working = target.thread.thread_id
     else:
         working = await create_draft(s, target)
-    await fault(s, "restore")
+    await fault(s, Step.RESTORE)
     path = (
         (await Lineage.load(s, target.thread.thread_id)).path_to(target.turn)
         if target.turn_id is not None

@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.engine import Database, fault
+from app.db.faults import Step
 from app.db.models import ActiveTurn, ChatHead
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
@@ -89,7 +90,7 @@ async def checkout(
         target = await heads.resolve_target(
             s, root_thread_id=root_id, user_id=user_id, turn_id=turn_id, known=(conv, branch)
         )
-        await fault(s, "validate")
+        await fault(s, Step.VALIDATE)
         if expected_head_turn_id is not UNSET and expected_head_turn_id != head.head_turn_id:
             raise Conflict(
                 f"the head moved: it is {head.head_turn_id or 'the baseline'}, "
@@ -97,7 +98,7 @@ async def checkout(
             )
         if active is not None:
             raise TurnInProgress("a turn is running in this conversation; wait or cancel it")
-        await fault(s, "lease")
+        await fault(s, Step.LEASE)
         # Checking out the head itself restores it like any other node: an edited
         # draft there is protected by the discard guard, and `force` gives the node's
         # workspace back.

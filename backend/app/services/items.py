@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import moved
 from app.db.engine import Database, fault, limits_of
+from app.db.faults import Window
 from app.db.models import Conversation, Preference, RejectedItem, Todo
 from app.db.repositories import items as repo
 from app.db.repositories import threads as threads_repo
@@ -124,7 +125,7 @@ async def _add_unlocked(
         if count >= cap:
             raise _full(model, cap)
         item = model(id=new_id, uid=new_uid(), thread_id=thread_id, position=count, **fields)
-        await fault(s, "append-read")
+        await fault(s, Window.APPEND_READ)
         try:
             await changed(
                 s,

@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.config import Settings
 from app.db.dialect import GuardFailed, Write, moved
 from app.db.engine import Database
+from app.db.faults import Window
 from app.db.models import ChatHead, Conversation, ConversationBranch
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
@@ -100,7 +101,7 @@ async def _open_unlocked(db: Database, send: Send) -> Opened | None:
         )
         clock = repo.clock_advance_if_unchanged(conv, k, version)
         opening = _opening(conv, head, send, k, snapshot, state, clock=clock)
-        await d.fault("unlocked-read")
+        await d.fault(Window.UNLOCKED_READ)
         (entry,) = await action_log.append_chat_now(
             d, conv.root_thread_id, opening.started, after=opening.writes
         )

@@ -19,6 +19,7 @@ from datetime import timedelta
 
 from app.agent.runtime import AgentRuntime
 from app.db.engine import Database, fault
+from app.db.faults import Step
 from app.db.models import ActiveTurn
 from app.db.outage import log_failure
 from app.db.repositories import heads as heads_repo
@@ -141,7 +142,7 @@ async def _close_stale(
         )
         await s.delete(row)
         await s.flush()
-        await fault(s, "sweep")
+        await fault(s, Step.SWEEP)
         stale_id = NodeId.format(row.thread_id, row.turn_index)
         await heads.advance_head(
             s, root_thread_id=root_thread_id, thread_id=row.thread_id, turn_id=stale_id

@@ -31,6 +31,7 @@ from app.agent.runtime import AgentEvent, AgentRuntime
 from app.config import Settings
 from app.db.dialect import Write
 from app.db.engine import Database, fault
+from app.db.faults import Step
 from app.db.outage import is_store_outage, log_failure
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import snapshots as snap_repo
@@ -341,7 +342,7 @@ class TurnManager:
                 turn.thread_id, turn.turn_index, turn.content, reply, turn.owner
             )
             async with self.db.driver() as d:
-                await d.fault("close")
+                await d.fault(Step.CLOSE)
                 await action_log.append_chat_now(
                     d, turn.root_thread_id, *pending, ended, after=self._closing(turn, reply, index)
                 )
@@ -351,7 +352,7 @@ class TurnManager:
             entries = await search.turn_entries(
                 s, turn.thread_id, turn.turn_index, turn.content, reply, owner=turn.owner
             )
-            await fault(s, "close")
+            await fault(s, Step.CLOSE)
             await action_log.append_chat(
                 s, turn.root_thread_id, *pending, ended, after=self._closing(turn, reply, entries)
             )

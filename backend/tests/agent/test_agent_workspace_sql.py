@@ -17,6 +17,7 @@ import pytest
 
 from app.agent.port import AddPreference, AddTodo
 from app.db.engine import Database
+from app.db.faults import Window
 from app.db.models import Conversation
 from app.events import log as action_log
 from app.services import conversations, users
@@ -88,7 +89,7 @@ def _once_between(db: Database, act: Callable[[], Awaitable[None]]) -> list[str]
 
     async def hook(step: str) -> None:
         seen.append(step)
-        if step == "append-read" and seen.count(step) == 1:
+        if step == Window.APPEND_READ and seen.count(step) == 1:
             await act()
 
     db.faults = hook
@@ -118,7 +119,7 @@ async def test_a_list_changed_between_the_read_and_the_write(db: Database, meanw
     seen = _once_between(db, edit)
     await ws.apply(tid, AddTodo("agent"))
     # The agent's add read once (then ran the locked way); a REST add reads too.
-    assert seen.count("append-read") == (2 if meanwhile == "added" else 1)
+    assert seen.count(Window.APPEND_READ) == (2 if meanwhile == "added" else 1)
     live = await workspace_service.get_workspace(db, user_id=user_id, thread_id=tid)
     expected = ["a", "b", "by hand", "agent"] if meanwhile == "added" else ["b", "agent"]
     assert [(t.text, t.position) for t in live.todos] == [(x, i) for i, x in enumerate(expected)]

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app.ahp.adapter import negotiate
+from app.config import Settings
+from app.db.engine import Database
+from app.services import users
 from tests.ahp.wire import AhpClient, RpcFailure
 from tests.server import Server
 
@@ -207,17 +209,18 @@ async def test_session_lifecycle_checkout_errors_and_cursors(server: Server) -> 
 
 async def test_token_mode_refuses_a_handshake_without_a_token(server_env: dict[str, str]) -> None:
     env = {**server_env, "HAICO_AUTH": "token"}
-    out = subprocess.run(
-        [sys.executable, "-m", "app.cli", "users", "create", "ana"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    token = out.stdout.strip().splitlines()[-1]
     srv = Server(env)
     await srv.start()
     try:
+        # A user made on the served database (`haico users create` has its own tests).
+        settings = Settings(
+            database_url=env.get("HAICO_DATABASE_URL"), data_dir=Path(env["HAICO_DATA_DIR"])
+        )
+        db = Database(settings.sql_url)
+        try:
+            _, token = await users.create(db, name="ana")
+        finally:
+            await db.dispose()
         with pytest.raises(InvalidStatus):
             await AhpClient.open(srv.url)
         with pytest.raises((InvalidStatus, ConnectionClosed)):

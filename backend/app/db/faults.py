@@ -1,0 +1,50 @@
+"""The names the fault seam (`Database.faults`) is called with, in one place.
+
+A multi-step write passes each of its steps through the seam (`engine.fault`, or
+`Database.faults` outside a transaction); a test's hook can fail there, or kill the
+process (tests/test_kill_phases.py, one case per `Step`: a kill at any step must
+leave no state a user can see, and the janitor reclaims what was half-built).
+
+A `Window` is not a step of a write but the moment between a write's read and its
+write, where race tests hold one writer while another goes ahead.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Step(StrEnum):
+    # A branch or a fork (`services.branching`): its rows are copied, its transcript
+    # seeded, then it is made active. A send on an edited draft first promotes it,
+    # then seeds and activates it the same way.
+    COPY = "copy"
+    SEED = "seed"
+    ACTIVATE = "activate"
+    PROMOTE = "promote"
+    # A checkout (`services.history`, `services.heads`).
+    VALIDATE = "validate"
+    LEASE = "lease"
+    DETECT = "detect"
+    RESTORE = "restore"
+    HEAD = "head"
+    PUBLISH = "publish"
+    # An import (`services.family_import`): rows, transcripts, activation.
+    IMPORT_ROWS = "import_rows"
+    IMPORT_SEED = "import_seed"
+    IMPORT_ACTIVATE = "import_activate"
+    # A turn's closing write (`services.turns`), and the sweep that closes the turn of
+    # a process that died (`services.turn_sweep`).
+    CLOSE = "close"
+    SWEEP = "sweep"
+
+
+class Window(StrEnum):
+    # Opening a turn on PostgreSQL without the family lock (`services.turn_open`).
+    UNLOCKED_READ = "unlocked-read"
+    # Appending a todo or a preference (`services.items`).
+    APPEND_READ = "append-read"
+
+
+# What the seam is called with.
+Seam = Step | Window
