@@ -31,6 +31,7 @@ from sqlalchemy import event, insert, text
 from app.db import models
 from app.db.base import Base
 from app.db.engine import Database
+from app.domain import NodeState
 from app.services.graph import build_graph
 
 ADMIN_URL = os.environ.get(
@@ -163,7 +164,7 @@ async def insert_family(db: Database, family: Family, *, user_id: int, body_hash
                     "preferences": prefs,
                     "todos": todos,
                     "user_message": f"message {k} " + "x" * 200,
-                    "state": "complete",
+                    "state": NodeState.COMPLETE.value,
                     "reply": "a reply " * 50,
                     "captured_at": stamp,
                     "completed_at": stamp,

@@ -51,6 +51,7 @@ from typing import Any
 
 import httpx
 
+from app.domain import NodeState
 from bench.common import ADMIN_URL, admin, median, percentile, print_table, report
 from bench.concurrency import ROOT, free_port, spawn, wait_http
 from bench.soak_researcher import (
@@ -101,7 +102,7 @@ async def check_invariants(base: str, families: list[Family]) -> tuple[dict[str,
             if h["active_turn"] is not None:
                 broken["no_active_turn"] += 1
                 details.append(f"{fam.root}: active turn {h['active_turn']}")
-            running = [n for n, v in nodes.items() if v["state"] == "running"]
+            running = [n for n, v in nodes.items() if v["state"] == NodeState.RUNNING]
             if running:
                 broken["no_running_node"] += 1
                 details.append(f"{fam.root}: running nodes {running}")

@@ -21,7 +21,7 @@ from app.db.dialect import execute_all
 from app.db.models import ActionLogEntry, ActiveTurn, ChatHead, Conversation
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
-from app.domain import LoggedAction
+from app.domain import LoggedAction, NodeState
 from app.events import actions
 from app.events import log as action_log
 from app.services import heads
@@ -136,7 +136,7 @@ async def test_one_statement_writes_all_or_nothing_and_reports_what_it_logged(
                 (later,) = await action_log.append_chat(
                     s,
                     tid,
-                    actions.turn_ended(f"{tid}:1", state="complete", duration_ms=1),
+                    actions.turn_ended(f"{tid}:1", state=NodeState.COMPLETE, duration_ms=1),
                     after=[heads_repo.lease_release(root_thread_id=tid, process_id="p1")],
                 )
                 raise RuntimeError("failed after the write")

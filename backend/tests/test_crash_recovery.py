@@ -11,12 +11,13 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
+from app.domain import NodeState
 from tests.history_helpers import live_server
 from tests.server import Server
 from tests.sse_client import parse_sse
 
 
-async def _until(c: httpx.AsyncClient, tid: str, turn: int, state: str) -> dict[str, Any]:
+async def _until(c: httpx.AsyncClient, tid: str, turn: int, state: NodeState) -> dict[str, Any]:
     """The graph node of `turn`, once it is in `state` (polled)."""
     for _ in range(300):
         graph = (await c.get(f"/api/conversations/{tid}/graph")).json()
@@ -65,7 +66,7 @@ async def test_a_turn_whose_client_hangs_up_still_completes(app: FastAPI) -> Non
             async for chunk in r.aiter_text():
                 if "turn_started" in chunk:
                     break  # hang up right after the turn started
-        node = await _until(c, tid, 1, "complete")
+        node = await _until(c, tid, 1, NodeState.COMPLETE)
         assert node["id"] == f"{tid}:1"
         msgs = (await c.get(f"/api/conversations/{tid}/messages")).json()
         assert [m["role"] for m in msgs][:1] == ["user"] and msgs[-1]["role"] == "assistant"
@@ -93,13 +94,13 @@ async def test_killed_turn_keeps_message_partial_reply_and_head(
     await restarted.start()
     try:
         async with httpx.AsyncClient(base_url=restarted.url, timeout=30) as c:
-            node = await _until(c, tid, 2, "error")
+            node = await _until(c, tid, 2, NodeState.ERROR)
             assert node["user_message"] == "wait: 20"
             msgs = (await c.get(f"/api/conversations/{tid}/messages")).json()
             killed = [m for m in msgs if m["turn_index"] == 2]
             assert [m["role"] for m in killed] == ["user", "assistant"]
             assert killed[0]["content"] == "wait: 20"
-            assert killed[1]["content"] and killed[1].get("state") == "error"
+            assert killed[1]["content"] and killed[1].get("state") == NodeState.ERROR
             history = (await c.get(f"/api/conversations/{tid}/history")).json()
             assert history["head_turn_id"] == f"{tid}:2"
             assert history["active_turn"] is None

@@ -25,6 +25,7 @@ from app.db.models import ActionLogEntry, ActiveTurn, WorkspaceSnapshot
 from app.db.outage import is_store_outage
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as threads_repo
+from app.domain import NodeState
 from app.events import actions
 from app.events import log as action_log
 from tests.helpers import db_of, lease_write
@@ -160,6 +161,6 @@ def test_a_statement_that_needs_a_python_side_default_is_refused(app: FastAPI) -
         todos=[],
         rejected=[],
         user_message="m",
-        state="running",
+        state=NodeState.RUNNING,
     )
     assert prepared(snapshot, dialect).sql.startswith("INSERT INTO workspace_snapshots")

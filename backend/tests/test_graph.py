@@ -21,7 +21,7 @@ from sqlalchemy import event, update
 
 from app.db.dialect import execute_all
 from app.db.models import Artifact, Conversation, ConversationBranch, WorkspaceSnapshot
-from app.domain import new_thread_id, now
+from app.domain import NodeState, new_thread_id, now
 from app.services import snapshots, users
 from tests.helpers import db_of
 
@@ -170,7 +170,7 @@ async def test_linear_thread(app: FastAPI, client: httpx.AsyncClient) -> None:
     first = g["nodes"][0]
     assert first["thread_id"] == r and first["turn_index"] == 1
     assert first["user_message"] == f"message 1 on {r}"
-    assert first["state"] == "running" and first["artifact_count"] == 0
+    assert first["state"] == NodeState.RUNNING and first["artifact_count"] == 0
     assert datetime.fromisoformat(first["captured_at"]).tzinfo is not None
     assert on_path(g) == set(node_ids(g))
 

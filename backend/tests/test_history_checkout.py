@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 
 from app.db.faults import Step
 from app.db.models import Conversation
+from app.domain import NodeState
 from app.services import conversations, users
 from tests.helpers import armed_faults, db_of
 from tests.history_helpers import (
@@ -406,7 +407,7 @@ async def test_failed_and_cancelled_turns_are_nodes(
     h = await get_history(client, tid)
     assert h["head_turn_id"] == f"{tid}:5"
     states = {n["id"]: n["state"] for n in (await graph(client, tid))["nodes"]}
-    assert states[f"{tid}:4"] == "cancelled" and states[f"{tid}:5"] == "error"
+    assert states[f"{tid}:4"] == NodeState.CANCELLED and states[f"{tid}:5"] == NodeState.ERROR
     # both can be checked out like any node
     r = await checkout(client, tid, f"{tid}:4")
     assert r.status_code == 200 and r.json()["head_turn_id"] == f"{tid}:4"

@@ -22,6 +22,7 @@ from fastapi import FastAPI
 
 from app.config import Settings
 from app.db.faults import Step
+from app.domain import NodeState
 from app.services import consistency, janitor
 from tests.fault_server import KILL_HEADER
 from tests.server import Server, served_here
@@ -225,8 +226,8 @@ async def test_sigkill_at_a_turns_end_leaves_a_failed_node(
         node = f"{root}:2"
         graph = (await c.get(f"/api/conversations/{root}/graph")).json()
         assert {n["id"]: n["state"] for n in graph["nodes"]} == {
-            f"{root}:1": "complete",
-            node: "error",
+            f"{root}:1": NodeState.COMPLETE,
+            node: NodeState.ERROR,
         }
         history = (await c.get(f"/api/conversations/{root}/history")).json()
         assert (history["head_turn_id"], history["active_turn"]) == (node, None)

@@ -10,6 +10,7 @@ import time
 
 import httpx
 
+from app.domain import NodeState
 from tests.ahp.live import chat_of
 from tests.ahp.wire import AhpClient
 from tests.history_helpers import wait_for_active_turn
@@ -79,9 +80,9 @@ async def test_sigterm_during_a_long_turn_stops_in_bounded_time(
         for _ in range(100):
             graph = (await c.get(f"/api/conversations/{tid}/graph")).json()
             states = [n["state"] for n in graph["nodes"]]
-            if states and states[0] != "running":
+            if states and states[0] != NodeState.RUNNING:
                 break
             await asyncio.sleep(0.3)
-        assert states == ["error"], states
+        assert states == [NodeState.ERROR], states
         h = (await c.get(f"/api/conversations/{tid}/history")).json()
         assert h["active_turn"] is None and h["head_turn_id"] == f"{tid}:1"

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from app.domain import NodeState
 from tests.ahp.live import chat_of
 from tests.ahp.wire import AhpClient, RpcFailure
 from tests.server import Server
@@ -143,4 +144,4 @@ async def test_outage_during_a_turn_ends_its_stream_with_an_error(
             await asyncio.sleep(0.5)
         graph = (await c.get(f"/api/conversations/{tid}/graph")).json()
         states = {n["turn_index"]: n["state"] for n in graph["nodes"]}
-        assert states[1] == "error" and states[2] == "complete", states
+        assert states[1] == NodeState.ERROR and states[2] == NodeState.COMPLETE, states

@@ -13,7 +13,7 @@ from sqlalchemy import update
 
 from app.db.faults import Step
 from app.db.models import ActiveTurn
-from app.domain import now
+from app.domain import NodeState, now
 from app.events import log as action_log
 from tests.helpers import armed_faults, db_of
 from tests.history_helpers import wait_for_active_turn
@@ -103,7 +103,7 @@ async def test_cancel_records_a_cancelled_node(client: httpx.AsyncClient, tid: s
     await wait_for_active_turn(client, tid)
     r = await client.post(f"/api/conversations/{tid}/turns/cancel")
     assert r.status_code == 200
-    assert r.json() == {"node_id": f"{tid}:1", "state": "cancelled"}
+    assert r.json() == {"node_id": f"{tid}:1", "state": NodeState.CANCELLED}
     _, events, _ = await first
     assert events[-1] == ("error", {"code": "turn_cancelled", "message": "the turn was cancelled"})
     msgs = (await client.get(f"/api/conversations/{tid}/messages")).json()
@@ -181,7 +181,7 @@ async def test_failed_close_is_swept_as_error(
         await s.execute(update(ActiveTurn).values(heartbeat_at=now() - timedelta(minutes=10)))
     assert f"{tid}:1" in await turns.sweep_stale()
     graph = (await client.get(f"/api/conversations/{tid}/graph")).json()
-    assert [n["state"] for n in graph["nodes"]] == ["error"]
+    assert [n["state"] for n in graph["nodes"]] == [NodeState.ERROR]
     _, events, _ = await send_turn(client, tid, "objective: again")
     assert events[-1][0] == "turn_completed"
     assert events[0][1]["parent_node_id"] == f"{tid}:1"
@@ -225,7 +225,7 @@ async def test_a_send_during_the_sweep_waits_for_it(
     assert events[-1][0] == "turn_completed"
     assert events[0][1]["parent_node_id"] == f"{tid}:1"
     graph = (await client.get(f"/api/conversations/{tid}/graph")).json()
-    assert [n["state"] for n in graph["nodes"]] == ["error", "complete"]
+    assert [n["state"] for n in graph["nodes"]] == [NodeState.ERROR, NodeState.COMPLETE]
 
 
 async def test_a_sweep_that_fails_midway_keeps_what_it_closed(
@@ -272,12 +272,12 @@ async def test_a_sweep_that_fails_midway_keeps_what_it_closed(
     for tid in tids:
         graph = (await client.get(f"/api/conversations/{tid}/graph")).json()
         states[tid] = [n["state"] for n in graph["nodes"]]
-    assert states == {first: ["error"], second: ["running"]}
+    assert states == {first: [NodeState.ERROR], second: [NodeState.RUNNING]}
     assert recorded == [f"{first}:1"]  # its transcript record, despite the failure
     assert await turns.sweep_stale() == [f"{second}:1"]
     assert recorded == [f"{first}:1", f"{second}:1"]
     graph = (await client.get(f"/api/conversations/{second}/graph")).json()
-    assert [n["state"] for n in graph["nodes"]] == ["error"]
+    assert [n["state"] for n in graph["nodes"]] == [NodeState.ERROR]
 
 
 async def test_a_send_reads_the_earlier_turns_once_while_the_turn_opens(

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.domain import NodeState
 from tests.server import SYSTEM_ALLOCATOR, free_port
 from tests.sse_client import parse_sse
 
@@ -283,7 +284,7 @@ async def test_two_workers_turn_checkout_and_sweep(workers: Workers) -> None:
         async with httpx.AsyncClient(base_url=workers.url, timeout=60) as c:
             graph = (await c.get(f"/api/conversations/{other}/graph")).json()
             node = next(n for n in graph["nodes"] if n["turn_index"] == 1)
-            assert node["state"] == "error" and node["user_message"] == "wait: 30"
+            assert node["state"] == NodeState.ERROR and node["user_message"] == "wait: 30"
             r = await c.post(f"/api/conversations/{other}/turns", json={"content": "objective: on"})
             assert parse_sse(r.text)[-1][0] == "turn_completed"
         assert pid_a not in workers.worker_pids()  # uvicorn started a fresh worker instead

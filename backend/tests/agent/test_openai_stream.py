@@ -25,6 +25,7 @@ from app.agent.openai_stream import LeanChatOpenAI, StreamStalled, sse_payloads,
 from app.agent.runtime import AgentRuntime
 from app.config import Settings
 from app.db.engine import Database
+from app.domain import NodeState
 from app.services.agent_workspace import AgentWorkspace
 from tests.agent.conftest import Thread, new_thread
 from tests.agent.test_providers import FakeServer
@@ -204,7 +205,7 @@ async def test_a_stalled_stream_fails_after_the_chunk_timeout(
     assert "0.5 s" in str(error)
     assert time.monotonic() - started < 4  # the fake would go on after 5 s
     last = (await openai_thread.rt.messages(openai_thread.thread_id))[-1]
-    assert (last.content, last.extra.get("state")) == ("".join(WORDS[:2]), "error")
+    assert (last.content, last.extra.get("state")) == ("".join(WORDS[:2]), NodeState.ERROR)
 
 
 async def test_the_sse_reader_joins_data_lines_and_names_events() -> None:

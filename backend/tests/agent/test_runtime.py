@@ -28,6 +28,7 @@ from app.agent.state import CONTEXT_TURNS
 from app.config import Settings
 from app.db.engine import Database
 from app.db.models import Conversation
+from app.domain import NodeState
 from app.services import workspace
 from app.services.agent_workspace import AgentWorkspace
 from tests.agent.conftest import Thread, new_thread
@@ -273,7 +274,7 @@ async def test_a_failing_model_leaves_the_message_and_partial_reply(
     ]
     assert messages[0].content == "todo: survives the failure"
     assert messages[-1].content == streamed
-    assert messages[-1].extra["state"] == "error"
+    assert messages[-1].extra["state"] == NodeState.ERROR
 
     # The thread carries on with a working model.
     thread.rt = runtime
@@ -300,7 +301,7 @@ async def test_a_cancelled_turn_keeps_the_message_and_partial_reply(thread: Thre
         ("user", "wait: 10"),
         ("assistant", streamed),
     ]
-    assert messages[1].extra["state"] == "cancelled"
+    assert messages[1].extra["state"] == NodeState.CANCELLED
 
     reply = await thread.turn("todo: next")
     assert reply.startswith("Done.")
