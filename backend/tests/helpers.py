@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +30,17 @@ class Seeded:
     pref_id: int
     todo_id: int
     artifact_id: int
+
+
+def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`haico <args>` as a process on the database `env` names; its output as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        env={"PATH": os.environ.get("PATH", ""), **env},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def db_of(app: FastAPI) -> Database:

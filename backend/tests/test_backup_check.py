@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -36,7 +35,7 @@ from app.domain import BranchStatus, new_thread_id
 from app.main import create_app
 from app.services import consistency
 from tests.conftest import PG_ADMIN_URL, _admin
-from tests.helpers import add_branch_row, db_of
+from tests.helpers import add_branch_row, db_of, run_cli
 from tests.server import Server
 from tests.sse_client import send_turn
 
@@ -44,18 +43,8 @@ FAMILIES = 4
 ROUNDS = 3  # slow turns per family while the backups run
 
 
-def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-
-
 def _check(env: dict[str, str]) -> tuple[int, dict[str, Any]]:
-    out = _cli(env, "check")
+    out = run_cli(env, "check")
     assert out.returncode in (0, 1), out.stderr
     return out.returncode, json.loads(out.stdout)
 
@@ -139,13 +128,13 @@ async def test_sqlite_backup_while_turns_run_restores_consistent(
         turns = asyncio.create_task(_slow_turns(c, roots))
         for file in files:
             await _a_turn_runs(c, roots)
-            out = await asyncio.to_thread(_cli, server_env, "backup", str(file))
+            out = await asyncio.to_thread(run_cli, server_env, "backup", str(file))
             assert out.returncode == 0, out.stderr
         await turns
     running_seen = 0
     for i, file in enumerate(files):
         env = {**server_env, "HAICO_DATA_DIR": str(tmp_path / f"restored-{i}")}
-        out = await asyncio.to_thread(_cli, env, "restore", str(file))
+        out = await asyncio.to_thread(run_cli, env, "restore", str(file))
         assert out.returncode == 0, out.stderr
         report = await asyncio.to_thread(_assert_restored_clean, env, roots)
         running_seen += sum(p["kind"] == "running_turn" for p in report["in_progress"])
@@ -153,9 +142,9 @@ async def test_sqlite_backup_while_turns_run_restores_consistent(
             f"\n[backup {i}] {json.dumps({k: v for k, v in report.items() if k != 'in_progress'})}"
         )
         # A second restore onto it is refused unless forced.
-        again = await asyncio.to_thread(_cli, env, "restore", str(file))
+        again = await asyncio.to_thread(run_cli, env, "restore", str(file))
         assert again.returncode == 1 and "--force" in again.stderr
-        forced = await asyncio.to_thread(_cli, env, "restore", "--force", str(file))
+        forced = await asyncio.to_thread(run_cli, env, "restore", "--force", str(file))
         assert forced.returncode == 0, forced.stderr
     # The copies were taken while turns ran (not between them).
     assert running_seen > 0
@@ -171,7 +160,7 @@ async def test_pg_dump_while_turns_run_restores_consistent(
     source = server_env["HAICO_DATABASE_URL"]
     dump = tmp_path / "haico.dump"
     async with _busy_server(server_env) as (roots, c):
-        out = await asyncio.to_thread(_cli, server_env, "backup", str(tmp_path / "x.tar"))
+        out = await asyncio.to_thread(run_cli, server_env, "backup", str(tmp_path / "x.tar"))
         assert out.returncode == 2 and "pg_dump" in out.stderr
         turns = asyncio.create_task(_slow_turns(c, roots))
         await _a_turn_runs(c, roots)
@@ -289,7 +278,7 @@ async def test_janitor_leaves_a_database_that_passes(server_env: dict[str, str])
     assert kinds == {("orphan_draft", draft), ("half_built", stale)}, report["problems"]
     assert [(p["kind"], p["thread_id"]) for p in report["in_progress"]] == [("half_built", young)]
     env = {**server_env, "PATH": os.environ.get("PATH", "")}
-    out = await asyncio.to_thread(_cli, env, "janitor")
+    out = await asyncio.to_thread(run_cli, env, "janitor")
     assert out.returncode == 0, out.stderr
     removed = json.loads(out.stdout)
     assert (removed["orphan_drafts"], removed["pending_branches"]) == ([draft], [stale])

@@ -26,10 +26,9 @@ from app.db.repositories import consistency as consistency_repo
 from app.db.repositories import threads as threads_repo
 from app.domain import BranchStatus
 from app.services import consistency, janitor
-from tests.helpers import add_branch_row, db_of
+from tests.helpers import add_branch_row, db_of, run_cli
 from tests.history_helpers import checkout, new_thread, thread_with_turns, turn_ok
 from tests.test_backup_check import _check, _in_process
-from tests.test_retention_janitor import _cli
 
 
 def _runtime(app: FastAPI) -> AgentRuntime:
@@ -227,7 +226,7 @@ async def test_cli_janitor_prints_the_orphan(server_env: dict[str, str]) -> None
     assert [(p["kind"], p["thread_id"]) for p in check["problems"]] == [
         ("orphan_checkpoint", orphan)
     ]
-    out = await _cli(server_env, "janitor")
+    out = await asyncio.to_thread(run_cli, server_env, "janitor")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["orphan_checkpoints"] == [orphan] and report["checkpoint_failures"] == []
