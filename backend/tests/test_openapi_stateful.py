@@ -15,6 +15,7 @@ import os
 import uuid
 from typing import Any
 
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase
 from hypothesis import settings as hypothesis_settings
@@ -24,7 +25,11 @@ from schemathesis.specs.openapi.checks import use_after_free
 from app.config import Settings
 from app.db.engine import Database
 from app.services import users
-from tests.test_openapi_contract import POSITIVE_CHECKS, threaded_server
+from tests.test_openapi_contract import (  # noqa: F401 (a fixture, used by name)
+    POSITIVE_CHECKS,
+    threaded_server,
+    unfolded_long_patterns,
+)
 
 EXAMPLES = int(os.environ.get("HAICO_FUZZ_STATEFUL_EXAMPLES", "25"))
 STEPS = int(os.environ.get("HAICO_FUZZ_STATEFUL_STEPS", "8"))
@@ -68,6 +73,7 @@ def _token(settings: Settings) -> str:
     return asyncio.run(make())
 
 
+@pytest.mark.usefixtures("unfolded_long_patterns")
 def test_stateful_sequences_find_no_violation(settings: Settings, backend: str) -> None:
     settings = settings.model_copy(update={"auth": "token"})
     calls: dict[str, dict[int, int]] = {}
