@@ -53,8 +53,6 @@ from tests.history_helpers import free_port
 # per operation, per generation mode, per kind of path parameters (a longer run:
 # HAICO_FUZZ_EXAMPLES=100, see docs/reliability.md)
 EXAMPLES = int(os.environ.get("HAICO_FUZZ_EXAMPLES", "12"))
-# the random-id pass (SQLite): its calls stop at the 404 or 422 of the path parameters
-RANDOM_ID_EXAMPLES = max(3, EXAMPLES // 4)
 STREAMS = {"/api/conversations/{thread_id}/turns", "/api/conversations/{thread_id}/events"}
 POSITIVE_CHECKS = [
     not_a_server_error,
@@ -134,8 +132,7 @@ def fuzz(base: str, tally: Tally, *, random_ids: bool) -> None:
             checks = NEGATIVE_CHECKS if mode is GenerationMode.NEGATIVE else POSITIVE_CHECKS
             if random_ids or not real:
                 strategy = op.as_strategy(generation_mode=mode)
-                examples = RANDOM_ID_EXAMPLES if real else EXAMPLES
-                run_one(op.label, strategy, checks, base, tally, examples)
+                run_one(op.label, strategy, checks, base, tally, EXAMPLES)
             if real:
                 strategy = op.as_strategy(generation_mode=mode, path_parameters=real)
                 run_one(op.label, strategy, checks, base, tally, EXAMPLES)
