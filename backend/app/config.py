@@ -99,6 +99,11 @@ class Settings(BaseSettings):
     ahp_queue_bytes: int = Field(default=8 * 1024 * 1024, ge=64 * 1024)
     ahp_snapshot_turns: int = Field(default=50, ge=1)
     ahp_page_size: int = Field(default=50, ge=1)
+    # The price table for a node's `cost_usd`: JSON `{"<model>": {"input": USD,
+    # "output": USD}}`, prices per million tokens, given inline or as the path of a
+    # JSON file; without it `<data dir>/prices.json` is read if present. A model not
+    # in the table costs null.
+    prices: str | None = None
 
     @property
     def is_postgres(self) -> bool:
@@ -135,6 +140,25 @@ class Settings(BaseSettings):
             document_chars=self.max_document_chars,
             message_chars=self.max_message_chars,
         )
+
+    @cached_property
+    def price_table(self) -> dict[str, dict[str, float]]:
+        """Model name -> USD per million input and output tokens (see `prices`)."""
+        import json
+
+        raw = self.prices
+        if raw is None:
+            default = self.data_dir / "prices.json"
+            raw = default.read_text() if default.is_file() else "{}"
+        elif not raw.lstrip().startswith("{"):
+            raw = Path(raw).read_text()
+        table = json.loads(raw)
+        if not isinstance(table, dict):
+            raise ValueError("HAICO_PRICES: expected a JSON object of models")
+        return {
+            str(model): {k: float(v) for k, v in dict(price).items() if k in ("input", "output")}
+            for model, price in table.items()
+        }
 
     def signing_key(self) -> bytes:
         """`HAICO_SECRET_KEY`, or a key generated once into the data directory."""

@@ -254,6 +254,9 @@ class GraphNode(BaseModel):
     artifact_count: int
     is_on_active_path: bool
     state: NodeState
+    # The research ledger: the model that produced the node and its notes' codes.
+    model: str | None = None
+    codes: list[str] = Field(default_factory=list)
 
 
 class GraphEdge(BaseModel):
@@ -386,6 +389,18 @@ class RejectedSides(BaseModel):
     b: list[RejectedOut]
 
 
+class EditOrigin(BaseModel):
+    """Who made one workspace change on `b`'s path since the common ancestor."""
+
+    node_id: str
+    surface: str
+    uid: str | None
+    kind: Literal["add", "remove", "change"]
+    origin: Literal["user", "agent", "merge", "replay", "import"]
+    author: str | None
+    at: Timestamp
+
+
 class Comparison(BaseModel):
     """Two nodes' workspaces side by side, from `a` (before) to `b` (after).
 
@@ -401,11 +416,13 @@ class Comparison(BaseModel):
     todos: TodosDiff
     artifacts: ArtifactsDiff
     rejected: RejectedSides
+    # Every recorded change on `b`'s path after the common ancestor, oldest first.
+    edits: list[EditOrigin] = Field(default_factory=list)
 
 
 # ---- research: search ----
 
-SearchKind = Literal["user", "assistant", "document"]
+SearchKind = Literal["user", "assistant", "document", "note"]
 
 
 class SearchHit(BaseModel):

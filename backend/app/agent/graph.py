@@ -31,6 +31,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from app.agent.checkpointer import turn_records
+from app.agent.meter import METER, Meter
 from app.agent.prompts import load_system_prompt
 from app.agent.state import (
     CONTEXT_TOKENS,
@@ -234,8 +235,13 @@ def build_graph(
         messages = [SystemMessage(content=prompt), *model_view(window.messages)]
         on_text = cast(OnText | None, configurable.get(ON_TEXT))
         if on_text is None:
-            return {"messages": [await bound.ainvoke(messages, config)]}
-        return {"messages": [await streamed_reply(bound, messages, config, on_text)]}
+            reply = await bound.ainvoke(messages, config)
+        else:
+            reply = await streamed_reply(bound, messages, config, on_text)
+        meter = cast(Meter | None, configurable.get(METER))
+        if meter is not None and isinstance(reply, AIMessage):
+            meter.reply(reply, messages)
+        return {"messages": [reply]}
 
     async def tools(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         last = state["messages"][-1]

@@ -267,6 +267,9 @@ def make_chat_model(settings: Settings) -> BaseChatModel:
             # Local OpenAI-compatible servers (Ollama, vLLM) accept any key.
             api_key=SecretStr(settings.llm_api_key or "not-needed"),
             streaming=True,
+            # Ask every server for its usage report (`stream_options.include_usage`):
+            # the node's provenance counts tokens from it.
+            stream_usage=True,
         )
     if settings.llm == "anthropic":
         from langchain_anthropic import ChatAnthropic

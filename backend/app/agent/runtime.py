@@ -40,6 +40,7 @@ from app.agent.graph import (
     message_text,
     recent_records,
 )
+from app.agent.meter import METER, Meter
 from app.agent.models import make_chat_model
 from app.agent.port import StartingFrom, WorkspacePort, WorkspaceView
 from app.agent.state import join_records
@@ -152,6 +153,7 @@ class AgentRuntime:
         on_event: OnEvent,
         start: WorkspaceView | None = None,
         early: asyncio.Future[list[AnyMessage]] | None = None,
+        meter: Meter | None = None,
     ) -> str:
         """Run one turn on `thread_id` and return the final reply text.
 
@@ -170,10 +172,14 @@ class AgentRuntime:
 
         async def on_text(text: str) -> None:
             streamed.append(text)
+            if meter is not None:
+                meter.text(text)
             await on_event(AgentEvent("token", {"text": text}))
 
         config = self._config(thread_id, workspace, on_text)
         config["configurable"][EARLIER] = EarlierRecords(early, after_turn=turn_index - 1)
+        if meter is not None:
+            config["configurable"][METER] = meter
         human = HumanMessage(
             content=user_message, id=str(uuid.uuid4()), additional_kwargs={TURN_KEY: turn_index}
         )
@@ -186,6 +192,8 @@ class AgentRuntime:
             ):
                 reply = await self._on_updates(cast(dict[str, Any], update), on_event) or reply
         except BaseException as exc:
+            if meter is not None:
+                meter.interrupted()
             state = (
                 NodeState.CANCELLED if isinstance(exc, asyncio.CancelledError) else NodeState.ERROR
             )

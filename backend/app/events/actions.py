@@ -73,6 +73,24 @@ def turn_ended(
     }
 
 
+def usage(turn_id: str, provenance: dict[str, Any]) -> Action | None:
+    """AHP's `chat/usage` for a turn's provenance (None when no tokens were counted)."""
+    if provenance.get("input_tokens") is None and provenance.get("output_tokens") is None:
+        return None
+    info: dict[str, Any] = {
+        "inputTokens": provenance.get("input_tokens") or 0,
+        "outputTokens": provenance.get("output_tokens") or 0,
+    }
+    if provenance.get("model"):
+        info["model"] = provenance["model"]
+    info["_meta"] = {
+        "haico/provider": provenance.get("provider"),
+        "haico/tokensEstimated": bool(provenance.get("tokens_estimated")),
+        "haico/costUsd": provenance.get("cost_usd"),
+    }
+    return {"type": "chat/usage", "turnId": turn_id, "usage": info}
+
+
 def turns_loaded(turn_ids: list[str]) -> Action:
     return {"type": "chat/turnsLoaded", "turns": [{"id": t} for t in turn_ids]}
 

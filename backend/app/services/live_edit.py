@@ -4,15 +4,64 @@ tools, AHP): the thread's stamp, a draft's dirty flag and `haico/workspaceChange
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import Write
 from app.db.models import Conversation
+from app.db.repositories import ledger as ledger_repo
 from app.db.repositories import threads as threads_repo
+from app.domain import now
 from app.events import actions
 from app.events import log as action_log
+
+
+Origin = Literal["user", "agent", "merge", "replay", "import"]
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who makes the edits of the current task: `origin`, and `author` (None: the
+    thread owner's name, read by the write itself)."""
+
+    origin: Origin = "user"
+    author: str | None = None
+
+
+# Set by whoever runs edits for someone else (the turn's task sets the agent); an
+# edit made anywhere else is the user's own (REST, the studio, AHP).
+ACTOR: ContextVar[Actor] = ContextVar("haico_edit_actor", default=Actor())
+
+# The ledger's vocabulary for a live edit's surface and change.
+_SURFACE = {
+    "objective": "objective",
+    "document": "document",
+    "preferences": "preference",
+    "todos": "todo",
+    "artifacts": "artifact",
+}
+_KIND = {"set": "change", "added": "add", "updated": "change", "removed": "remove"}
+
+
+def _edit(conv: Conversation, surface: str, change: str, item: dict[str, Any] | None) -> Write:
+    actor = ACTOR.get()
+    uid = (item or {}).get("uid")
+    if uid is None and surface == "artifacts" and item is not None:
+        uid = str(item.get("id"))
+    return ledger_repo.edit_write(
+        thread_id=conv.thread_id,
+        turn_index=conv.turn_index,
+        surface=_SURFACE.get(surface, surface),
+        uid=str(uid) if uid is not None else None,
+        kind=_KIND.get(change, "change"),
+        origin=actor.origin,
+        author=actor.author,
+        user_id=conv.user_id,
+        at=now(),
+    )
 
 
 async def changed(
@@ -25,9 +74,9 @@ async def changed(
     writes: Sequence[Write] = (),
     version: int | None = None,
 ) -> None:
-    """Record a live edit: the thread was active now, a draft becomes dirty, and the
-    change is logged as `haico/workspaceChanged` for every follower of the family.
-    `writes` go in the same statement (PostgreSQL); with `version`, the thread row must
+    """Record a live edit: the thread was active now, a draft becomes dirty, who made
+    it (`ACTOR`, kept in the research ledger's `workspace_edits`), and the change is
+    logged as `haico/workspaceChanged` for every follower of the family. `writes` go in the same statement (PostgreSQL); with `version`, the thread row must
     still be that version (read without a lock) or nothing is written (`moved`)."""
     stamp = (
         threads_repo.edited(conv)
@@ -38,5 +87,5 @@ async def changed(
         s,
         conv.root_thread_id,
         actions.workspace_changed(conv.thread_id, surface, change, item),
-        after=[*writes, *stamp],
+        after=[*writes, _edit(conv, surface, change, item), *stamp],
     )

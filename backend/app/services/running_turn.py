@@ -13,6 +13,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
+from app.agent.meter import Meter
 from app.agent.port import WorkspaceView
 from app.domain import NodeId, NodeState, now
 
@@ -57,6 +58,9 @@ class RunningTurn:
     # The read of the thread's earlier turns started with the open
     # (`AgentRuntime.read_earlier`).
     early: asyncio.Future[list[Any]] | None = None
+    # What the turn uses (tokens, first token, tool calls): its node's provenance.
+    meter: Meter = field(default_factory=Meter)
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @cached_property
     def node_id(self) -> str:

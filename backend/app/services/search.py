@@ -27,7 +27,7 @@ from app.errors import InvalidInput
 from app.schemas import SearchHit, SearchKind, SearchOut
 from app.services.family import first_owned_turn
 
-_KINDS: dict[str, SearchKind] = {"user": "user", "assistant": "assistant"}
+_KINDS: dict[str, SearchKind] = {"user": "user", "assistant": "assistant", "note": "note"}
 SNIPPET_BEFORE = 60
 SNIPPET_CHARS = 200
 

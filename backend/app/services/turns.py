@@ -49,9 +49,10 @@ from app.events import actions
 from app.events import log as action_log
 from app.events.bus import EventBus
 from app.events.coalescer import DeltaLog
-from app.services import heads, pruning, search
+from app.services import heads, ledger, pruning, search
 from app.services.branching import promote_draft
 from app.services.conversations import get_owned
+from app.services.live_edit import ACTOR, Actor
 from app.services.running_turn import RunningTurn, TurnEvent, make_process_id, short_error
 from app.services.turn_open import NotWorking, Send, open_turn
 from app.services.turn_sweep import keep_lease, sweep_stale
@@ -194,6 +195,8 @@ class TurnManager:
         return working
 
     async def _drive(self, turn: RunningTurn) -> None:
+        # The edits the agent's tools make in this task are the agent's.
+        ACTOR.set(Actor("agent", ledger.configured_model(self.settings)))
         heartbeat = asyncio.create_task(
             keep_lease(self.db, turn, every=self.settings.heartbeat_seconds, owner=self.process_id)
         )
@@ -232,6 +235,7 @@ class TurnManager:
                 on_event=on_event,
                 start=turn.start,
                 early=turn.early,
+                meter=turn.meter,
             )
             turn.state = NodeState.COMPLETE
             final = TurnEvent(
@@ -328,6 +332,11 @@ class TurnManager:
         duration: int,
         pending: list[actions.Action],
     ) -> None:
+        measured = ledger.provenance_values(self.settings, turn.meter, duration_ms=duration)
+        turn.provenance = measured
+        usage = actions.usage(turn.node_id, measured)
+        if usage is not None:
+            pending = [*pending, usage]
         ended = actions.turn_ended(
             turn.node_id,
             state=turn.state,
@@ -368,6 +377,7 @@ class TurnManager:
                 reply=reply[:MAX_REPLY_CHARS],
             ),
             index,
+            ledger.provenance_write(turn.thread_id, turn.turn_index, turn.provenance),
             repo.turn_finished(turn.thread_id),
             # The head moves onto the turn only if its thread still is the working one.
             heads_repo.head_advance(

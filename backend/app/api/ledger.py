@@ -1,0 +1,130 @@
+"""REST: the research ledger (a node's provenance and notes, codes, the analysis
+export, a path as a document)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Path, Query, Response, status
+from fastapi.responses import StreamingResponse
+
+from app.api.deps import CurrentUser, HandlesDep, ItemId, ThreadId
+from app.api.errors import responses
+from app.schemas import MAX_INT, NO_NUL
+from app.schemas_ledger import CodeCount, NodeOut, NoteIn, NoteOut, NotePatch
+from app.services import analysis_export, ledger, notes, path_doc
+
+router = APIRouter(prefix="/api", tags=["ledger"])
+
+# A node's turn number in a path.
+TurnNo = Annotated[int, Path(ge=0, le=MAX_INT)]
+CSV = "text/csv; charset=utf-8"
+
+
+def _csv(body: object, filename: str) -> StreamingResponse:
+    return StreamingResponse(
+        body,  # type: ignore[arg-type]
+        media_type=CSV,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+@router.get("/conversations/{thread_id}/nodes/{k}", responses=responses(403, 404))
+async def get_node(
+    thread_id: ThreadId,
+    k: TurnNo,
+    handles: HandlesDep,
+    user: CurrentUser,
+) -> NodeOut:
+    """Node `k` of the thread's path: its record, provenance, edits and notes."""
+    return await ledger.get_node(handles.db, user_id=user.id, thread_id=thread_id, turn=k)
+
+
+@router.post(
+    "/conversations/{thread_id}/nodes/{k}/notes",
+    status_code=status.HTTP_201_CREATED,
+    responses=responses(403, 404, 413),
+)
+async def create_note(
+    thread_id: ThreadId, k: TurnNo, body: NoteIn, handles: HandlesDep, user: CurrentUser
+) -> NoteOut:
+    """A note on node `k` of the thread's path; never shown to the model."""
+    return await notes.create_note(
+        handles.db, user_id=user.id, thread_id=thread_id, turn=k, body=body
+    )
+
+
+@router.get("/conversations/{thread_id}/notes", responses=responses(403, 404))
+async def list_notes(thread_id: ThreadId, handles: HandlesDep, user: CurrentUser) -> list[NoteOut]:
+    """Every note on the nodes of the thread's family, oldest first."""
+    return await notes.family_notes(handles.db, user_id=user.id, thread_id=thread_id)
+
+
+@router.patch("/notes/{note_id}", responses=responses(403, 404, 413))
+async def patch_note(
+    note_id: ItemId, body: NotePatch, handles: HandlesDep, user: CurrentUser
+) -> NoteOut:
+    return await notes.update_note(handles.db, user_id=user.id, note_id=note_id, body=body)
+
+
+@router.delete(
+    "/notes/{note_id}", status_code=status.HTTP_204_NO_CONTENT, responses=responses(403, 404)
+)
+async def delete_note(note_id: ItemId, handles: HandlesDep, user: CurrentUser) -> Response:
+    await notes.delete_note(handles.db, user_id=user.id, note_id=note_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/codes", responses=responses(validates=False))
+async def list_codes(handles: HandlesDep, user: CurrentUser) -> list[CodeCount]:
+    """The caller's codebook: each code and how many notes carry it."""
+    return await notes.codebook(handles.db, user_id=user.id)
+
+
+@router.get(
+    "/conversations/{thread_id}/export.csv",
+    responses={**responses(403, 404, stream=True), 200: {"content": {CSV: {}}}},
+    response_class=StreamingResponse,
+)
+async def export_family_csv(
+    thread_id: ThreadId, handles: HandlesDep, user: CurrentUser
+) -> StreamingResponse:
+    """Every node of the thread's family as a CSV row (see docs/analysis.md)."""
+    root = await analysis_export.check_family(handles.db, user_id=user.id, thread_id=thread_id)
+    return _csv(analysis_export.stream_csv(handles.db, [root]), f"haico-{root}.csv")
+
+
+@router.get(
+    "/export.csv",
+    responses={**responses(validates=False, stream=True), 200: {"content": {CSV: {}}}},
+    response_class=StreamingResponse,
+)
+async def export_all_csv(handles: HandlesDep, user: CurrentUser) -> StreamingResponse:
+    """Every node of every family of the caller as a CSV row."""
+    roots = await analysis_export.user_families(handles.db, user_id=user.id)
+    return _csv(analysis_export.stream_csv(handles.db, roots), "haico-export.csv")
+
+
+@router.get(
+    "/conversations/{thread_id}/path",
+    responses={
+        **responses(403, 404, stream=True),
+        200: {"content": {"text/markdown": {}, "text/html": {}}},
+    },
+    response_class=Response,
+)
+async def get_path(
+    thread_id: ThreadId,
+    handles: HandlesDep,
+    user: CurrentUser,
+    node: Annotated[str | None, Query(min_length=1, max_length=80, pattern=NO_NUL)] = None,
+    format: Annotated[Literal["md", "html"], Query()] = "md",
+    notes: bool = False,
+) -> Response:
+    """The path to `node` (default: the thread's latest) as one document: the final
+    workspace, then each step. Only that lineage, never another branch."""
+    text = await path_doc.path_document(
+        handles.db, user_id=user.id, thread_id=thread_id, node=node, fmt=format, notes=notes
+    )
+    media = "text/html" if format == "html" else "text/markdown"
+    return Response(text, media_type=f"{media}; charset=utf-8")

@@ -1,0 +1,253 @@
+"""The analysis export: every node of a family (or of all the caller's families) as
+one CSV row, for a notebook.
+
+RFC 4180 (a header row, CRLF line ends, fields quoted when they hold a comma, a quote
+or a line break, quotes doubled), UTF-8. The rows stream: a family's threads are
+read a page of turn records at a time (`PAGE` turns, keyset by turn), each page
+written out before the next is read, so memory stays flat however large the family.
+Per family only small things are held: its threads, its head path (node ids), its
+notes, and edit counts per node.
+
+The workspace columns describe the workspace *after* the node (the snapshot rule:
+the next snapshot of the thread, or the live rows after its latest turn).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.engine import Database
+from app.db.models import Note
+from app.db.repositories import heads as heads_repo
+from app.db.repositories import ledger as repo
+from app.db.repositories import threads as threads_repo
+from app.domain import NodeId, aware
+from app.services import labels
+from app.services.conversations import get_owned
+from app.services.family import Family
+from app.services.workspace_state import live_state
+
+COLUMNS = (
+    "node_id",
+    "root_thread_id",
+    "thread_id",
+    "parent_node_id",
+    "label",
+    "branch_name",
+    "kind",
+    "state",
+    "started_at",
+    "completed_at",
+    "user_message",
+    "reply",
+    "provider",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "duration_ms",
+    "first_token_ms",
+    "tool_calls",
+    "codes",
+    "notes",
+    "objective",
+    "document_chars",
+    "preferences",
+    "todos_open",
+    "todos_done",
+    "rejected",
+    "on_head_path",
+    "tokens_estimated",
+    "cost_usd",
+    "edits_by_user",
+    "edits_by_agent",
+)
+PAGE = 500
+# Rows per chunk handed to the response.
+CHUNK_ROWS = 200
+
+
+@dataclass
+class After:
+    """The workspace after a node, in numbers."""
+
+    objective: str | None = None
+    document_chars: int = 0
+    preferences: int = 0
+    todos_open: int = 0
+    todos_done: int = 0
+    rejected: int = 0
+
+
+def _after_of_record(r: Any, turn: int) -> After:
+    todos = r.todos or []
+    done = sum(1 for t in todos if t.get("done"))
+    return After(
+        objective=r.objective,
+        document_chars=int(r.document_chars or 0),
+        preferences=len(r.preferences or []),
+        todos_open=len(todos) - done,
+        todos_done=done,
+        rejected=sum(1 for x in r.rejected or [] if int(x.get("rejected_after_turn", 0)) <= turn),
+    )
+
+
+async def _live_after(s: AsyncSession, thread_id: str) -> After:
+    conv = await threads_repo.get_thread(s, thread_id)
+    if conv is None:
+        return After()
+    state = await live_state(s, conv)
+    done = sum(1 for t in state.todos if t.done)
+    return After(
+        objective=state.objective,
+        document_chars=len(state.document.content) if state.document else 0,
+        preferences=len(state.preferences),
+        todos_open=len(state.todos) - done,
+        todos_done=done,
+        rejected=len(state.rejected),
+    )
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+async def check_family(db: Database, *, user_id: int, thread_id: str) -> str:
+    """The family root of a thread the caller owns (403/404 before anything streams)."""
+    async with db.read() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        return conv.root_thread_id
+
+
+async def user_families(db: Database, *, user_id: int) -> list[str]:
+    async with db.read() as s:
+        return await repo.user_roots(s, user_id)
+
+
+async def stream_csv(db: Database, roots: Iterable[str]) -> AsyncIterator[str]:
+    """The header, then every node of these families, in chunks of text."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)  # RFC 4180: CRLF, minimal quoting, doubled quotes
+    writer.writerow(COLUMNS)
+    count = 0
+    for root in roots:
+        async for row in _family_rows(db, root):
+            writer.writerow([_text(v) for v in row])
+            count += 1
+            if count % CHUNK_ROWS == 0:
+                yield buffer.getvalue()
+                buffer.seek(0)
+                buffer.truncate()
+    yield buffer.getvalue()
+
+
+def _notes_by_node(notes: list[Note]) -> dict[tuple[str, int], list[Note]]:
+    out: dict[tuple[str, int], list[Note]] = {}
+    for n in notes:
+        out.setdefault((n.thread_id, n.turn_index), []).append(n)
+    return out
+
+
+async def _family_rows(db: Database, root: str) -> AsyncIterator[list[Any]]:
+    async with db.read() as s:
+        family = await Family.load(s, root)
+        shown = family.shown(root)
+        thread_ids = [t.thread_id for t in shown]
+        head_row = await heads_repo.get_head(s, root)
+        tip = family.tip(root)
+        head = (
+            NodeId.parse(head_row.head_turn_id or "")
+            if head_row is not None
+            else tip
+        )
+        on_head: set[NodeId] = set()
+        node = head
+        while node is not None and node not in on_head:
+            on_head.add(node)
+            node = family.parent(node)
+        suffix = labels.suffixes(
+            shown, await repo.node_times(s, labels.continuation_points(shown))
+        )
+        notes = _notes_by_node(await repo.notes_of(s, thread_ids))
+        edits = await repo.edit_counts(s, thread_ids)
+    for t in shown:
+        first, last = family.first_owned(t.thread_id), t.turn_index
+        lo = first
+        while lo <= last:
+            hi = min(last, lo + PAGE - 1)
+            async with db.read() as s:
+                records = (await s.execute(repo.node_rows_stmt(t.thread_id, lo, hi))).all()
+                live = await _live_after(s, t.thread_id) if hi == last else None
+            by_turn = {r.turn_index: r for r in records}
+            for k in range(lo, hi + 1):
+                r = by_turn.get(k)
+                if r is None:
+                    continue  # a turn whose record was pruned
+                nxt = by_turn.get(k + 1)
+                after = _after_of_record(nxt, k) if nxt is not None else (live if k == last else None)
+                yield _row(family, root, t, r, after, suffix, notes, edits, on_head)
+            lo = hi + 1
+
+
+def _row(
+    family: Family,
+    root: str,
+    t: Any,
+    r: Any,
+    after: After | None,
+    suffix: dict[str, list[int]],
+    notes: dict[tuple[str, int], list[Note]],
+    edits: dict[tuple[str, int, str], int],
+    on_head: set[NodeId],
+) -> list[Any]:
+    node = NodeId(t.thread_id, r.turn_index)
+    parent = family.parent(node)
+    mine = notes.get((t.thread_id, r.turn_index), [])
+    codes: list[str] = []
+    for n in mine:
+        codes.extend(c for c in n.codes or [] if c not in codes)
+    a = after or After()
+    known = after is not None
+    return [
+        str(node),
+        root,
+        t.thread_id,
+        str(parent) if parent is not None else None,
+        labels.label(r.turn_index, suffix.get(t.thread_id, [])),
+        t.name,
+        "turn",
+        r.state,
+        aware(r.captured_at).isoformat(),
+        aware(r.completed_at).isoformat() if r.completed_at else None,
+        r.user_message,
+        r.reply,
+        r.provider,
+        r.model,
+        r.input_tokens,
+        r.output_tokens,
+        r.duration_ms,
+        r.first_token_ms,
+        r.tool_calls,
+        ";".join(codes),
+        "\n\n".join(n.text for n in mine),
+        a.objective,
+        a.document_chars if known else None,
+        a.preferences if known else None,
+        a.todos_open if known else None,
+        a.todos_done if known else None,
+        a.rejected if known else None,
+        node in on_head,
+        r.tokens_estimated if r.provider is not None else None,
+        r.cost_usd,
+        edits.get((t.thread_id, r.turn_index, "user"), 0),
+        edits.get((t.thread_id, r.turn_index, "agent"), 0),
+    ]

@@ -1,0 +1,172 @@
+"""The research ledger: each node's provenance and the authorship of its changes.
+
+Provenance is measured while a turn runs (`agent.meter.Meter`) and written with the
+turn's close, in the same transaction (`provenance_write`): a failed or cancelled
+turn keeps what it measured. Edits are written by every live workspace change
+(`live_edit.changed`), at the thread's turn clock: a turn's tool calls and, by the
+snapshot rule, the hand edits after it belong to that node. Nothing here is read by
+a prompt builder or written into a transcript.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.agent.meter import INSTRUCTIONS_SHA256, Meter
+from app.config import Settings
+from app.db.dialect import Write
+from app.db.engine import Database
+from app.db.models import Conversation, NodeProvenance, WorkspaceEdit
+from app.db.repositories import ledger as repo
+from app.db.repositories import snapshots as snap_repo
+from app.domain import NodeId, aware
+from app.errors import InvalidTurn, NotFound
+from app.schemas import EditOrigin
+from app.schemas_ledger import NodeEdit, NodeOut, NoteOut, Provenance
+from app.services.conversations import get_owned
+from app.services.family import Lineage
+
+DEFAULT_PROFILE = "default"
+# The model name a provider is reported with when the settings name none.
+DEFAULT_MODELS = {"offline": "haico-offline", "openai": "gpt-4o-mini", "anthropic": "claude"}
+
+
+def configured_model(settings: Settings) -> str:
+    return settings.llm_model or DEFAULT_MODELS.get(settings.llm, settings.llm)
+
+
+def cost_of(
+    table: dict[str, dict[str, float]], models: list[str], input_tokens: int, output_tokens: int
+) -> float | None:
+    """USD for these tokens at the first of `models` the price table lists, else None."""
+    for model in models:
+        price = table.get(model)
+        if price is not None:
+            usd = input_tokens * price.get("input", 0.0) + output_tokens * price.get("output", 0.0)
+            return round(usd / 1_000_000, 8)
+    return None
+
+
+def provenance_values(settings: Settings, meter: Meter, *, duration_ms: int) -> dict[str, Any]:
+    """A finished (or interrupted) turn's provenance, from what its meter measured."""
+    configured = configured_model(settings)
+    model = meter.model or configured
+    counted = meter.counted()
+    input_tokens = meter.input_tokens if counted else None
+    output_tokens = meter.output_tokens if counted else None
+    cost = None
+    if input_tokens is not None and output_tokens is not None:
+        cost = cost_of(settings.price_table, [model, configured], input_tokens, output_tokens)
+    return {
+        "provider": settings.llm,
+        "model": model,
+        "profile_id": DEFAULT_PROFILE,
+        "params": {},
+        "instructions_sha256": INSTRUCTIONS_SHA256,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "tokens_estimated": meter.estimated,
+        "first_token_ms": meter.first_token_ms(),
+        "duration_ms": duration_ms,
+        "tool_calls": meter.tool_calls,
+        "cost_usd": cost,
+    }
+
+
+def provenance_write(thread_id: str, turn_index: int, values: dict[str, Any]) -> Write:
+    return repo.provenance_write(thread_id, turn_index, values)
+
+
+def provenance_out(row: NodeProvenance | None) -> Provenance:
+    if row is None:
+        return Provenance(
+            provider=None,
+            model=None,
+            profile_id=None,
+            params={},
+            instructions_sha256=None,
+            input_tokens=None,
+            output_tokens=None,
+            tokens_estimated=False,
+            first_token_ms=None,
+            duration_ms=None,
+            tool_calls=0,
+            cost_usd=None,
+        )
+    return Provenance(**{f: getattr(row, f) for f in repo.PROVENANCE_FIELDS})
+
+
+def edit_out(e: WorkspaceEdit) -> NodeEdit:
+    return NodeEdit(
+        surface=e.surface,
+        uid=e.uid,
+        kind=e.kind,  # type: ignore[arg-type]
+        origin=e.origin,  # type: ignore[arg-type]
+        author=e.author,
+        at=aware(e.at),
+    )
+
+
+def edit_origin(e: WorkspaceEdit) -> EditOrigin:
+    return EditOrigin(node_id=NodeId.format(e.thread_id, e.turn_index), **edit_out(e).model_dump())
+
+
+async def resolve_node(
+    s: AsyncSession, *, user_id: int, thread_id: str, turn: int
+) -> tuple[Conversation, NodeId]:
+    """Node `turn` of `thread_id`'s path, and the thread that owns it (ancestors, and a
+    fork's source family below its fork point, included); each must be the caller's."""
+    conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+    if turn < 1 or turn > conv.turn_index:
+        raise InvalidTurn(f"node {thread_id}:{turn} does not exist")
+    seen: set[str] = set()
+    while conv.thread_id not in seen:
+        seen.add(conv.thread_id)
+        lineage = await Lineage.load(s, conv.thread_id)
+        source = lineage.fork_source(turn)
+        if source is None:
+            owner_id = lineage.owner_of(turn)
+            owner, _ = await get_owned(s, thread_id=owner_id, user_id=user_id)
+            return owner, NodeId(owner_id, turn)
+        conv, _ = await get_owned(s, thread_id=source, user_id=user_id)
+    raise NotFound(f"node {thread_id}:{turn} not found")
+
+
+def note_out(n: Any) -> NoteOut:
+    return NoteOut(
+        id=n.id,
+        node_id=NodeId.format(n.thread_id, n.turn_index),
+        text=n.text,
+        codes=list(n.codes or []),
+        author=n.author,
+        created_at=aware(n.created_at),
+        updated_at=aware(n.updated_at),
+    )
+
+
+async def get_node(db: Database, *, user_id: int, thread_id: str, turn: int) -> NodeOut:
+    """Node `turn` of the thread's path with its provenance, edits and notes."""
+    async with db.read() as s:
+        _, node = await resolve_node(s, user_id=user_id, thread_id=thread_id, turn=turn)
+        snap = await snap_repo.get_snapshot(s, node.thread_id, node.turn, light=True)
+        if snap is None:
+            raise NotFound(f"node {node} has no record (it was pruned)")
+        prov = await repo.get_provenance(s, node.thread_id, node.turn)
+        edits = await repo.edits_at(s, [(node.thread_id, node.turn)])
+        notes = await repo.notes_at(s, node.thread_id, node.turn)
+        return NodeOut(
+            node_id=str(node),
+            thread_id=node.thread_id,
+            turn_index=node.turn,
+            kind="turn",
+            state=snap.state,  # type: ignore[arg-type]
+            user_message=snap.user_message,
+            reply=snap.reply,
+            started_at=aware(snap.captured_at),
+            completed_at=aware(snap.completed_at) if snap.completed_at else None,
+            provenance=provenance_out(prov),
+            notes=[note_out(n) for n in notes],
+            edits=[edit_out(e) for e in edits],
+        )

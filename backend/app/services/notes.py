@@ -1,0 +1,166 @@
+"""Notes: the researcher's own remarks on a node, with free-form codes.
+
+A note is the researcher's, never the model's: no prompt builder, transcript or
+checkpoint reads the `notes` table. Every change is one transaction: the row, its
+search entry (`kind: "note"`) and an action on the family's annotations channel
+(`ahp-session:/<uuid>/annotations`, AHP 1.0.0's `annotations/set` and
+`annotations/removed`, `origin.turnId` = the node), which the family's event stream
+carries too.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.engine import Database
+from app.db.models import Note, SearchEntry, User
+from app.db.repositories import ledger as repo
+from app.db.repositories import search as search_repo
+from app.db.repositories import threads as threads_repo
+from app.domain import NodeId, now
+from app.errors import Forbidden, NotFound
+from app.events import log as action_log
+from app.schemas_ledger import CodeCount, NoteIn, NoteOut, NotePatch
+from app.services.conversations import check_owned, get_owned
+from app.services.ledger import note_out, resolve_node
+
+
+def annotations_channel(root_thread_id: str) -> str:
+    return action_log.session_channel(root_thread_id) + "/annotations"
+
+
+def annotation(note: Note) -> dict[str, Any]:
+    """A note as an AHP 1.0.0 `Annotation` anchored to its node."""
+    node = NodeId.format(note.thread_id, note.turn_index)
+    return {
+        "id": f"note-{note.id}",
+        "origin": {
+            "session": action_log.session_channel(note.root_thread_id),
+            "chat": action_log.chat_channel(note.root_thread_id),
+            "turnId": node,
+        },
+        "resource": f"haico-node:/{node}",
+        "resolved": False,
+        "entries": [
+            {
+                "id": "text",
+                "text": note.text,
+                "_meta": {"haico/codes": list(note.codes or []), "haico/author": note.author},
+            }
+        ],
+        "_meta": {"haico/noteId": note.id, "haico/nodeId": node},
+    }
+
+
+def _clean_codes(codes: list[str]) -> list[str]:
+    """Codes trimmed, duplicates dropped, first spelling kept."""
+    out: list[str] = []
+    for code in codes:
+        c = code.strip()
+        if c and c not in out:
+            out.append(c)
+    return out
+
+
+async def _index(s: AsyncSession, note: Note) -> None:
+    await s.execute(delete(SearchEntry).where(SearchEntry.digest == f"note:{note.id}"))
+    text = " ".join([note.text, *(note.codes or [])])
+    await s.execute(
+        *search_repo.entries_write(
+            s,
+            user_id=note.user_id,
+            root_thread_id=note.root_thread_id,
+            thread_id=note.thread_id,
+            turn_index=note.turn_index,
+            texts=[("note", text, f"note:{note.id}")],
+        )
+    )
+
+
+async def _log(s: AsyncSession, note: Note, action: dict[str, Any]) -> None:
+    await action_log.append_rows(
+        s, [(note.root_thread_id, annotations_channel(note.root_thread_id), action)]
+    )
+
+
+async def create_note(
+    db: Database, *, user_id: int, thread_id: str, turn: int, body: NoteIn
+) -> NoteOut:
+    """A note on node `turn` of the thread's path (an ancestor's or a fork source's
+    node is that thread's)."""
+    async with db.transaction() as s:
+        owner, node = await resolve_node(s, user_id=user_id, thread_id=thread_id, turn=turn)
+        author = await s.scalar(select(User.name).where(User.id == user_id))
+        stamp = now()
+        note = Note(
+            user_id=user_id,
+            root_thread_id=owner.root_thread_id,
+            thread_id=node.thread_id,
+            turn_index=node.turn,
+            text=body.text,
+            codes=_clean_codes(body.codes),
+            author=author or "",
+            created_at=stamp,
+            updated_at=stamp,
+        )
+        s.add(note)
+        await s.flush()
+        await _index(s, note)
+        await _log(s, note, {"type": "annotations/set", "annotation": annotation(note)})
+        return note_out(note)
+
+
+async def _owned_note(s: AsyncSession, *, user_id: int, note_id: int) -> Note:
+    note = await s.get(Note, note_id)
+    if note is None:
+        raise NotFound(f"note {note_id} not found")
+    found = await threads_repo.get_with_branch(s, note.thread_id)
+    if found is None:
+        raise NotFound(f"note {note_id} not found")
+    if note.user_id != user_id:
+        raise Forbidden(f"note {note_id} belongs to another user")
+    check_owned(*found, user_id=user_id)
+    return note
+
+
+async def update_note(db: Database, *, user_id: int, note_id: int, body: NotePatch) -> NoteOut:
+    async with db.transaction() as s:
+        note = await _owned_note(s, user_id=user_id, note_id=note_id)
+        if body.text is not None:
+            note.text = body.text
+        if body.codes is not None:
+            note.codes = _clean_codes(body.codes)
+        note.updated_at = now()
+        await s.flush()
+        await _index(s, note)
+        await _log(s, note, {"type": "annotations/set", "annotation": annotation(note)})
+        return note_out(note)
+
+
+async def delete_note(db: Database, *, user_id: int, note_id: int) -> None:
+    async with db.transaction() as s:
+        note = await _owned_note(s, user_id=user_id, note_id=note_id)
+        await s.execute(delete(SearchEntry).where(SearchEntry.digest == f"note:{note.id}"))
+        await _log(s, note, {"type": "annotations/removed", "annotationId": f"note-{note.id}"})
+        await s.delete(note)
+
+
+async def family_notes(db: Database, *, user_id: int, thread_id: str) -> list[NoteOut]:
+    """Every note on the nodes of the thread's family, oldest first."""
+    async with db.read() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        threads = await threads_repo.family_threads(s, conv.root_thread_id)
+        notes = await repo.notes_of(s, [t.thread_id for t in threads])
+        return [note_out(n) for n in notes]
+
+
+async def codebook(db: Database, *, user_id: int) -> list[CodeCount]:
+    """The caller's codes with how many notes carry each, most used first."""
+    async with db.read() as s:
+        lists = await repo.user_codes(s, user_id)
+    counts = Counter(code for codes in lists for code in codes)
+    return [CodeCount(code=c, count=n) for c, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
