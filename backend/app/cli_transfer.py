@@ -1,5 +1,7 @@
 """`haico export THREAD_ID > file.json` and `haico import file.json`: a family as one
 JSON document, the same as `GET …/export` and `POST /api/conversations/import`.
+`haico export --csv [THREAD_ID] > nodes.csv`: the analysis CSV of a family (or of every
+family of the user), the same as `GET …/export.csv` (`GET /api/export.csv`).
 
 Both act as a user: the local user when auth is off, else the one `--user NAME`
 names. A progress bar goes to stderr; the document (export) or the new root thread
@@ -33,8 +35,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         description="Write the whole family of THREAD_ID (every branch, node, transcript "
         "and workspace) as one versioned JSON document to stdout; progress goes to stderr.",
     )
-    export_p.add_argument("thread_id")
+    export_p.add_argument("thread_id", nargs="?")
     export_p.add_argument("--user", help="act as this user (default: the local user)")
+    export_p.add_argument(
+        "--csv",
+        action="store_true",
+        help="write the analysis CSV instead (one row per node; every family of the user "
+        "when THREAD_ID is left out)",
+    )
     import_p = sub.add_parser(
         "import",
         help="recreate an exported family as a new conversation family",
@@ -66,6 +74,9 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         print("error: --user NAME is required when HAICO_AUTH=token", file=sys.stderr)
         return 2
     raw = ""
+    if args.command == "export" and args.thread_id is None and not args.csv:
+        print("error: THREAD_ID is required (or --csv for every family)", file=sys.stderr)
+        return 2
     if args.command == "import":
         try:
             raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
@@ -93,6 +104,8 @@ async def _run(settings: Settings, args: argparse.Namespace, user_name: str, raw
     runtime.model = OfflineChatModel()
     await runtime.start()
     try:
+        if args.command == "export" and args.csv:
+            return await _export_csv(db, user_name, args.thread_id)
         if args.command == "export":
             return await _export(db, runtime, user_name, args.thread_id)
         try:
@@ -115,6 +128,22 @@ async def _export(db: Database, runtime: AgentRuntime, user_name: str, thread_id
     )
     sys.stdout.write(doc.model_dump_json())
     sys.stdout.write("\n")
+    return 0
+
+
+async def _export_csv(db: Database, user_name: str, thread_id: str | None) -> int:
+    from app.services import analysis_export, family_export
+
+    user_id = await family_export.user_id_named(db, user_name)
+    if thread_id is None:
+        roots = await analysis_export.user_families(db, user_id=user_id)
+    else:
+        roots = [await analysis_export.check_family(db, user_id=user_id, thread_id=thread_id)]
+    total = await analysis_export.count_nodes(db, roots)
+    draw = progress_bar("export rows")
+    async for chunk in analysis_export.stream_csv(db, roots, progress=lambda n: draw(n, total)):
+        sys.stdout.write(chunk)
+    draw(total, total)
     return 0
 
 

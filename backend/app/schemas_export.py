@@ -108,6 +108,49 @@ class ExportArtifact(BaseModel):
     created_at: Timestamp | None = None
 
 
+class ExportProvenance(BaseModel):
+    """A node's provenance (the research ledger)."""
+
+    model_config = DOC
+    provider: ImportText = Field(max_length=20)
+    model: ImportText = Field(max_length=200)
+    profile_id: ImportText | None = Field(default=None, max_length=80)
+    params: dict[str, Any] = Field(default_factory=dict)
+    instructions_sha256: ImportText | None = Field(default=None, max_length=64)
+    input_tokens: int | None = Field(default=None, ge=0, le=MAX_INT)
+    output_tokens: int | None = Field(default=None, ge=0, le=MAX_INT)
+    tokens_estimated: bool = False
+    first_token_ms: int | None = Field(default=None, ge=0, le=MAX_INT)
+    duration_ms: int | None = Field(default=None, ge=0, le=MAX_INT)
+    tool_calls: int = Field(default=0, ge=0, le=MAX_INT)
+    cost_usd: float | None = Field(default=None, ge=0)
+
+
+class ExportEdit(BaseModel):
+    """One workspace change of a node and who made it."""
+
+    model_config = DOC
+    surface: ImportText = Field(max_length=20)
+    uid: ImportText | None = Field(default=None, max_length=64)
+    kind: Literal["add", "remove", "change"]
+    origin: Literal["user", "agent", "merge", "replay", "import"]
+    author: ImportText | None = Field(default=None, max_length=200)
+    at: Timestamp
+
+
+class ExportNote(BaseModel):
+    """A researcher's note on a node, with its codes."""
+
+    model_config = DOC
+    text: ImportText = Field(min_length=1, max_length=20_000)
+    codes: list[Annotated[str, Field(min_length=1, max_length=60, pattern=NO_NUL)]] = Field(
+        default_factory=list, max_length=20
+    )
+    author: ImportText = Field(default="", max_length=200)
+    created_at: Timestamp | None = None
+    updated_at: Timestamp | None = None
+
+
 class ExportNode(BaseModel):
     """A turn: its messages, and the workspace after it (null when no snapshot kept it)."""
 
@@ -122,6 +165,10 @@ class ExportNode(BaseModel):
     reply: ImportText
     messages: list[ExportMessage]
     workspace: ExportWorkspace | None
+    # The research ledger (absent in documents written before it).
+    provenance: ExportProvenance | None = None
+    edits: list[ExportEdit] = Field(default_factory=list)
+    notes: list[ExportNote] = Field(default_factory=list)
 
 
 class ExportThread(BaseModel):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,8 +133,22 @@ async def user_families(db: Database, *, user_id: int) -> list[str]:
         return await repo.user_roots(s, user_id)
 
 
-async def stream_csv(db: Database, roots: Iterable[str]) -> AsyncIterator[str]:
-    """The header, then every node of these families, in chunks of text."""
+async def count_nodes(db: Database, roots: Iterable[str]) -> int:
+    """How many rows `stream_csv` will write for these families (for a progress bar)."""
+    total = 0
+    async with db.read() as s:
+        for root in roots:
+            family = await Family.load(s, root)
+            for t in family.shown(root):
+                total += max(0, t.turn_index - family.first_owned(t.thread_id) + 1)
+    return total
+
+
+async def stream_csv(
+    db: Database, roots: Iterable[str], *, progress: Callable[[int], None] | None = None
+) -> AsyncIterator[str]:
+    """The header, then every node of these families, in chunks of text;
+    `progress(rows)` after each chunk."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)  # RFC 4180: CRLF, minimal quoting, doubled quotes
     writer.writerow(COLUMNS)
@@ -144,6 +158,8 @@ async def stream_csv(db: Database, roots: Iterable[str]) -> AsyncIterator[str]:
             writer.writerow([_text(v) for v in row])
             count += 1
             if count % CHUNK_ROWS == 0:
+                if progress is not None:
+                    progress(count)
                 yield buffer.getvalue()
                 buffer.seek(0)
                 buffer.truncate()

@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.engine import Database
 from app.db.models import Conversation
+from app.db.repositories import ledger as ledger_repo
 from app.db.repositories import threads as threads_repo
 from app.domain import NodeId
 from app.errors import InvalidInput, InvalidTurn
@@ -45,6 +46,7 @@ from app.schemas import (
 )
 from app.services.conversations import get_owned
 from app.services.family import Lineage
+from app.services.ledger import edit_origin
 from app.services.snapshots import resolve_restore_state
 from app.services.workspace_state import WorkspaceState
 
@@ -195,7 +197,11 @@ async def compare(db: Database, *, user_id: int, thread_id: str, a: str, b: str)
         await get_owned(s, thread_id=thread_id, user_id=user_id)
         conv_a, state_a = await _side(s, user_id=user_id, node=node_a)
         conv_b, state_b = await _side(s, user_id=user_id, node=node_b)
-        shared = common_ancestor(await node_path(s, node_a), await node_path(s, node_b))
+        path_b = await node_path(s, node_b)
+        shared = common_ancestor(await node_path(s, node_a), path_b)
+        # Who made the changes on b's side: the edits of b's path after the shared node.
+        since = path_b.index(shared) + 1 if shared in path_b else 0
+        edits = await ledger_repo.edits_at(s, [(n.thread_id, n.turn) for n in path_b[since:]])
         ancestor = None
         if shared is not None:
             owner = await threads_repo.get_thread(s, shared.thread_id)
@@ -216,4 +222,5 @@ async def compare(db: Database, *, user_id: int, thread_id: str, a: str, b: str)
         todos=_todos(out_a.todos, out_b.todos),
         artifacts=_artifacts(out_a.artifacts, out_b.artifacts),
         rejected=RejectedSides(a=out_a.rejected, b=out_b.rejected),
+        edits=[edit_origin(e) for e in edits],
     )

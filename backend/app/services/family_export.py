@@ -44,6 +44,7 @@ from app.schemas_export import (
     FamilyExport,
 )
 from app.services.conversations import get_owned
+from app.services.ledger_transfer import export_ledger
 from app.services.family import Family
 from app.services.snapshots import resolve_restore_state
 from app.services.workspace_state import WorkspaceState, live_state
@@ -168,6 +169,7 @@ async def export_family(
             if progress is not None:
                 progress(i + 1, len(records))
         root = convs[conv.root_thread_id]
+        ledger = await export_ledger(s, list(convs))
     transcripts = {
         t: runtime.to_transcript(await runtime.raw_messages(t))
         for t in {r.thread_id for r in records} | {root.thread_id}
@@ -190,6 +192,7 @@ async def export_family(
                 reply=r.reply,
                 messages=[export_message(m) for m in entries],
                 workspace=after[NodeId(r.thread_id, r.turn_index)],
+                **ledger.get((r.thread_id, r.turn_index), {}),
             )
         )
     forked = (

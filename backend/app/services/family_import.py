@@ -36,7 +36,7 @@ from app.agent.runtime import AgentRuntime
 from app.agent.transcripts import from_transcript
 from app.db.engine import Database, fault
 from app.db.faults import Step
-from app.db.models import Artifact, Conversation, ConversationBranch, WorkspaceSnapshot
+from app.db.models import Artifact, Conversation, ConversationBranch, Note, WorkspaceSnapshot
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as workspace_repo
 from app.domain import BranchStatus, Limits, NodeId, new_thread_id, now
@@ -54,6 +54,8 @@ from app.schemas_export import (
 from app.services import search
 from app.services.conversations import to_view
 from app.services.family import first_owned_turn
+from app.services.ledger_transfer import import_ledger
+from app.services.notes import index_note_in
 from app.services.snapshots import MAX_USER_MESSAGE_PREVIEW, SNAPSHOT_FORMAT, replace_workspace_in
 from app.services.workspace_state import PreferenceState, RejectedState, TodoState, WorkspaceState
 
@@ -222,6 +224,7 @@ async def _write_thread(
         )
     await s.flush()
     nodes = plan.nodes[t.thread_id]
+    notes: list[Note] = []
     for k in sorted(nodes):
         node = nodes[k]
         previous = nodes.get(k - 1)
@@ -231,6 +234,15 @@ async def _write_thread(
             else (previous.workspace if previous else None)
         )
         await _snapshot(s, new_id, node, workspace_state(before))
+        notes.extend(
+            await import_ledger(
+                s,
+                user_id=user_id,
+                root_thread_id=plan.ids[plan.root.thread_id],
+                thread_id=new_id,
+                node=node,
+            )
+        )
         after = node.workspace.document if node.workspace else None
         await search.index_node_in(
             s,
@@ -241,6 +253,8 @@ async def _write_thread(
             document=after.content if after else None,
         )
     await s.flush()
+    for note in notes:
+        await index_note_in(s, note)
     return conv
 
 

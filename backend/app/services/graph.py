@@ -1,9 +1,10 @@
 """The history graph of a family: its threads, one node per owned turn, and the edges.
 
-Read-only, and five SQL queries whatever the family's size or depth: ownership, the
+Read-only, and seven SQL queries whatever the family's size or depth: ownership, the
 family's threads with their branch rows (one indexed query on `root_thread_id`), the
 newest `node_cap + 1` turn records of the shown threads, one grouped artifact count,
-and the family's durable head. Which threads are shown, lineages, the owners of branch
+the nodes' models and their notes' codes (the research ledger), and the family's
+durable head. Which threads are shown, lineages, the owners of branch
 points, the active path and the edges are worked out in memory, in time linear in the
 family.
 
@@ -20,6 +21,7 @@ from typing import Literal
 from app.db.engine import Database
 from app.db.repositories import graph as repo
 from app.db.repositories import heads as heads_repo
+from app.db.repositories import ledger as ledger_repo
 from app.db.repositories.graph import NodeRow
 from app.domain import NodeId, aware
 from app.schemas import GraphEdge, GraphNode, GraphOut, GraphThread
@@ -71,6 +73,9 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
         truncated = len(newest) > node_cap
         kept_rows = newest[:node_cap]
         counts = await repo.artifact_counts(session, {n.thread_id for n in kept_rows})
+        models, codes = await ledger_repo.models_and_codes(
+            session, {n.thread_id for n in kept_rows}
+        )
         durable = await heads_repo.get_head(session, root_thread_id)
     if durable is not None:
         head = durable.head_turn_id
@@ -93,6 +98,8 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
             artifact_count=counts.get((n.thread_id, n.turn_index), 0),
             is_on_active_path=n.turn_index <= limits.get(n.thread_id, -1),
             state=n.state,
+            model=models.get((n.thread_id, n.turn_index)),
+            codes=codes.get((n.thread_id, n.turn_index), []),
         )
         for nid, n in kept.items()
     ]

@@ -66,7 +66,8 @@ def _clean_codes(codes: list[str]) -> list[str]:
     return out
 
 
-async def _index(s: AsyncSession, note: Note) -> None:
+async def index_note_in(s: AsyncSession, note: Note) -> None:
+    """(Re)write the note's search entry (its kind is `note`)."""
     await s.execute(delete(SearchEntry).where(SearchEntry.digest == f"note:{note.id}"))
     text = " ".join([note.text, *(note.codes or [])])
     await s.execute(
@@ -109,7 +110,7 @@ async def create_note(
         )
         s.add(note)
         await s.flush()
-        await _index(s, note)
+        await index_note_in(s, note)
         await _log(s, note, {"type": "annotations/set", "annotation": annotation(note)})
         return note_out(note)
 
@@ -136,7 +137,7 @@ async def update_note(db: Database, *, user_id: int, note_id: int, body: NotePat
             note.codes = _clean_codes(body.codes)
         note.updated_at = now()
         await s.flush()
-        await _index(s, note)
+        await index_note_in(s, note)
         await _log(s, note, {"type": "annotations/set", "annotation": annotation(note)})
         return note_out(note)
 

@@ -311,3 +311,30 @@ async def user_roots(s: AsyncSession, user_id: int) -> list[str]:
         .order_by(_conv.c.created_at, _conv.c.thread_id)
     )
     return list((await s.execute(stmt)).scalars())
+
+
+async def models_and_codes(
+    s: AsyncSession, thread_ids: Collection[str]
+) -> tuple[dict[tuple[str, int], str], dict[tuple[str, int], list[str]]]:
+    """For the graph: each node's model, and the codes of its notes (two queries)."""
+    one_of = dialect_of(s).one_of
+    models = {
+        (r.thread_id, r.turn_index): r.model
+        for r in (
+            await s.execute(
+                select(_prov.c.thread_id, _prov.c.turn_index, _prov.c.model).where(
+                    one_of(_prov.c.thread_id, thread_ids)
+                )
+            )
+        ).all()
+    }
+    codes: dict[tuple[str, int], list[str]] = {}
+    stmt = (
+        select(_note.c.thread_id, _note.c.turn_index, _note.c.codes)
+        .where(one_of(_note.c.thread_id, thread_ids))
+        .order_by(_note.c.id)
+    )
+    for r in (await s.execute(stmt)).all():
+        found = codes.setdefault((r.thread_id, r.turn_index), [])
+        found.extend(c for c in r.codes or [] if c not in found)
+    return models, codes

@@ -17,6 +17,7 @@ from sqlalchemy.orm import defer
 
 from app.db.base import table_of
 from app.db.dialect import Write, dialect_of
+from app.db.repositories import ledger as ledger_repo
 from app.db.models import Artifact, SearchEntry, WorkspaceSnapshot
 from app.domain import NodeState
 
@@ -252,8 +253,10 @@ def node_end(
 
 
 async def delete_nodes(s: AsyncSession, thread_id: str, turns: Iterable[int]) -> None:
-    """Drop the turn records, the artifacts and the search entries of these turns."""
+    """Drop the turn records, the artifacts, the search entries and the research
+    ledger's rows (provenance, edits, notes) of these turns."""
     ks = list(turns)
+    await ledger_repo.delete_at(s, thread_id, ks)
     await s.execute(
         delete(SearchEntry).where(
             SearchEntry.thread_id == thread_id, SearchEntry.turn_index.in_(ks)
