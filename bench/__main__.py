@@ -28,6 +28,7 @@ BENCHMARKS = (
     "checkout",
     "reads",
     "search",
+    "ledger",
     "branching",
     "turns",
     "sqlite_concurrency",

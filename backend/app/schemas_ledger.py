@@ -93,3 +93,15 @@ class NotePatch(BaseModel):
 class CodeCount(BaseModel):
     code: str
     count: int
+
+
+class BranchUsage(BaseModel):
+    """What one branch's own steps used (the per-family summary)."""
+
+    thread_id: str
+    name: str | None
+    nodes: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    tokens_estimated: bool

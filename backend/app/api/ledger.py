@@ -11,7 +11,8 @@ from fastapi.responses import StreamingResponse
 from app.api.deps import CurrentUser, HandlesDep, ItemId, ThreadId
 from app.api.errors import responses
 from app.schemas import MAX_INT, NO_NUL
-from app.schemas_ledger import CodeCount, NodeOut, NoteIn, NoteOut, NotePatch
+from app.schemas import EditOrigin
+from app.schemas_ledger import BranchUsage, CodeCount, NodeOut, NoteIn, NoteOut, NotePatch
 from app.services import analysis_export, ledger, notes, path_doc
 
 router = APIRouter(prefix="/api", tags=["ledger"])
@@ -73,6 +74,27 @@ async def patch_note(
 async def delete_note(note_id: ItemId, handles: HandlesDep, user: CurrentUser) -> Response:
     await notes.delete_note(handles.db, user_id=user.id, note_id=note_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/conversations/{thread_id}/usage", responses=responses(403, 404))
+async def family_usage(
+    thread_id: ThreadId, handles: HandlesDep, user: CurrentUser
+) -> list[BranchUsage]:
+    """Tokens and cost per branch of the family (each branch's own steps)."""
+    return await ledger.family_usage(handles.db, user_id=user.id, thread_id=thread_id)
+
+
+@router.get("/conversations/{thread_id}/edits", responses=responses(403, 404))
+async def family_edits(
+    thread_id: ThreadId,
+    handles: HandlesDep,
+    user: CurrentUser,
+    origin: Literal["user", "agent", "merge", "replay", "import"] | None = None,
+) -> list[EditOrigin]:
+    """Every workspace change of the family and who made it, oldest first."""
+    return await ledger.family_edits(
+        handles.db, user_id=user.id, thread_id=thread_id, origin=origin
+    )
 
 
 @router.get("/codes", responses=responses(validates=False))

@@ -24,9 +24,9 @@ from app.db.repositories import snapshots as snap_repo
 from app.domain import NodeId, aware
 from app.errors import InvalidTurn, NotFound
 from app.schemas import EditOrigin
-from app.schemas_ledger import NodeEdit, NodeOut, NoteOut, Provenance
+from app.schemas_ledger import BranchUsage, NodeEdit, NodeOut, NoteOut, Provenance
 from app.services.conversations import get_owned
-from app.services.family import Lineage
+from app.services.family import Family, Lineage
 
 DEFAULT_PROFILE = "default"
 # The model name a provider is reported with when the settings name none.
@@ -170,3 +170,38 @@ async def get_node(db: Database, *, user_id: int, thread_id: str, turn: int) -> 
             notes=[note_out(n) for n in notes],
             edits=[edit_out(e) for e in edits],
         )
+
+
+async def family_usage(db: Database, *, user_id: int, thread_id: str) -> list[BranchUsage]:
+    """Tokens and cost per branch of the thread's family (each branch's own steps)."""
+    async with db.read() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        family = await Family.load(s, conv.root_thread_id)
+        shown = family.shown(conv.root_thread_id)
+        usage = await repo.usage_by_thread(s, [t.thread_id for t in shown])
+    out = []
+    for t in shown:
+        u = usage.get(t.thread_id)
+        out.append(
+            BranchUsage(
+                thread_id=t.thread_id,
+                name=t.name,
+                nodes=int(u.n) if u else 0,
+                input_tokens=int(u.i or 0) if u else 0,
+                output_tokens=int(u.o or 0) if u else 0,
+                cost_usd=float(u.c) if u and u.c is not None else None,
+                tokens_estimated=bool(u.e) if u else False,
+            )
+        )
+    return out
+
+
+async def family_edits(
+    db: Database, *, user_id: int, thread_id: str, origin: str | None
+) -> list[EditOrigin]:
+    """Every recorded workspace change of the thread's family, oldest first."""
+    async with db.read() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        family = await Family.load(s, conv.root_thread_id)
+        edits = await repo.edits_of(s, list(family.threads))
+    return [edit_origin(e) for e in edits if origin is None or e.origin == origin]

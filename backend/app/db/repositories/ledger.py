@@ -11,7 +11,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, String, and_, bindparam, delete, func, insert, select, tuple_
+from sqlalchemy import (
+    Select,
+    String,
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    insert,
+    select,
+    tuple_,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import table_of
@@ -338,3 +349,20 @@ async def models_and_codes(
         found = codes.setdefault((r.thread_id, r.turn_index), [])
         found.extend(c for c in r.codes or [] if c not in found)
     return models, codes
+
+
+async def usage_by_thread(s: AsyncSession, thread_ids: Collection[str]) -> dict[str, Any]:
+    """thread -> (nodes with provenance, input tokens, output tokens, cost, any estimated)."""
+    stmt = (
+        select(
+            _prov.c.thread_id,
+            func.count().label("n"),
+            func.sum(_prov.c.input_tokens).label("i"),
+            func.sum(_prov.c.output_tokens).label("o"),
+            func.sum(_prov.c.cost_usd).label("c"),
+            func.max(case((_prov.c.tokens_estimated, 1), else_=0)).label("e"),
+        )
+        .where(dialect_of(s).one_of(_prov.c.thread_id, thread_ids))
+        .group_by(_prov.c.thread_id)
+    )
+    return {r.thread_id: r for r in (await s.execute(stmt)).all()}
