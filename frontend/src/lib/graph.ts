@@ -49,7 +49,11 @@ export interface FlowCard {
   threadName: string | null;
   /** the first card of its thread: where the thread's name is shown and edited */
   firstOfThread: boolean;
+  /** the codes of the researcher's notes on this step (the research ledger) */
+  codes: readonly string[];
 }
+
+const NO_CODES: readonly string[] = [];
 
 export interface FlowLink {
   id: string;
@@ -270,6 +274,7 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
       artifactCount: n.artifact_count,
       threadName: thread?.name ?? null,
       firstOfThread: thread !== undefined && n.turn_index === firstOwned(thread),
+      codes: n.codes ?? NO_CODES,
     });
   }
 
@@ -306,6 +311,7 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
       artifactCount: 0,
       threadName: thread.name,
       firstOfThread: true,
+      codes: NO_CODES,
     });
     const bp = thread.branch_point_turn ?? 0;
     const owner = bp > 0 ? ownerOf(index.byId, thread.parent_thread_id, bp) : null;

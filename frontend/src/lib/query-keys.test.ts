@@ -12,6 +12,8 @@ describe("query keys", () => {
     expect(keys.compare("a", "b")).toEqual(["compare", "a", "b"]);
     expect(keys.search("bike")).toEqual(["search", "bike"]);
     expect(keys.conversations).toEqual(["conversations"]);
+    expect(keys.node("R", 2)).toEqual(["ledger", "node", "R", 2]);
+    expect(keys.edits("R").slice(0, 1)).toEqual(every.ledger);
   });
 
   it("refresh after a checkout what a turn refreshes, and the comparisons", () => {
@@ -28,8 +30,9 @@ describe("query keys", () => {
       every.messages,
       every.conversations,
       every.workspace,
+      every.ledger,
     ]);
     const two = mergeEffects(noEffects(), { ...noEffects(), workspace: new Set(["A", "B"]) });
-    expect(staleQueries(two)).toEqual([keys.workspace("A"), keys.workspace("B")]);
+    expect(staleQueries(two)).toEqual([keys.workspace("A"), keys.workspace("B"), every.ledger]);
   });
 });

@@ -14,6 +14,8 @@ export const every = {
   artifact: ["artifact"],
   compare: ["compare"],
   search: ["search"],
+  /** the research ledger: a node's details, the family's edits and usage */
+  ledger: ["ledger"],
 } as const;
 
 export type QueryKind = keyof typeof every;
@@ -28,6 +30,9 @@ export const keys = {
   artifact: (thread: string, id: number) => [...every.artifact, thread, id] as const,
   compare: (a: string, b: string) => [...every.compare, a, b] as const,
   search: (query: string) => [...every.search, query] as const,
+  node: (thread: string, turn: number) => [...every.ledger, "node", thread, turn] as const,
+  edits: (thread: string) => [...every.ledger, "edits", thread] as const,
+  usage: (thread: string) => [...every.ledger, "usage", thread] as const,
 };
 
 /** What a turn can change: the family's history, graph, transcripts and workspaces, and
@@ -38,6 +43,7 @@ export const TURN_STALE: readonly QueryKey[] = [
   every.messages,
   every.workspace,
   every.conversations,
+  every.ledger,
 ];
 
 /** Everything the studio shows of a family: what a checkout, a rename or a delete can
@@ -53,5 +59,7 @@ export function staleQueries(effects: Effects): QueryKey[] {
   if (effects.conversations) stale.push(every.conversations);
   if (effects.workspace.has("*")) stale.push(every.workspace);
   else for (const thread of effects.workspace) stale.push(keys.workspace(thread));
+  // A workspace change is an edit the ledger records; a graph change may be a turn.
+  if (effects.graph || effects.workspace.size > 0) stale.push(every.ledger);
   return stale;
 }

@@ -25,6 +25,8 @@ export interface ChatPanelProps {
   onStop: () => void;
   onRestore: (nodeId: string) => void;
   onOpenThread: (threadId: string) => void;
+  /** node id → what the user changed by hand at that step ("You changed the objective") */
+  handEdits?: ReadonlyMap<string, readonly string[]>;
 }
 
 const ENDED: Record<string, string> = { cancelled: "Stopped", error: "Failed" };
@@ -145,6 +147,11 @@ export function ChatPanel(props: ChatPanelProps) {
                 )}
                 <div className="text">{t.reply || (t.state === "complete" ? "(no reply)" : "")}</div>
               </div>
+              {nodeId && props.handEdits?.get(nodeId)?.map((sentence) => (
+                <div key={sentence} className="hand-edit" data-testid="hand-edit" data-node-id={nodeId}>
+                  {sentence}
+                </div>
+              ))}
               {!last && nodeId && (
                 <button
                   type="button"

@@ -6,9 +6,11 @@ import { useFamilyEvents } from "@/hooks/use-family-events";
 import { messageOf, useStudioActions } from "@/hooks/use-studio-actions";
 import { useConversations, useGraph, useHistory, useMessages, useWorkspace } from "@/hooks/use-studio-data";
 import { useStudioView } from "@/hooks/use-studio-view";
+import { useHandEdits } from "@/hooks/use-ledger";
 import { useTrajectoryFocus } from "@/hooks/use-trajectory-focus";
 import { UNREACHABLE } from "@/lib/api/client";
 import { ownsNoTurn, tipNodeId } from "@/lib/graph";
+import { handEditsByNode } from "@/lib/ledger";
 import { progressText } from "@/lib/research";
 import { ChatPanel } from "./chat-panel";
 import { CompareView } from "./compare-view";
@@ -16,11 +18,14 @@ import { ConfirmDialog } from "./confirm-dialog";
 import type { CardActions } from "./graph/commit-card";
 import { TrajectoryPanel } from "./graph/trajectory-panel";
 import { HistoryMenu } from "./history-menu";
+import { CodeFilter } from "./ledger/code-filter";
+import { NodeDetails } from "./ledger/node-details";
 import { Landing } from "./landing";
 import { SearchBox } from "./search-box";
 import { WorkspacePanel } from "./workspace-panel";
 
 const EMPTY_LABELS: ReadonlyMap<string, string> = new Map();
+const NO_NODES: readonly { codes?: string[] }[] = [];
 
 /**
  * The studio page. The URL names a thread (`?thread=`) and so a family; the studio
@@ -95,10 +100,27 @@ export function Studio() {
   );
   const onOpenThread = useCallback((threadId: string) => void openThread(threadId), [openThread]);
   const onRestore = useCallback((nodeId: string) => void checkout(nodeId), [checkout]);
-  const { onFocusStep, onCompare } = focus;
+  const { onCompare } = focus;
+  // A card's click shows its step in the chat and opens its details (the ledger).
+  const [detailsNode, setDetailsNode] = useState<string | null>(null);
+  const focusStep = focus.onFocusStep;
+  const onFocusStep = useCallback(
+    (nodeId: string) => {
+      setDetailsNode(nodeId);
+      focusStep(nodeId);
+    },
+    [focusStep],
+  );
   const cardActions: CardActions = useMemo(
     () => ({ onRestore, onFocusStep, onCompare, onRename: renameThread }),
     [onRestore, onFocusStep, onCompare, renameThread],
+  );
+  const handEdits = useHandEdits(familyRoot);
+  const editsByNode = useMemo(() => handEditsByNode(handEdits.data ?? []), [handEdits.data]);
+  const familyGraph2 = view.graph;
+  const laneNames = useMemo(
+    () => branchLabels(familyGraph2?.threads ?? [], view.flow?.labels ?? EMPTY_LABELS, familyGraph2?.nodes ?? []),
+    [familyGraph2, view.flow],
   );
   const onStop = useCallback(() => void stop(), [stop]);
   const restoreFound = focus.onRestoreFound;
@@ -218,7 +240,20 @@ export function Studio() {
               onOpenThread={onOpenThread}
               loading={graph.isLoading}
             />
+            <CodeFilter nodes={view.graph?.nodes ?? NO_NODES} />
+            {detailsNode !== null && (
+              <NodeDetails
+                key={detailsNode}
+                nodeId={detailsNode}
+                label={labels.get(detailsNode) ?? detailsNode.slice(detailsNode.lastIndexOf(":") + 1)}
+                title={current?.title ?? ""}
+                branchLabels={laneNames}
+                onClose={() => setDetailsNode(null)}
+                onError={setError}
+              />
+            )}
             <ChatPanel
+              handEdits={editsByNode}
               thread={displayed}
               turns={view.turns}
               guide={view.guide}
@@ -239,4 +274,24 @@ export function Studio() {
       <ConfirmDialog state={confirm} onCancel={dismiss} />
     </div>
   );
+}
+
+/** thread id → how the usage summary names a branch without a name: the label of its
+ * first step ("main" for the root). */
+function branchLabels(
+  threads: readonly { thread_id: string; parent_thread_id: string | null }[],
+  labels: ReadonlyMap<string, string>,
+  nodes: readonly { id: string; thread_id: string; turn_index: number }[],
+): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const t of threads) {
+    if (t.parent_thread_id === null) {
+      out.set(t.thread_id, "main");
+      continue;
+    }
+    const first = nodes.filter((n) => n.thread_id === t.thread_id).sort((a, b) => a.turn_index - b.turn_index)[0];
+    const label = first ? labels.get(first.id) : undefined;
+    out.set(t.thread_id, label ? `from ${label}` : t.thread_id.slice(0, 9));
+  }
+  return out;
 }

@@ -5,6 +5,8 @@ import type { FlowCard } from "@/lib/graph";
 import { countRender } from "@/lib/render-probe";
 import type { CardDetail } from "@/lib/studio-view";
 import { MAX_NAME, normalizeName, type Rejected } from "@/lib/research";
+import { CodeChips } from "../ledger/code-chips";
+import { codeToken } from "@/lib/ledger";
 
 export type { CardDetail };
 
@@ -62,6 +64,7 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
       data-state={card.state}
       data-picked={picked ?? undefined}
       data-found={data.found ? "true" : undefined}
+      data-codes={card.codes.length > 0 ? card.codes.map(codeToken).join(" ") : undefined}
       className={[
         "card",
         card.active ? "card-active" : "card-dim",
@@ -120,6 +123,7 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
         </span>
       </div>
       <div className="clamp q">{card.question || "(no message)"}</div>
+      {card.codes.length > 0 && <CodeChips codes={card.codes} />}
       {card.active && detail && (
         <>
           {detail.steps > 0 && (

@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import {
+  formatCost,
+  formatCount,
+  formatMs,
+  graphCodes,
+  handEditSentences,
+  handEditsByNode,
+  parseCodes,
+  pathFileName,
+  provenanceRows,
+  usageTotals,
+  type EditOrigin,
+  type Provenance,
+} from "./ledger";
+
+const edit = (over: Partial<EditOrigin>): EditOrigin => ({
+  node_id: "th_a:1",
+  surface: "objective",
+  uid: null,
+  kind: "change",
+  origin: "user",
+  author: "me",
+  at: "2026-01-01T00:00:00Z",
+  ...over,
+});
+
+const prov: Provenance = {
+  provider: "openai",
+  model: "gpt-x",
+  profile_id: "default",
+  params: {},
+  instructions_sha256: "0".repeat(64),
+  input_tokens: 1200,
+  output_tokens: 34,
+  tokens_estimated: true,
+  first_token_ms: 420,
+  duration_ms: 2500,
+  tool_calls: 2,
+  cost_usd: 0.00042,
+};
+
+describe("ledger formatting", () => {
+  it("formats counts, costs and durations", () => {
+    expect(formatCount(12345)).toBe("12,345");
+    expect(formatCount(null)).toBe("—");
+    expect(formatCost(0.00042)).toBe("$0.00042");
+    expect(formatCost(1.5)).toBe("$1.50");
+    expect(formatCost(0)).toBe("$0");
+    expect(formatCost(null)).toBe("—");
+    expect(formatMs(420)).toBe("420 ms");
+    expect(formatMs(2500)).toBe("2.5 s");
+  });
+
+  it("lists provenance rows, marking estimated tokens", () => {
+    const rows = Object.fromEntries(provenanceRows(prov));
+    expect(rows.Model).toBe("gpt-x (openai)");
+    expect(rows.Tokens).toBe("1,200 in · 34 out (estimated)");
+    expect(rows.Cost).toBe("$0.00042");
+    const unknown = Object.fromEntries(
+      provenanceRows({ ...prov, model: null, input_tokens: null, output_tokens: null, cost_usd: null }),
+    );
+    expect(unknown.Tokens).toBe("—");
+    expect(unknown.Model).toBe("—");
+  });
+
+  it("parses codes", () => {
+    expect(parseCodes(" closure, pushback;closure\n ,agent-led ")).toEqual(["closure", "pushback", "agent-led"]);
+    expect(parseCodes("")).toEqual([]);
+  });
+
+  it("names a path file", () => {
+    expect(pathFileName("My Essay, v2!", "3.1", "md")).toBe("my-essay-v2-step-3.1.md");
+    expect(pathFileName("", "1", "html")).toBe("conversation-step-1.html");
+  });
+});
+
+describe("hand edits", () => {
+  it("says what the user changed, one sentence per surface and kind", () => {
+    expect(handEditSentences([edit({})])).toEqual(["You changed the objective"]);
+    expect(
+      handEditSentences([
+        edit({ surface: "todo", kind: "add" }),
+        edit({ surface: "todo", kind: "add" }),
+        edit({ surface: "preference", kind: "remove" }),
+      ]),
+    ).toEqual(["You added 2 todos", "You removed a preference"]);
+  });
+
+  it("groups the user's edits by node and leaves the agent's out", () => {
+    const byNode = handEditsByNode([
+      edit({ node_id: "th_a:1" }),
+      edit({ node_id: "th_a:2", origin: "agent" }),
+      edit({ node_id: "th_a:2", surface: "document" }),
+    ]);
+    expect([...byNode]).toEqual([
+      ["th_a:1", ["You changed the objective"]],
+      ["th_a:2", ["You changed the document"]],
+    ]);
+  });
+});
+
+describe("usage and codes", () => {
+  it("totals branch usage", () => {
+    const row = { thread_id: "t", name: null, nodes: 2, input_tokens: 10, output_tokens: 5, tokens_estimated: false };
+    expect(usageTotals([])).toEqual({ nodes: 0, input: 0, output: 0, cost: null, estimated: false });
+    expect(
+      usageTotals([
+        { ...row, cost_usd: 0.5 },
+        { ...row, cost_usd: null, tokens_estimated: true },
+      ]),
+    ).toEqual({ nodes: 4, input: 20, output: 10, cost: 0.5, estimated: true });
+  });
+
+  it("collects the graph's codes", () => {
+    expect(graphCodes([{ codes: ["b", "a"] }, { codes: ["a"] }, {}])).toEqual(["a", "b"]);
+  });
+});
