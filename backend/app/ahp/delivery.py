@@ -20,6 +20,7 @@ from typing import Any
 from app.ahp import snapshots
 from app.ahp.adapter import canonical, turn_from
 from app.ahp.protocol import (
+    ANNOTATIONS,
     INVALID_PARAMS,
     ROOT,
     Json,
@@ -66,6 +67,10 @@ async def snapshot_locked(conn: ConnectionState, channel: Any) -> Json:
         raise RpcError(INVALID_PARAMS, f"too many subscriptions (at most {limit})")
     if channel == ROOT:
         snap = await snapshots.root_snapshot(conn)
+    elif isinstance(channel, str) and channel.startswith("ahp-session:") and channel.endswith(
+        ANNOTATIONS
+    ):
+        snap = await snapshots.annotations_snapshot(conn, channel_root(channel))
     elif isinstance(channel, str) and channel.startswith("ahp-session:"):
         snap = await snapshots.session_snapshot(conn, family_of(channel, "ahp-session"))
     elif isinstance(channel, str) and channel.startswith("ahp-chat:"):

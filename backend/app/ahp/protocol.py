@@ -48,12 +48,16 @@ def family_of(channel: Any, scheme: str) -> str:
         raise RpcError(INVALID_PARAMS, f"channel: {channel!r} has no valid uuid") from exc
 
 
+# A session's annotations channel (AHP 1.0.0): the research ledger's notes.
+ANNOTATIONS = "/annotations"
+
+
 def channel_root(channel: Any) -> str:
-    """The family a chat or session channel names."""
+    """The family a chat, session or annotations channel names."""
     if isinstance(channel, str) and channel.startswith("ahp-chat:"):
         return family_of(channel, "ahp-chat")
     if isinstance(channel, str) and channel.startswith("ahp-session:"):
-        return family_of(channel, "ahp-session")
+        return family_of(channel.removesuffix(ANNOTATIONS), "ahp-session")
     raise RpcError(INVALID_PARAMS, f"channel: unknown channel {channel!r}")
 
 

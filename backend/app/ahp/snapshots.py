@@ -1,6 +1,6 @@
 """The state of each channel as a snapshot: the root (the `haico` agent and the
-session count), a session (its chats) and a chat (the selected path's last turns keyed
-by id, `headTurnId`, the active turn). Each snapshot carries the `serverSeq` it stands
+session count), a session (its chats), a chat (the selected path's last turns keyed
+by id, `headTurnId`, the active turn) and a session's annotations (its notes). Each snapshot carries the `serverSeq` it stands
 at (`fromSeq`); the reads behind it hold appends off, so nothing falls between."""
 
 from __future__ import annotations
@@ -9,10 +9,19 @@ from types import SimpleNamespace
 
 from app.ahp import cursors
 from app.ahp.adapter import turn_from
-from app.ahp.protocol import ROOT, Json, chat_uri, iso, session_uri
+from app.ahp.protocol import (
+    ANNOTATIONS,
+    INVALID_PARAMS,
+    ROOT,
+    Json,
+    RpcError,
+    chat_uri,
+    iso,
+    session_uri,
+)
 from app.ahp.state import ConnectionState
 from app.domain import NodeState
-from app.services import turn_views
+from app.services import notes, turn_views
 
 IDLE, ERROR, IN_PROGRESS = 1, 2, 8
 
@@ -134,4 +143,20 @@ async def chat_snapshot(conn: ConnectionState, root: str) -> Json:
         "resource": chat_uri(root),
         "state": conn.adapter.chat_state(state),
         "fromSeq": m.server_seq,
+    }
+
+
+async def annotations_snapshot(conn: ConnectionState, root: str) -> Json:
+    """A session's annotations channel (AHP 1.0.0 on): the family's notes, each an
+    `Annotation` whose `origin.turnId` is its node."""
+    assert conn.adapter is not None
+    if not conn.adapter.version.startswith("1."):
+        raise RpcError(INVALID_PARAMS, "annotations channels need protocol version 1.0.0")
+    position = await turn_views.log_position(conn.db)
+    annotations = await notes.family_annotations(conn.db, user_id=conn.user.id, root_thread_id=root)
+    conn.my_roots.add(root)
+    return {
+        "resource": session_uri(root) + ANNOTATIONS,
+        "state": {"annotations": annotations},
+        "fromSeq": position,
     }

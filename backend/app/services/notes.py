@@ -159,6 +159,15 @@ async def family_notes(db: Database, *, user_id: int, thread_id: str) -> list[No
         return [note_out(n) for n in notes]
 
 
+async def family_annotations(db: Database, *, user_id: int, root_thread_id: str) -> list[dict[str, Any]]:
+    """The family's notes as AHP `Annotation`s (its annotations channel's state)."""
+    async with db.read() as s:
+        await get_owned(s, thread_id=root_thread_id, user_id=user_id)
+        threads = await threads_repo.family_threads(s, root_thread_id)
+        found = await repo.notes_of(s, [t.thread_id for t in threads])
+        return [annotation(n) for n in found]
+
+
 async def codebook(db: Database, *, user_id: int) -> list[CodeCount]:
     """The caller's codes with how many notes carry each, most used first."""
     async with db.read() as s:

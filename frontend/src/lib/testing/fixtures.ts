@@ -65,6 +65,8 @@ export function family(
         artifact_count: 0,
         is_on_active_path: k <= (limits.get(s.id) ?? -1),
         state: "complete",
+        model: null,
+        codes: [],
       });
       let source: string | null = null;
       let kind: "turn" | "branch" = "turn";
