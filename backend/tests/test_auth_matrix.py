@@ -42,6 +42,14 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, int]] = [
     ("GET", "/api/conversations/{tid}/graph", None, 200),
     ("GET", "/api/conversations/{tid}/compare?a={tid}:0&b={tid}:0", None, 200),
     ("GET", "/api/conversations/{tid}/export", None, 200),
+    # The research ledger. The seed has no turn: its owner is let through to the 404.
+    ("GET", "/api/conversations/{tid}/nodes/1", None, 404),
+    ("POST", "/api/conversations/{tid}/nodes/1/notes", {"text": "n"}, 404),
+    ("GET", "/api/conversations/{tid}/notes", None, 200),
+    ("GET", "/api/conversations/{tid}/edits", None, 200),
+    ("GET", "/api/conversations/{tid}/usage", None, 200),
+    ("GET", "/api/conversations/{tid}/export.csv", None, 200),
+    ("GET", "/api/conversations/{tid}/path", None, 200),
 ]
 # Endpoints that are not about one thread: checked for 401 only.
 UNSCOPED = [
@@ -49,10 +57,17 @@ UNSCOPED = [
     ("POST", "/api/conversations"),
     ("GET", "/api/search"),
     ("POST", "/api/conversations/import"),
+    ("GET", "/api/codes"),
+    ("GET", "/api/export.csv"),
 ]
 PUBLIC = {("GET", "/api/health")}
 # An endless stream: covered by `test_events_stream_auth` over a real socket.
-COVERED_ELSEWHERE: set[tuple[str, str]] = {("GET", "/api/conversations/{tid}/events")}
+COVERED_ELSEWHERE: set[tuple[str, str]] = {
+    ("GET", "/api/conversations/{tid}/events"),
+    # A note is named by its own id: `test_note_endpoints_token_mode`.
+    ("PATCH", "/api/notes/{note_id}"),
+    ("DELETE", "/api/notes/{note_id}"),
+}
 
 
 def _path(template: str, s: Seeded) -> str:
@@ -75,6 +90,7 @@ def _template(path: str) -> str:
         .replace("{pref_id}", "{pref}")
         .replace("{todo_id}", "{todo}")
         .replace("{artifact_id}", "{art}")
+        .replace("{k}", "1")
     )
 
 
@@ -201,3 +217,34 @@ async def test_events_stream_auth(app: FastAPI, client: httpx.AsyncClient) -> No
     ):
         assert r.status_code == 200
         assert r.headers["content-type"].startswith("text/event-stream")
+
+
+async def test_note_endpoints_token_mode(app: FastAPI, client: httpx.AsyncClient) -> None:
+    """A note's own endpoints: 401 without a token, 403 for another user, the owner's
+    edit and delete go through."""
+    from sqlalchemy import select
+
+    from app.db.models import Note, WorkspaceSnapshot
+    from app.domain import NodeState
+
+    db = db_of(app)
+    owner, owner_token = await users.create(db, name=f"no-{uuid.uuid4().hex[:8]}")
+    _, other_token = await users.create(db, name=f"nx-{uuid.uuid4().hex[:8]}")
+    seeded = await seed_conversation(app, owner)
+    async with db.transaction() as s:
+        s.add(WorkspaceSnapshot(thread_id=seeded.thread_id, turn_index=1, state=NodeState.COMPLETE))
+        s.add(Note(user_id=owner.id, root_thread_id=seeded.thread_id, thread_id=seeded.thread_id,
+                   turn_index=1, text="mine", codes=[], author="o"))
+    async with db.read() as s:
+        note_id = (await s.execute(select(Note.id))).scalars().all()[-1]
+    path = f"/api/notes/{note_id}"
+    owner_h = {"Authorization": f"Bearer {owner_token}"}
+    other_h = {"Authorization": f"Bearer {other_token}"}
+    for method, body in (("PATCH", {"text": "x"}), ("DELETE", None)):
+        assert (await client.request(method, path, json=body)).status_code == 401
+        r = await client.request(method, path, json=body, headers=other_h)
+        assert r.status_code == 403
+        _no_data(r)
+    r = await client.patch(path, json={"text": "edited"}, headers=owner_h)
+    assert r.status_code == 200 and r.json()["text"] == "edited"
+    assert (await client.delete(path, headers=owner_h)).status_code == 204

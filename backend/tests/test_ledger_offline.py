@@ -62,6 +62,13 @@ async def test_nodes_endpoint_errors(app: FastAPI, client: httpx.AsyncClient) ->
     r = await client.post(f"{API}/{tid}/branch", json={"from_turn": 1})
     bid = r.json()["thread_id"]
     assert (await node(client, bid, 1))["node_id"] == f"{tid}:1"
+    # ... and a fork reaches the nodes it was forked from, provenance and all
+    r = await client.post(f"{API}/{tid}/fork", json={"from_turn": 1})
+    assert r.status_code == 201, r.text
+    forked = await node(client, r.json()["thread_id"], 1)
+    original = await node(client, tid, 1)
+    assert forked["node_id"] == f"{tid}:1" and forked["provenance"] == original["provenance"]
+    assert original["provenance"]["provider"] == "offline"
 
 
 async def test_authorship_of_hand_and_agent_edits(

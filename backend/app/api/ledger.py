@@ -130,7 +130,7 @@ async def export_all_csv(handles: HandlesDep, user: CurrentUser) -> StreamingRes
 @router.get(
     "/conversations/{thread_id}/path",
     responses={
-        **responses(403, 404, stream=True),
+        **responses(403, 404, 409, stream=True),
         200: {"content": {"text/markdown": {}, "text/html": {}}},
     },
     response_class=Response,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  codeToken,
   formatCost,
   formatCount,
   formatMs,
@@ -114,5 +115,10 @@ describe("usage and codes", () => {
 
   it("collects the graph's codes", () => {
     expect(graphCodes([{ codes: ["b", "a"] }, { codes: ["a"] }, {}])).toEqual(["a", "b"]);
+  });
+
+  it("makes a code one word of a card's data-codes", () => {
+    expect(codeToken("agent led  here")).toBe("agent_led_here");
+    expect(codeToken("closure")).toBe("closure");
   });
 });

@@ -103,6 +103,7 @@ export function Studio() {
   const { onCompare } = focus;
   // A card's click shows its step in the chat and opens its details (the ledger).
   const [detailsNode, setDetailsNode] = useState<string | null>(null);
+  useEffect(() => setDetailsNode(null), [familyRoot]);
   const focusStep = focus.onFocusStep;
   const onFocusStep = useCallback(
     (nodeId: string) => {
@@ -117,10 +118,10 @@ export function Studio() {
   );
   const handEdits = useHandEdits(familyRoot);
   const editsByNode = useMemo(() => handEditsByNode(handEdits.data ?? []), [handEdits.data]);
-  const familyGraph2 = view.graph;
+  const shownGraph = view.graph;
   const laneNames = useMemo(
-    () => branchLabels(familyGraph2?.threads ?? [], view.flow?.labels ?? EMPTY_LABELS, familyGraph2?.nodes ?? []),
-    [familyGraph2, view.flow],
+    () => branchLabels(shownGraph?.threads ?? [], view.flow?.labels ?? EMPTY_LABELS, shownGraph?.nodes ?? []),
+    [shownGraph, view.flow],
   );
   const onStop = useCallback(() => void stop(), [stop]);
   const restoreFound = focus.onRestoreFound;
