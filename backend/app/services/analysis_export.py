@@ -264,6 +264,17 @@ def _row(
         node in on_head,
         r.tokens_estimated if r.provider is not None else None,
         r.cost_usd,
-        edits.get((t.thread_id, r.turn_index, "user"), 0),
-        edits.get((t.thread_id, r.turn_index, "agent"), 0),
+        _edits(edits, t.thread_id, r.turn_index, family.first_owned(t.thread_id), "user"),
+        _edits(edits, t.thread_id, r.turn_index, family.first_owned(t.thread_id), "agent"),
     ]
+
+
+def _edits(
+    counts: dict[tuple[str, int, str], int], thread_id: str, turn: int, first: int, origin: str
+) -> int:
+    """A node's edits by `origin`; a thread's first node also counts the edits made to
+    its restored view before its first message (recorded at the branch point)."""
+    n = counts.get((thread_id, turn, origin), 0)
+    if turn == first:
+        n += counts.get((thread_id, turn - 1, origin), 0)
+    return n

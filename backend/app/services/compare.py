@@ -201,7 +201,17 @@ async def compare(db: Database, *, user_id: int, thread_id: str, a: str, b: str)
         shared = common_ancestor(await node_path(s, node_a), path_b)
         # Who made the changes on b's side: the edits of b's path after the shared node.
         since = path_b.index(shared) + 1 if shared in path_b else 0
-        edits = await ledger_repo.edits_at(s, [(n.thread_id, n.turn) for n in path_b[since:]])
+        keys = [(n.thread_id, n.turn) for n in path_b[since:]]
+        # A branch's first node also owns the edits made to its restored view before
+        # its first message (recorded at the branch point, on the branch's thread).
+        keys += [
+            (n.thread_id, n.turn - 1)
+            for prev, n in zip(path_b[since - 1 : -1] if since else [], path_b[since:], strict=False)
+            if prev.thread_id != n.thread_id
+        ]
+        if since == 0 and path_b:
+            keys.append((path_b[0].thread_id, path_b[0].turn - 1))
+        edits = await ledger_repo.edits_at(s, keys)
         ancestor = None
         if shared is not None:
             owner = await threads_repo.get_thread(s, shared.thread_id)

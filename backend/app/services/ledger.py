@@ -21,6 +21,7 @@ from app.db.engine import Database
 from app.db.models import Conversation, NodeProvenance, WorkspaceEdit
 from app.db.repositories import ledger as repo
 from app.db.repositories import snapshots as snap_repo
+from app.db.repositories import threads as threads_repo
 from app.domain import NodeId, aware
 from app.errors import InvalidTurn, NotFound
 from app.schemas import EditOrigin
@@ -134,6 +135,17 @@ async def resolve_node(
     raise NotFound(f"node {thread_id}:{turn} not found")
 
 
+async def edit_keys(s: AsyncSession, node: NodeId) -> list[tuple[str, int]]:
+    """Where the edits of `node` are recorded: at the node itself, and for a branch's
+    first node also at the branch point on the branch's own thread (the edits made
+    to a restored view before its first message, absorbed into the node's snapshot)."""
+    keys = [(node.thread_id, node.turn)]
+    branch = await threads_repo.get_branch(s, node.thread_id)
+    if branch is not None and node.turn == branch.branch_point_turn + 1:
+        keys.append((node.thread_id, node.turn - 1))
+    return keys
+
+
 def note_out(n: Any) -> NoteOut:
     return NoteOut(
         id=n.id,
@@ -154,7 +166,7 @@ async def get_node(db: Database, *, user_id: int, thread_id: str, turn: int) -> 
         if snap is None:
             raise NotFound(f"node {node} has no record (it was pruned)")
         prov = await repo.get_provenance(s, node.thread_id, node.turn)
-        edits = await repo.edits_at(s, [(node.thread_id, node.turn)])
+        edits = await repo.edits_at(s, await edit_keys(s, node))
         notes = await repo.notes_at(s, node.thread_id, node.turn)
         return NodeOut(
             node_id=str(node),

@@ -6,6 +6,7 @@ import {
   formatMs,
   graphCodes,
   handEditSentences,
+  handEditsAlongPath,
   handEditsByNode,
   parseCodes,
   pathFileName,
@@ -86,6 +87,26 @@ describe("hand edits", () => {
         edit({ surface: "preference", kind: "remove" }),
       ]),
     ).toEqual(["You added 2 todos", "You removed a preference"]);
+  });
+
+  it("places a branch's pre-message edits after its branch point, on that path only", () => {
+    const byNode = new Map([
+      ["th_a:1", ["You added a todo"]],
+      ["th_b:1", ["You changed the objective"]],
+    ]);
+    const main = [
+      { nodeId: "th_a:1", turn: 1 },
+      { nodeId: "th_a:2", turn: 2 },
+    ];
+    const branch = [
+      { nodeId: "th_a:1", turn: 1 },
+      { nodeId: "th_b:2", turn: 2 },
+    ];
+    expect([...handEditsAlongPath(main, byNode)]).toEqual([["th_a:1", ["You added a todo"]]]);
+    expect([...handEditsAlongPath(branch, byNode)]).toEqual([["th_a:1", ["You changed the objective"]]]);
+    expect([...handEditsAlongPath([{ nodeId: "th_a:1", turn: 1 }], byNode)]).toEqual([
+      ["th_a:1", ["You added a todo"]],
+    ]);
   });
 
   it("groups the user's edits by node and leaves the agent's out", () => {

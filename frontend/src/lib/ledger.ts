@@ -96,6 +96,31 @@ export function handEditsByNode(edits: readonly EditOrigin[]): Map<string, strin
   return out;
 }
 
+function threadOf(nodeId: string): string {
+  return nodeId.slice(0, nodeId.lastIndexOf(":"));
+}
+
+/** Where the chat shows hand edits along a displayed path (`steps`, in turn order):
+ * after step X, the edits recorded at X (made after its turn, before the next one),
+ * unless the next step is on another branch: then the edits that branch's thread
+ * recorded at X's turn (made to the restored view before its first message). */
+export function handEditsAlongPath(
+  steps: readonly { nodeId: string; turn: number }[],
+  byNode: ReadonlyMap<string, readonly string[]>,
+): Map<string, readonly string[]> {
+  const out = new Map<string, readonly string[]>();
+  steps.forEach((step, i) => {
+    const next = steps[i + 1];
+    const key =
+      next !== undefined && threadOf(next.nodeId) !== threadOf(step.nodeId)
+        ? `${threadOf(next.nodeId)}:${step.turn}`
+        : step.nodeId;
+    const sentences = byNode.get(key);
+    if (sentences && sentences.length > 0) out.set(step.nodeId, sentences);
+  });
+  return out;
+}
+
 export interface UsageTotals {
   nodes: number;
   input: number;

@@ -10,7 +10,7 @@ import { useHandEdits } from "@/hooks/use-ledger";
 import { useTrajectoryFocus } from "@/hooks/use-trajectory-focus";
 import { UNREACHABLE } from "@/lib/api/client";
 import { ownsNoTurn, tipNodeId } from "@/lib/graph";
-import { handEditsByNode } from "@/lib/ledger";
+import { handEditsAlongPath, handEditsByNode } from "@/lib/ledger";
 import { progressText } from "@/lib/research";
 import { ChatPanel } from "./chat-panel";
 import { CompareView } from "./compare-view";
@@ -117,7 +117,15 @@ export function Studio() {
     [onRestore, onFocusStep, onCompare, renameThread],
   );
   const handEdits = useHandEdits(familyRoot);
-  const editsByNode = useMemo(() => handEditsByNode(handEdits.data ?? []), [handEdits.data]);
+  const guide = view.guide;
+  const editsByNode = useMemo(
+    () =>
+      handEditsAlongPath(
+        [...guide.values()].sort((a, b) => a.turn - b.turn),
+        handEditsByNode(handEdits.data ?? []),
+      ),
+    [guide, handEdits.data],
+  );
   const shownGraph = view.graph;
   const laneNames = useMemo(
     () => branchLabels(shownGraph?.threads ?? [], view.flow?.labels ?? EMPTY_LABELS, shownGraph?.nodes ?? []),
