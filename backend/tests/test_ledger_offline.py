@@ -99,3 +99,30 @@ async def test_authorship_of_hand_and_agent_edits(
         (f"{tid}:2", "todo", "user"),
     ]
     assert [t["uid"] for t in cmp["todos"]["added"]] == [hand_uid]
+
+
+async def test_edits_to_a_restored_view_belong_to_the_new_branchs_first_node(
+    client: httpx.AsyncClient,
+) -> None:
+    tid = await new_thread(client)
+    await turn_ok(client, tid, "objective: one")
+    await turn_ok(client, tid, "objective: two")
+    r = await client.post(f"{API}/{tid}/checkout", json={"turn_id": f"{tid}:1"})
+    assert r.status_code == 200, r.text
+    draft = r.json()["working_thread_id"]
+    r = await client.put(f"{API}/{draft}/objective", json={"text": "by hand on the view"})
+    assert r.status_code == 200
+    events = await turn_ok(client, draft, "todo: then the agent")
+    first = events[-1][1]["node_id"]
+    assert first == f"{draft}:2"
+    got = (await node(client, draft, 2))["edits"]
+    assert [(e["surface"], e["origin"]) for e in got] == [("objective", "user"), ("todo", "agent")]
+    # compare from the branch point marks both; the main path's node 2 has neither
+    cmp = (await client.get(f"{API}/{tid}/compare", params={"a": f"{tid}:1", "b": first})).json()
+    assert [(e["surface"], e["origin"]) for e in cmp["edits"]] == [
+        ("objective", "user"),
+        ("todo", "agent"),
+    ]
+    assert [(e["surface"], e["origin"]) for e in (await node(client, tid, 2))["edits"]] == [
+        ("objective", "agent")
+    ]

@@ -103,6 +103,8 @@ def turn_from(record: Any, actions: list[Json]) -> Json:
     }
     if record.parent_id:
         turn["parentTurnId"] = record.parent_id
+    if getattr(record, "usage", None):
+        turn["usage"] = record.usage
     if record.state != NodeState.RUNNING:
         turn["state"] = record.state
         if record.completed_at is not None:

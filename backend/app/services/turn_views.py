@@ -20,10 +20,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.agent.runtime import AgentRuntime, TranscriptMessage
 from app.db.engine import Database
 from app.db.repositories import heads as heads_repo
+from app.db.repositories import ledger as ledger_repo
 from app.db.repositories import threads as repo
 from app.db.repositories import turn_views as views_repo
 from app.db.repositories.turn_views import TurnRow
 from app.domain import BranchStatus, NodeId, NodeState, aware
+from app.events import actions as action_shapes
 from app.events import log as action_log
 from app.services import heads
 from app.services.branching import transcript_prefix
@@ -41,6 +43,8 @@ class TurnRecord:
     reply: str
     started_at: datetime
     completed_at: datetime | None
+    # AHP `UsageInfo` from the node's provenance (the research ledger), if any.
+    usage: dict[str, Any] | None = None
 
 
 @dataclass
@@ -177,10 +181,21 @@ async def _page(s: AsyncSession, family: Family, nodes: list[NodeId], *, more: b
     rows = await views_repo.turn_rows(s, [(n.thread_id, n.turn) for n in nodes])
     by_id = {NodeId(r.thread_id, r.turn_index): r for r in rows}
     records = _records(family, [by_id[n] for n in nodes if n in by_id])
+    await _with_usage(s, records)
     actions = await _turn_actions(
         s, family.root_thread_id, [r.id for r in records], _oldest(records)
     )
     return TurnsPage(records, actions, more)
+
+
+async def _with_usage(s: AsyncSession, records: list[TurnRecord]) -> None:
+    """Give each record its usage, so a turn whose actions left the log keeps it."""
+    nodes = {(n.thread_id, n.turn): r for r in records if (n := NodeId.parse(r.id))}
+    found = await ledger_repo.provenance_at(s, list(nodes))
+    for key, prov in found.items():
+        values = {f: getattr(prov, f) for f in ledger_repo.PROVENANCE_FIELDS}
+        usage = action_shapes.usage(nodes[key].id, values)
+        nodes[key].usage = usage["usage"] if usage else None
 
 
 def _oldest(records: list[TurnRecord]) -> datetime | None:
@@ -294,6 +309,7 @@ async def children(
         rows = [r for r in rows if r.order > after_order and r.state != NodeState.RUNNING]
         page_rows = rows[:limit]
         records = _records(family, page_rows)
+        await _with_usage(s, records)
         actions = await _turn_actions(s, root_thread_id, [r.id for r in records], _oldest(records))
         more = len(rows) > limit
         return TurnsPage(records, actions, more), (page_rows[-1].order if more else None)

@@ -129,6 +129,20 @@ async def provenance_of(
     return {(p.thread_id, p.turn_index): p for p in rows}
 
 
+async def provenance_at(
+    s: AsyncSession, nodes: Collection[tuple[str, int]]
+) -> dict[tuple[str, int], NodeProvenance]:
+    """The provenance of these nodes (those that have one), in one query."""
+    if not nodes:
+        return {}
+    rows = await s.scalars(
+        select(NodeProvenance).where(
+            tuple_(_prov.c.thread_id, _prov.c.turn_index).in_(list(nodes))
+        )
+    )
+    return {(p.thread_id, p.turn_index): p for p in rows}
+
+
 async def edits_at(s: AsyncSession, nodes: Iterable[tuple[str, int]]) -> list[WorkspaceEdit]:
     """The edits recorded at these nodes, oldest first."""
     wanted = set(nodes)
