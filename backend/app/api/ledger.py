@@ -3,6 +3,7 @@ export, a path as a document)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Response, status
@@ -13,7 +14,8 @@ from app.api.errors import responses
 from app.schemas import MAX_INT, NO_NUL
 from app.schemas import EditOrigin
 from app.schemas_ledger import BranchUsage, CodeCount, NodeOut, NoteIn, NoteOut, NotePatch
-from app.services import analysis_export, ledger, notes, path_doc
+from app.services import analysis_export, ledger, path_doc
+from app.services import notes as notes_service
 
 router = APIRouter(prefix="/api", tags=["ledger"])
 
@@ -22,9 +24,9 @@ TurnNo = Annotated[int, Path(ge=0, le=MAX_INT)]
 CSV = "text/csv; charset=utf-8"
 
 
-def _csv(body: object, filename: str) -> StreamingResponse:
+def _csv(body: AsyncIterator[str], filename: str) -> StreamingResponse:
     return StreamingResponse(
-        body,  # type: ignore[arg-type]
+        body,
         media_type=CSV,
         headers={"Content-Disposition": f'attachment; filename="{filename}"'},
     )
@@ -50,7 +52,7 @@ async def create_note(
     thread_id: ThreadId, k: TurnNo, body: NoteIn, handles: HandlesDep, user: CurrentUser
 ) -> NoteOut:
     """A note on node `k` of the thread's path; never shown to the model."""
-    return await notes.create_note(
+    return await notes_service.create_note(
         handles.db, user_id=user.id, thread_id=thread_id, turn=k, body=body
     )
 
@@ -58,21 +60,21 @@ async def create_note(
 @router.get("/conversations/{thread_id}/notes", responses=responses(403, 404))
 async def list_notes(thread_id: ThreadId, handles: HandlesDep, user: CurrentUser) -> list[NoteOut]:
     """Every note on the nodes of the thread's family, oldest first."""
-    return await notes.family_notes(handles.db, user_id=user.id, thread_id=thread_id)
+    return await notes_service.family_notes(handles.db, user_id=user.id, thread_id=thread_id)
 
 
 @router.patch("/notes/{note_id}", responses=responses(403, 404, 413))
 async def patch_note(
     note_id: ItemId, body: NotePatch, handles: HandlesDep, user: CurrentUser
 ) -> NoteOut:
-    return await notes.update_note(handles.db, user_id=user.id, note_id=note_id, body=body)
+    return await notes_service.update_note(handles.db, user_id=user.id, note_id=note_id, body=body)
 
 
 @router.delete(
     "/notes/{note_id}", status_code=status.HTTP_204_NO_CONTENT, responses=responses(403, 404)
 )
 async def delete_note(note_id: ItemId, handles: HandlesDep, user: CurrentUser) -> Response:
-    await notes.delete_note(handles.db, user_id=user.id, note_id=note_id)
+    await notes_service.delete_note(handles.db, user_id=user.id, note_id=note_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -100,7 +102,7 @@ async def family_edits(
 @router.get("/codes", responses=responses(validates=False))
 async def list_codes(handles: HandlesDep, user: CurrentUser) -> list[CodeCount]:
     """The caller's codebook: each code and how many notes carry it."""
-    return await notes.codebook(handles.db, user_id=user.id)
+    return await notes_service.codebook(handles.db, user_id=user.id)
 
 
 @router.get(

@@ -174,7 +174,7 @@ async def build(
             for note in await repo.notes_of(s, list(by_thread)):
                 notes.setdefault(NodeId(note.thread_id, note.turn_index), []).append(note)
         suffix: dict[str, list[int]] = {}
-        roots = set()
+        roots: set[str] = set()
         for t in by_thread:
             row = await threads_repo.get_thread(s, t)
             if row is not None:
