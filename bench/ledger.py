@@ -69,7 +69,9 @@ def _snapshot(thread_id: str, k: int, doc_hash: str | None) -> dict[str, Any]:
         "objective": f"objective {k // 7}",
         "document_title": "Draft" if doc_hash else None,
         "document_hash": doc_hash,
-        "preferences": [{"uid": f"p{i}", "text": f"preference {i}", "locked": i < 2} for i in range(10)],
+        "preferences": [
+            {"uid": f"p{i}", "text": f"preference {i}", "locked": i < 2} for i in range(10)
+        ],
         "todos": [
             {"uid": f"t{i}", "text": f"todo {i} of {k}", "done": i < k % 20, "depth": i % 2}
             for i in range(20)
@@ -161,7 +163,11 @@ async def build(settings: Settings) -> dict[str, str]:
         big, branch, small, path = (new_thread_id() for _ in range(4))
         await _thread(db, user.id, big, big, range(1, ROOT_TURNS + 1), ROOT_TURNS)
         await _thread(
-            db, user.id, big, branch, range(BRANCH_AT + 1, BRANCH_AT + BRANCH_TURNS + 1),
+            db,
+            user.id,
+            big,
+            branch,
+            range(BRANCH_AT + 1, BRANCH_AT + BRANCH_TURNS + 1),
             BRANCH_AT + BRANCH_TURNS,
         )
         async with db.transaction() as s:
@@ -213,8 +219,14 @@ async def _child(url: str, big: str, small: str, naive: bool) -> dict[str, Any]:
             writer = csv.writer(out)
             for snap, prov in rows:
                 writer.writerow(
-                    [snap.thread_id, snap.turn_index, snap.user_message, snap.reply,
-                     json.dumps(snap.todos), prov.model if prov else ""]
+                    [
+                        snap.thread_id,
+                        snap.turn_index,
+                        snap.user_message,
+                        snap.reply,
+                        json.dumps(snap.todos),
+                        prov.model if prov else "",
+                    ]
                 )
             return len(out.getvalue())
 
@@ -279,12 +291,21 @@ async def run() -> int:
         path, path_naive = await _path(settings, ids)
     nodes = ROOT_TURNS + BRANCH_TURNS
     rows = [
-        {"what": f"CSV, {nodes:,} nodes", "ours": f"{ours['seconds']:.2f} s, +{ours['rss_growth_mb']:.1f} MB",
-         "baseline": f"{naive['seconds']:.2f} s, +{naive['rss_growth_mb']:.1f} MB"},
-        {"what": f"path document, {PATH_TURNS} steps (md)", "ours": f"{path['md']:.1f} ms",
-         "baseline": f"{path_naive:.0f} ms (as-of read per step)"},
-        {"what": f"path document, {PATH_TURNS} steps (html)", "ours": f"{path['html']:.1f} ms",
-         "baseline": f"{path_naive:.0f} ms"},
+        {
+            "what": f"CSV, {nodes:,} nodes",
+            "ours": f"{ours['seconds']:.2f} s, +{ours['rss_growth_mb']:.1f} MB",
+            "baseline": f"{naive['seconds']:.2f} s, +{naive['rss_growth_mb']:.1f} MB",
+        },
+        {
+            "what": f"path document, {PATH_TURNS} steps (md)",
+            "ours": f"{path['md']:.1f} ms",
+            "baseline": f"{path_naive:.0f} ms (as-of read per step)",
+        },
+        {
+            "what": f"path document, {PATH_TURNS} steps (html)",
+            "ours": f"{path['html']:.1f} ms",
+            "baseline": f"{path_naive:.0f} ms",
+        },
     ]
     print(f"\nResearch ledger on PostgreSQL ({REPEAT} runs per path format after a warm-up)")
     print_table(rows, [("what", "what"), ("ours", "ours"), ("baseline", "baseline")])

@@ -19,7 +19,9 @@ NodeKind = Literal["turn", "merge"]
 MAX_NOTE = 20_000
 MAX_CODES = 20
 MAX_CODE = 60
-Code = Annotated[str, Field(min_length=1, max_length=MAX_CODE, pattern=r"^[^\x00\n\r]*\S[^\x00\n\r]*$")]
+Code = Annotated[
+    str, Field(min_length=1, max_length=MAX_CODE, pattern=r"^[^\x00\n\r]*\S[^\x00\n\r]*$")
+]
 
 
 class Provenance(BaseModel):

@@ -32,7 +32,13 @@ class Fake:
 
 def _chunk(delta: dict[str, Any] | None, finish: str | None = None) -> dict[str, Any]:
     choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
-    return {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": MODEL, "choices": choices}
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": MODEL,
+        "choices": choices,
+    }
 
 
 def fake_openai_app(fake: Fake) -> FastAPI:
@@ -47,7 +53,11 @@ def fake_openai_app(fake: Fake) -> FastAPI:
         if not answered:
             call = {"index": 0, "id": "call_1", "type": "function"}
             fn = {"name": "add_todo", "arguments": json.dumps({"text": "from the fake"})}
-            chunks.append(_chunk({"role": "assistant", "content": None, "tool_calls": [{**call, "function": fn}]}))
+            chunks.append(
+                _chunk(
+                    {"role": "assistant", "content": None, "tool_calls": [{**call, "function": fn}]}
+                )
+            )
             chunks.append(_chunk({}, "tool_calls"))
         else:
             chunks.append(_chunk({"role": "assistant", "content": ""}))

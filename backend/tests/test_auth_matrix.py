@@ -233,8 +233,17 @@ async def test_note_endpoints_token_mode(app: FastAPI, client: httpx.AsyncClient
     seeded = await seed_conversation(app, owner)
     async with db.transaction() as s:
         s.add(WorkspaceSnapshot(thread_id=seeded.thread_id, turn_index=1, state=NodeState.COMPLETE))
-        s.add(Note(user_id=owner.id, root_thread_id=seeded.thread_id, thread_id=seeded.thread_id,
-                   turn_index=1, text="mine", codes=[], author="o"))
+        s.add(
+            Note(
+                user_id=owner.id,
+                root_thread_id=seeded.thread_id,
+                thread_id=seeded.thread_id,
+                turn_index=1,
+                text="mine",
+                codes=[],
+                author="o",
+            )
+        )
     async with db.read() as s:
         note_id = (await s.execute(select(Note.id))).scalars().all()[-1]
     path = f"/api/notes/{note_id}"

@@ -44,7 +44,7 @@ async def test_the_analysis_snippet_runs_on_an_export(
     os.chdir(tmp_path)
     try:
         with contextlib.redirect_stdout(out):
-            exec(compile(snippet(), str(DOC), "exec"), {"__name__": "analysis"})  # noqa: S102
+            exec(compile(snippet(), str(DOC), "exec"), {"__name__": "analysis"})
     finally:
         os.chdir(here)
     assert (tmp_path / "turns_per_branch.png").stat().st_size > 0

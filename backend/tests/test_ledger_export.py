@@ -97,7 +97,9 @@ async def test_path_document_formats_and_notes(client: httpx.AsyncClient) -> Non
     assert "### Step 1" in md and "### Step 2" in md
     assert "added todo “outline”" in md and "todo “draft”" in md  # the rejection
     assert "OFFPATH" not in md and "NOTE-on-2" not in md
-    with_notes = (await client.get(f"{API}/{tid}/path", params={"node": f"{tid}:2", "notes": "true"})).text
+    with_notes = (
+        await client.get(f"{API}/{tid}/path", params={"node": f"{tid}:2", "notes": "true"})
+    ).text
     assert "NOTE-on-2" in with_notes and "c1" in with_notes
 
     r = await client.get(f"{API}/{tid}/path", params={"format": "html", "notes": "true"})
@@ -157,7 +159,9 @@ def _draw_trees(n: int) -> list[list[int]]:
     """`n` random trees drawn by hypothesis (generation only; building them is async)."""
     out: list[list[int]] = []
 
-    @settings(max_examples=n, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=n, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+    )
     @given(parents=trees())
     def collect(parents: list[int]) -> None:
         out.append(parents)

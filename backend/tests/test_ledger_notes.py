@@ -46,7 +46,9 @@ async def test_note_crud_codes_events_and_search(
     tid = await new_thread(client)
     await turn_ok(client, tid, "objective: one")
     await turn_ok(client, tid, "objective: two")
-    a = await add_note(client, tid, 1, "Premature closure here", [" closure ", "agent-led", "closure"])
+    a = await add_note(
+        client, tid, 1, "Premature closure here", [" closure ", "agent-led", "closure"]
+    )
     assert a["node_id"] == f"{tid}:1" and a["codes"] == ["closure", "agent-led"]
     assert a["author"] == settings.local_user_name and a["created_at"] == a["updated_at"]
     b = await add_note(client, tid, 2, "User pushed back", ["pushback", "closure"])

@@ -93,7 +93,9 @@ async def test_authorship_of_hand_and_agent_edits(
     assert tip[1]["author"] == settings.local_user_name
 
     # compare marks who made each change on b's side
-    cmp = (await client.get(f"{API}/{tid}/compare", params={"a": f"{tid}:1", "b": f"{tid}:2"})).json()
+    cmp = (
+        await client.get(f"{API}/{tid}/compare", params={"a": f"{tid}:1", "b": f"{tid}:2"})
+    ).json()
     assert [(e["node_id"], e["surface"], e["origin"]) for e in cmp["edits"]] == [
         (f"{tid}:2", "objective", "agent"),
         (f"{tid}:2", "todo", "user"),

@@ -67,8 +67,10 @@ async def snapshot_locked(conn: ConnectionState, channel: Any) -> Json:
         raise RpcError(INVALID_PARAMS, f"too many subscriptions (at most {limit})")
     if channel == ROOT:
         snap = await snapshots.root_snapshot(conn)
-    elif isinstance(channel, str) and channel.startswith("ahp-session:") and channel.endswith(
-        ANNOTATIONS
+    elif (
+        isinstance(channel, str)
+        and channel.startswith("ahp-session:")
+        and channel.endswith(ANNOTATIONS)
     ):
         snap = await snapshots.annotations_snapshot(conn, channel_root(channel))
     elif isinstance(channel, str) and channel.startswith("ahp-session:"):

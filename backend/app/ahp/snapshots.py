@@ -1,7 +1,9 @@
 """The state of each channel as a snapshot: the root (the `haico` agent and the
 session count), a session (its chats), a chat (the selected path's last turns keyed
-by id, `headTurnId`, the active turn) and a session's annotations (its notes). Each snapshot carries the `serverSeq` it stands
-at (`fromSeq`); the reads behind it hold appends off, so nothing falls between."""
+by id, `headTurnId`, the active turn) and a session's annotations (its notes). Each
+snapshot carries the `serverSeq` it stands at (`fromSeq`); the reads behind it hold
+appends off, so nothing falls between (the annotations snapshot reads its position
+first, so a note added meanwhile is in it and also arrives as an idempotent upsert)."""
 
 from __future__ import annotations
 

@@ -11,8 +11,7 @@ from fastapi.responses import StreamingResponse
 
 from app.api.deps import CurrentUser, HandlesDep, ItemId, ThreadId
 from app.api.errors import responses
-from app.schemas import MAX_INT, NO_NUL
-from app.schemas import EditOrigin
+from app.schemas import MAX_INT, NO_NUL, EditOrigin
 from app.schemas_ledger import BranchUsage, CodeCount, NodeOut, NoteIn, NoteOut, NotePatch
 from app.services import analysis_export, ledger, path_doc
 from app.services import notes as notes_service

@@ -180,19 +180,13 @@ async def _family_rows(db: Database, root: str) -> AsyncIterator[list[Any]]:
         thread_ids = [t.thread_id for t in shown]
         head_row = await heads_repo.get_head(s, root)
         tip = family.tip(root)
-        head = (
-            NodeId.parse(head_row.head_turn_id or "")
-            if head_row is not None
-            else tip
-        )
+        head = NodeId.parse(head_row.head_turn_id or "") if head_row is not None else tip
         on_head: set[NodeId] = set()
         node = head
         while node is not None and node not in on_head:
             on_head.add(node)
             node = family.parent(node)
-        suffix = labels.suffixes(
-            shown, await repo.node_times(s, labels.continuation_points(shown))
-        )
+        suffix = labels.suffixes(shown, await repo.node_times(s, labels.continuation_points(shown)))
         notes = _notes_by_node(await repo.notes_of(s, thread_ids))
         edits = await repo.edit_counts(s, thread_ids)
     for t in shown:
@@ -209,7 +203,9 @@ async def _family_rows(db: Database, root: str) -> AsyncIterator[list[Any]]:
                 if r is None:
                     continue  # a turn whose record was pruned
                 nxt = by_turn.get(k + 1)
-                after = _after_of_record(nxt, k) if nxt is not None else (live if k == last else None)
+                after = (
+                    _after_of_record(nxt, k) if nxt is not None else (live if k == last else None)
+                )
                 yield _row(family, root, t, r, after, suffix, notes, edits, on_head)
             lo = hi + 1
 

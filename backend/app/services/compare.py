@@ -206,7 +206,9 @@ async def compare(db: Database, *, user_id: int, thread_id: str, a: str, b: str)
         # its first message (recorded at the branch point, on the branch's thread).
         keys += [
             (n.thread_id, n.turn - 1)
-            for prev, n in zip(path_b[since - 1 : -1] if since else [], path_b[since:], strict=False)
+            for prev, n in zip(
+                path_b[since - 1 : -1] if since else [], path_b[since:], strict=False
+            )
             if prev.thread_id != n.thread_id
         ]
         if since == 0 and path_b:

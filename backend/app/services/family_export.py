@@ -44,8 +44,8 @@ from app.schemas_export import (
     FamilyExport,
 )
 from app.services.conversations import get_owned
-from app.services.ledger_transfer import export_ledger
 from app.services.family import Family
+from app.services.ledger_transfer import export_ledger
 from app.services.snapshots import resolve_restore_state
 from app.services.workspace_state import WorkspaceState, live_state
 

@@ -103,8 +103,8 @@ def edit_out(e: WorkspaceEdit) -> NodeEdit:
     return NodeEdit(
         surface=e.surface,
         uid=e.uid,
-        kind=e.kind,  # type: ignore[arg-type]
-        origin=e.origin,  # type: ignore[arg-type]
+        kind=e.kind,
+        origin=e.origin,
         author=e.author,
         at=aware(e.at),
     )
@@ -173,7 +173,7 @@ async def get_node(db: Database, *, user_id: int, thread_id: str, turn: int) -> 
             thread_id=node.thread_id,
             turn_index=node.turn,
             kind="turn",
-            state=snap.state,  # type: ignore[arg-type]
+            state=snap.state,
             user_message=snap.user_message,
             reply=snap.reply,
             started_at=aware(snap.captured_at),

@@ -28,8 +28,8 @@ async def export_ledger(
             ExportEdit(
                 surface=e.surface,
                 uid=e.uid,
-                kind=e.kind,  # type: ignore[arg-type]
-                origin=e.origin,  # type: ignore[arg-type]
+                kind=e.kind,
+                origin=e.origin,
                 author=e.author,
                 at=aware(e.at),
             )

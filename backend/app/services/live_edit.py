@@ -18,7 +18,6 @@ from app.domain import now
 from app.events import actions
 from app.events import log as action_log
 
-
 Origin = Literal["user", "agent", "merge", "replay", "import"]
 
 
@@ -33,7 +32,8 @@ class Actor:
 
 # Set by whoever runs edits for someone else (the turn's task sets the agent); an
 # edit made anywhere else is the user's own (REST, the studio, AHP).
-ACTOR: ContextVar[Actor] = ContextVar("haico_edit_actor", default=Actor())
+USER = Actor()
+ACTOR: ContextVar[Actor] = ContextVar("haico_edit_actor", default=USER)
 
 # The ledger's vocabulary for a live edit's surface and change.
 _SURFACE = {
@@ -76,8 +76,9 @@ async def changed(
 ) -> None:
     """Record a live edit: the thread was active now, a draft becomes dirty, who made
     it (`ACTOR`, kept in the research ledger's `workspace_edits`), and the change is
-    logged as `haico/workspaceChanged` for every follower of the family. `writes` go in the same statement (PostgreSQL); with `version`, the thread row must
-    still be that version (read without a lock) or nothing is written (`moved`)."""
+    logged as `haico/workspaceChanged` for every follower of the family. `writes` go
+    in the same statement (PostgreSQL); with `version`, the thread row must still be
+    that version (read without a lock) or nothing is written (`moved`)."""
     stamp = (
         threads_repo.edited(conv)
         if version is None

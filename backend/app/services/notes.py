@@ -159,7 +159,9 @@ async def family_notes(db: Database, *, user_id: int, thread_id: str) -> list[No
         return [note_out(n) for n in notes]
 
 
-async def family_annotations(db: Database, *, user_id: int, root_thread_id: str) -> list[dict[str, Any]]:
+async def family_annotations(
+    db: Database, *, user_id: int, root_thread_id: str
+) -> list[dict[str, Any]]:
     """The family's notes as AHP `Annotation`s (its annotations channel's state)."""
     async with db.read() as s:
         await get_owned(s, thread_id=root_thread_id, user_id=user_id)
@@ -173,4 +175,6 @@ async def codebook(db: Database, *, user_id: int) -> list[CodeCount]:
     async with db.read() as s:
         lists = await repo.user_codes(s, user_id)
     counts = Counter(code for codes in lists for code in codes)
-    return [CodeCount(code=c, count=n) for c, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
+    return [
+        CodeCount(code=c, count=n) for c, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))
+    ]

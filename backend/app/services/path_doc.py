@@ -75,7 +75,9 @@ def _state(snap: WorkspaceSnapshot, bodies: dict[str, str]) -> WorkspaceState:
         objective=snap.objective,
         document=document,
         preferences=[
-            PreferenceState(uid=str(p.get("uid", i)), text=str(p.get("text", "")), locked=bool(p.get("locked")))
+            PreferenceState(
+                uid=str(p.get("uid", i)), text=str(p.get("text", "")), locked=bool(p.get("locked"))
+            )
             for i, p in enumerate(snap.preferences or [])
         ],
         todos=[
@@ -101,14 +103,18 @@ def changes(before: WorkspaceState, after: WorkspaceState) -> list[str]:
     out: list[str] = []
     if before.objective != after.objective:
         out.append(
-            f"objective set to {_quote(after.objective)}" if after.objective else "objective cleared"
+            f"objective set to {_quote(after.objective)}"
+            if after.objective
+            else "objective cleared"
         )
     b_doc, a_doc = before.document, after.document
     if (b_doc.title if b_doc else None) != (a_doc.title if a_doc else None) and a_doc:
         out.append(f"document titled {_quote(a_doc.title)}")
     b_body, a_body = (b_doc.content if b_doc else ""), (a_doc.content if a_doc else "")
     if b_body != a_body:
-        lines = list(difflib.unified_diff(b_body.splitlines(), a_body.splitlines(), n=0, lineterm=""))
+        lines = list(
+            difflib.unified_diff(b_body.splitlines(), a_body.splitlines(), n=0, lineterm="")
+        )
         added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
         removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
         out.append(f"document edited (+{added} / −{removed} lines)")
@@ -185,27 +191,29 @@ async def build(
             suffix.update(
                 labels.suffixes(shown, await repo.node_times(s, labels.continuation_points(shown)))
             )
-    states = {n: _state(snap, bodies) for n, snap in snaps.items()}
+    states = {n: _state(row, bodies) for n, row in snaps.items()}
     steps: list[Step] = []
     for i, n in enumerate(path):
-        snap = snaps.get(n)
-        if snap is None:
+        record = snaps.get(n)
+        if record is None:
             continue
         before = states[n]
         after = states.get(path[i + 1]) if i + 1 < len(path) else final
         if after is None:
             after = before
         step_changes = changes(before, after)
-        step_changes += [f"created artifact {_quote(a)}" for a in arts.get(n.thread_id, {}).get(n.turn, [])]
+        step_changes += [
+            f"created artifact {_quote(a)}" for a in arts.get(n.thread_id, {}).get(n.turn, [])
+        ]
         p = prov.get((n.thread_id, n.turn))
         steps.append(
             Step(
                 node_id=str(n),
                 label=labels.label(n.turn, suffix.get(n.thread_id, [])),
-                state=snap.state,
-                started_at=aware(snap.captured_at),
-                user_message=snap.user_message,
-                reply=snap.reply,
+                state=record.state,
+                started_at=aware(record.captured_at),
+                user_message=record.user_message,
+                reply=record.reply,
                 model=p.model if p is not None else None,
                 changes=step_changes,
                 rejected=rejections(before, after),
@@ -239,7 +247,12 @@ def _md_block(text: str) -> list[str]:
 def _final_md(ws: WorkspaceState) -> list[str]:
     out = ["## Final workspace", "", f"**Objective:** {ws.objective or '(none)'}", ""]
     if ws.document is not None:
-        out += [f"### Document: {ws.document.title or '(untitled)'}", "", ws.document.content or "(empty)", ""]
+        out += [
+            f"### Document: {ws.document.title or '(untitled)'}",
+            "",
+            ws.document.content or "(empty)",
+            "",
+        ]
     out += ["### Preferences", ""]
     out += [f"- {'🔒 ' if p.locked else ''}{p.text}" for p in ws.preferences] or ["(none)"]
     out += ["", "### Open todos", ""]
@@ -279,8 +292,10 @@ def render_markdown(doc: PathDoc) -> str:
 
 
 _CSS = """
-body{font:15px/1.5 Georgia,'Times New Roman',serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}
-h1{font-size:1.6rem;margin-bottom:.2rem}h2{border-bottom:1px solid #bbb;padding-bottom:.2rem;margin-top:2rem}
+body{font:15px/1.5 Georgia,'Times New Roman',serif;max-width:46rem;margin:2rem auto;
+padding:0 1rem;color:#1b1b1b}
+h1{font-size:1.6rem;margin-bottom:.2rem}
+h2{border-bottom:1px solid #bbb;padding-bottom:.2rem;margin-top:2rem}
 h3{margin:1.4rem 0 .3rem}.meta{color:#555;font-size:.85rem}
 blockquote{margin:.3rem 0 .6rem;padding:.3rem .8rem;border-left:3px solid #ccc;white-space:pre-wrap}
 .user{border-color:#4a6fa5}.agent{border-color:#8a8a8a}
@@ -332,12 +347,19 @@ def render_html(doc: PathDoc) -> str:
         parts.append(f'<section class="step" data-node-id="{_esc(step.node_id)}">')
         parts.append(f"<h3>Step {_esc(step.label)}{state}</h3>")
         parts.append(f'<p class="meta">{_esc(" · ".join(meta))}</p>')
-        parts.append(f'<blockquote class="user"><strong>User:</strong> {_esc(step.user_message)}</blockquote>')
-        parts.append(f'<blockquote class="agent"><strong>Agent:</strong> {_esc(step.reply)}</blockquote>')
+        user = _esc(step.user_message)
+        parts.append(f'<blockquote class="user"><strong>User:</strong> {user}</blockquote>')
+        parts.append(
+            f'<blockquote class="agent"><strong>Agent:</strong> {_esc(step.reply)}</blockquote>'
+        )
         if step.changes:
-            parts.append("<p><strong>Changed:</strong></p>" + _list([_esc(c) for c in step.changes]))
+            parts.append(
+                "<p><strong>Changed:</strong></p>" + _list([_esc(c) for c in step.changes])
+            )
         if step.rejected:
-            parts.append("<p><strong>Rejected:</strong></p>" + _list([_esc(r) for r in step.rejected]))
+            parts.append(
+                "<p><strong>Rejected:</strong></p>" + _list([_esc(r) for r in step.rejected])
+            )
         if doc.with_notes and step.notes:
             items = [
                 _esc(n.text)

@@ -7,7 +7,6 @@ once here with named parameters (`Write`); everything else is a plain query.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -136,9 +135,7 @@ async def provenance_at(
     if not nodes:
         return {}
     rows = await s.scalars(
-        select(NodeProvenance).where(
-            tuple_(_prov.c.thread_id, _prov.c.turn_index).in_(list(nodes))
-        )
+        select(NodeProvenance).where(tuple_(_prov.c.thread_id, _prov.c.turn_index).in_(list(nodes)))
     )
     return {(p.thread_id, p.turn_index): p for p in rows}
 
@@ -175,9 +172,7 @@ async def edit_counts(
         .where(dialect_of(s).one_of(_edit.c.thread_id, thread_ids))
         .group_by(_edit.c.thread_id, _edit.c.turn_index, _edit.c.origin)
     )
-    return {
-        (r.thread_id, r.turn_index, r.origin): int(r.n) for r in (await s.execute(stmt)).all()
-    }
+    return {(r.thread_id, r.turn_index, r.origin): int(r.n) for r in (await s.execute(stmt)).all()}
 
 
 async def notes_of(s: AsyncSession, thread_ids: Collection[str]) -> list[Note]:
@@ -213,7 +208,9 @@ async def delete_at(s: AsyncSession, thread_id: str, turns: Collection[int]) -> 
     """Drop the ledger rows of these nodes (their turns were pruned)."""
     ks = list(turns)
     for table in (_prov, _edit, _note):
-        await s.execute(delete(table).where(table.c.thread_id == thread_id, table.c.turn_index.in_(ks)))
+        await s.execute(
+            delete(table).where(table.c.thread_id == thread_id, table.c.turn_index.in_(ks))
+        )
 
 
 # ---- reads behind the analysis export and the path document ----
@@ -304,9 +301,7 @@ async def snapshots_between(
 async def bodies(s: AsyncSession, hashes: Collection[str]) -> dict[str, str]:
     if not hashes:
         return {}
-    stmt = select(_body.c.hash, _body.c.content).where(
-        dialect_of(s).one_of(_body.c.hash, hashes)
-    )
+    stmt = select(_body.c.hash, _body.c.content).where(dialect_of(s).one_of(_body.c.hash, hashes))
     return {r.hash: r.content for r in (await s.execute(stmt)).all()}
 
 

@@ -17,8 +17,8 @@ from sqlalchemy.orm import defer
 
 from app.db.base import table_of
 from app.db.dialect import Write, dialect_of
-from app.db.repositories import ledger as ledger_repo
 from app.db.models import Artifact, SearchEntry, WorkspaceSnapshot
+from app.db.repositories import ledger as ledger_repo
 from app.domain import NodeState
 
 # Copy a snapshot's item lists (JSON) into a thread's live rows, positions by index
