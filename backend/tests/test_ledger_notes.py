@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from app.db.models import ActionLogEntry
 from app.services import conversations, users
+from tests.ahp.live import session_of
 from tests.helpers import db_of
 from tests.history_helpers import new_thread, turn_ok
 
@@ -89,7 +90,8 @@ async def test_note_crud_codes_events_and_search(
 
     # every change was an action on the family's annotations channel
     # (logged with the family as their root, so its event stream carries them)
-    notes_log = [(c, x) for c, x in await logged(app) if c.endswith("/annotations")]
+    channel = session_of(tid) + "/annotations"
+    notes_log = [(c, x) for c, x in await logged(app) if c == channel]
     kinds = [x["type"] for _, x in notes_log]
     assert kinds == ["annotations/set", "annotations/set", "annotations/set", "annotations/removed"]
     first = notes_log[0][1]["annotation"]
