@@ -1,30 +1,35 @@
-"""`haico export --csv`, run as a process on a fresh database (SQLite and PostgreSQL):
-the same rows as `GET …/export.csv`, with a progress bar on stderr."""
+"""`haico export --csv`, run as a process on the test's database (SQLite and
+PostgreSQL): the same rows as `GET …/export.csv`, with a progress bar on stderr."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import csv
 import io
 from pathlib import Path
 
 import httpx
+import pytest
 
+from app import cli, cli_transfer
 from app.config import Settings
 from app.main import create_app
 from tests.helpers import run_cli
 from tests.history_helpers import new_thread, turn_ok
 
 
-async def test_export_csv_from_the_command_line(server_env: dict[str, str]) -> None:
+async def test_export_csv_from_the_command_line(
+    server_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     env = {**server_env, "HAICO_SECRET_KEY": "test-secret"}
-    done = await asyncio.to_thread(run_cli, env, "migrate")
-    assert done.returncode == 0, done.stderr
     settings = Settings(
         database_url=env.get("HAICO_DATABASE_URL"),
         data_dir=Path(env["HAICO_DATA_DIR"]),
         secret_key="test-secret",
     )
+    # The schema through the migrations, as `haico migrate` makes it (in this process).
+    await asyncio.to_thread(cli.migrate, settings)
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
@@ -38,14 +43,20 @@ async def test_export_csv_from_the_command_line(server_env: dict[str, str]) -> N
 
     done = await asyncio.to_thread(run_cli, env, "export", "--csv", tid)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.replace("\r\n", "\n") == served.replace("\r\n", "\n")
+    # (the captured text has its CRLFs read as newlines)
+    assert done.stdout == served.replace("\r\n", "\n")
     assert f"export rows [{'#' * 30}] 2/2" in done.stderr
 
-    done = await asyncio.to_thread(run_cli, env, "export", "--csv")
-    assert done.returncode == 0, done.stderr
-    rows = list(csv.DictReader(io.StringIO(done.stdout, newline="")))
+    # every family of the user (in this process: the command's code, not its startup)
+    args = argparse.Namespace(command="export", thread_id=None, csv=True, user=None)
+    assert await asyncio.to_thread(cli_transfer.run, settings, args) == 0
+    out = capsys.readouterr()
+    rows = list(csv.DictReader(io.StringIO(out.out, newline="")))
     assert {r["root_thread_id"] for r in rows} == {tid, other} and len(rows) == 3
-    assert f"export rows [{'#' * 30}] 3/3" in done.stderr
+    assert f"export rows [{'#' * 30}] 3/3" in out.err
 
-    done = await asyncio.to_thread(run_cli, env, "export")
-    assert done.returncode == 2 and "THREAD_ID is required" in done.stderr
+
+def test_export_needs_a_thread_unless_csv(capsys: pytest.CaptureFixture[str]) -> None:
+    args = argparse.Namespace(command="export", thread_id=None, csv=False, user="someone")
+    assert cli_transfer.run(Settings(), args) == 2
+    assert "THREAD_ID is required" in capsys.readouterr().err
