@@ -5,6 +5,26 @@
  */
 
 export interface paths {
+    "/api/codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Codes
+         * @description The caller's codebook: each code and how many notes carry it.
+         */
+        get: operations["list_codes_api_codes_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations": {
         parameters: {
             query?: never;
@@ -151,6 +171,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{thread_id}/edits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Family Edits
+         * @description Every workspace change of the family and who made it, oldest first.
+         */
+        get: operations["family_edits_api_conversations__thread_id__edits_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{thread_id}/events": {
         parameters: {
             query?: never;
@@ -184,6 +224,26 @@ export interface paths {
          * @description The whole family of the thread as one versioned JSON document.
          */
         get: operations["export_family_api_conversations__thread_id__export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Family Csv
+         * @description Every node of the thread's family as a CSV row (see docs/analysis.md).
+         */
+        get: operations["export_family_csv_api_conversations__thread_id__export_csv_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -260,6 +320,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{thread_id}/nodes/{k}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Node
+         * @description Node `k` of the thread's path: its record, provenance, edits and notes.
+         */
+        get: operations["get_node_api_conversations__thread_id__nodes__k__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/nodes/{k}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Note
+         * @description A note on node `k` of the thread's path; never shown to the model.
+         */
+        post: operations["create_note_api_conversations__thread_id__nodes__k__notes_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Notes
+         * @description Every note on the nodes of the thread's family, oldest first.
+         */
+        get: operations["list_notes_api_conversations__thread_id__notes_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{thread_id}/objective": {
         parameters: {
             query?: never;
@@ -270,6 +390,27 @@ export interface paths {
         get?: never;
         /** Put Objective */
         put: operations["put_objective_api_conversations__thread_id__objective_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/path": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Path
+         * @description The path to `node` (default: the thread's latest) as one document: the final
+         *     workspace, then each step. Only that lineage, never another branch.
+         */
+        get: operations["get_path_api_conversations__thread_id__path_get"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -384,6 +525,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{thread_id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Family Usage
+         * @description Tokens and cost per branch of the family (each branch's own steps).
+         */
+        get: operations["family_usage_api_conversations__thread_id__usage_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{thread_id}/workspace": {
         parameters: {
             query?: never;
@@ -393,6 +554,26 @@ export interface paths {
         };
         /** Get Workspace */
         get: operations["get_workspace_api_conversations__thread_id__workspace_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export All Csv
+         * @description Every node of every family of the caller as a CSV row.
+         */
+        get: operations["export_all_csv_api_export_csv_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -416,6 +597,24 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/notes/{note_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Note */
+        delete: operations["delete_note_api_notes__note_id__delete"];
+        options?: never;
+        head?: never;
+        /** Patch Note */
+        patch: operations["patch_note_api_notes__note_id__patch"];
         trace?: never;
     };
     "/api/search": {
@@ -494,6 +693,26 @@ export interface components {
             workspace?: components["schemas"]["BranchWorkspaceOverride"] | null;
         };
         /**
+         * BranchUsage
+         * @description What one branch's own steps used (the per-family summary).
+         */
+        BranchUsage: {
+            /** Cost Usd */
+            cost_usd: number | null;
+            /** Input Tokens */
+            input_tokens: number;
+            /** Name */
+            name: string | null;
+            /** Nodes */
+            nodes: number;
+            /** Output Tokens */
+            output_tokens: number;
+            /** Thread Id */
+            thread_id: string;
+            /** Tokens Estimated */
+            tokens_estimated: boolean;
+        };
+        /**
          * BranchWorkspaceOverride
          * @description The edited preview sent with a branch; omitted fields fall back to the restored state.
          */
@@ -521,6 +740,13 @@ export interface components {
             /** Turn Id */
             turn_id: string | null;
         };
+        /** CodeCount */
+        CodeCount: {
+            /** Code */
+            code: string;
+            /** Count */
+            count: number;
+        };
         /**
          * CompareNode
          * @description One end of a comparison (or their common ancestor).
@@ -547,6 +773,8 @@ export interface components {
             b: components["schemas"]["CompareNode"];
             common_ancestor: components["schemas"]["CompareNode"] | null;
             document: components["schemas"]["DocumentDiff"];
+            /** Edits */
+            edits?: components["schemas"]["EditOrigin"][];
             objective: components["schemas"]["ObjectiveDiff"];
             preferences: components["schemas"]["PreferencesDiff"];
             rejected: components["schemas"]["RejectedSides"];
@@ -636,6 +864,35 @@ export interface components {
             title: string;
         };
         /**
+         * EditOrigin
+         * @description Who made one workspace change on `b`'s path since the common ancestor.
+         */
+        EditOrigin: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Author */
+            author: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "add" | "remove" | "change";
+            /** Node Id */
+            node_id: string;
+            /**
+             * Origin
+             * @enum {string}
+             */
+            origin: "user" | "agent" | "merge" | "replay" | "import";
+            /** Surface */
+            surface: string;
+            /** Uid */
+            uid: string | null;
+        };
+        /**
          * ErrorOut
          * @description Every error answer: a snake_case `code` and a human `message`.
          */
@@ -682,6 +939,33 @@ export interface components {
             title: string;
         };
         /**
+         * ExportEdit
+         * @description One workspace change of a node and who made it.
+         */
+        ExportEdit: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Author */
+            author?: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "add" | "remove" | "change";
+            /**
+             * Origin
+             * @enum {string}
+             */
+            origin: "user" | "agent" | "merge" | "replay" | "import";
+            /** Surface */
+            surface: string;
+            /** Uid */
+            uid?: string | null;
+        };
+        /**
          * ExportForkedFrom
          * @description Fork provenance: the node of another family this one was forked from
          *     (`thread_id` null when that thread is not known here).
@@ -726,10 +1010,15 @@ export interface components {
             captured_at?: string | null;
             /** Completed At */
             completed_at?: string | null;
+            /** Edits */
+            edits?: components["schemas"]["ExportEdit"][];
             /** Id */
             id: string;
             /** Messages */
             messages: components["schemas"]["ExportMessage"][];
+            /** Notes */
+            notes?: components["schemas"]["ExportNote"][];
+            provenance?: components["schemas"]["ExportProvenance"] | null;
             /** Reply */
             reply: string;
             state: components["schemas"]["NodeState"];
@@ -740,6 +1029,25 @@ export interface components {
             /** User Message */
             user_message: string;
             workspace: components["schemas"]["ExportWorkspace"] | null;
+        };
+        /**
+         * ExportNote
+         * @description A researcher's note on a node, with its codes.
+         */
+        ExportNote: {
+            /**
+             * Author
+             * @default
+             */
+            author: string;
+            /** Codes */
+            codes?: string[];
+            /** Created At */
+            created_at?: string | null;
+            /** Text */
+            text: string;
+            /** Updated At */
+            updated_at?: string | null;
         };
         /** ExportPreference */
         ExportPreference: {
@@ -752,6 +1060,44 @@ export interface components {
             text: string;
             /** Uid */
             uid: string;
+        };
+        /**
+         * ExportProvenance
+         * @description A node's provenance (the research ledger).
+         */
+        ExportProvenance: {
+            /** Cost Usd */
+            cost_usd?: number | null;
+            /** Duration Ms */
+            duration_ms?: number | null;
+            /** First Token Ms */
+            first_token_ms?: number | null;
+            /** Input Tokens */
+            input_tokens?: number | null;
+            /** Instructions Sha256 */
+            instructions_sha256?: string | null;
+            /** Model */
+            model: string;
+            /** Output Tokens */
+            output_tokens?: number | null;
+            /** Params */
+            params?: {
+                [key: string]: unknown;
+            };
+            /** Profile Id */
+            profile_id?: string | null;
+            /** Provider */
+            provider: string;
+            /**
+             * Tokens Estimated
+             * @default false
+             */
+            tokens_estimated: boolean;
+            /**
+             * Tool Calls
+             * @default 0
+             */
+            tool_calls: number;
         };
         /** ExportRejected */
         ExportRejected: {
@@ -916,10 +1262,14 @@ export interface components {
              * Format: date-time
              */
             captured_at: string;
+            /** Codes */
+            codes?: string[];
             /** Id */
             id: string;
             /** Is On Active Path */
             is_on_active_path: boolean;
+            /** Model */
+            model?: string | null;
             state: components["schemas"]["NodeState"];
             /** Thread Id */
             thread_id: string;
@@ -1012,12 +1362,110 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * NodeEdit
+         * @description One workspace change that belongs to a node, and who made it.
+         */
+        NodeEdit: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Author */
+            author: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "add" | "remove" | "change";
+            /**
+             * Origin
+             * @enum {string}
+             */
+            origin: "user" | "agent" | "merge" | "replay" | "import";
+            /** Surface */
+            surface: string;
+            /** Uid */
+            uid: string | null;
+        };
+        /**
+         * NodeOut
+         * @description One node with its provenance, its edits and the researcher's notes on it.
+         */
+        NodeOut: {
+            /** Completed At */
+            completed_at: string | null;
+            /** Edits */
+            edits: components["schemas"]["NodeEdit"][];
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "turn" | "merge";
+            /** Node Id */
+            node_id: string;
+            /** Notes */
+            notes: components["schemas"]["NoteOut"][];
+            provenance: components["schemas"]["Provenance"];
+            /** Reply */
+            reply: string;
+            /**
+             * Started At
+             * Format: date-time
+             */
+            started_at: string;
+            state: components["schemas"]["NodeState"];
+            /** Thread Id */
+            thread_id: string;
+            /** Turn Index */
+            turn_index: number;
+            /** User Message */
+            user_message: string;
+        };
+        /**
          * NodeState
          * @description The state of a turn (a graph node): running until it ends complete, cancelled or
          *     in error. REST and the AHP host's turns spell it the same way.
          * @enum {string}
          */
         NodeState: "running" | "complete" | "cancelled" | "error";
+        /** NoteIn */
+        NoteIn: {
+            /** Codes */
+            codes?: string[];
+            /** Text */
+            text: string;
+        };
+        /** NoteOut */
+        NoteOut: {
+            /** Author */
+            author: string;
+            /** Codes */
+            codes: string[];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Node Id */
+            node_id: string;
+            /** Text */
+            text: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** NotePatch */
+        NotePatch: {
+            /** Codes */
+            codes?: string[] | null;
+            /** Text */
+            text?: string | null;
+        };
         /** ObjectiveDiff */
         ObjectiveDiff: {
             /** After */
@@ -1122,6 +1570,39 @@ export interface components {
             removed: components["schemas"]["PreferenceOut"][];
         };
         /**
+         * Provenance
+         * @description Who and what produced a node. Unknown values are null (a node made before the
+         *     ledger existed, or a turn whose process died).
+         */
+        Provenance: {
+            /** Cost Usd */
+            cost_usd: number | null;
+            /** Duration Ms */
+            duration_ms: number | null;
+            /** First Token Ms */
+            first_token_ms: number | null;
+            /** Input Tokens */
+            input_tokens: number | null;
+            /** Instructions Sha256 */
+            instructions_sha256: string | null;
+            /** Model */
+            model: string | null;
+            /** Output Tokens */
+            output_tokens: number | null;
+            /** Params */
+            params: {
+                [key: string]: unknown;
+            };
+            /** Profile Id */
+            profile_id: string | null;
+            /** Provider */
+            provider: string | null;
+            /** Tokens Estimated */
+            tokens_estimated: boolean;
+            /** Tool Calls */
+            tool_calls: number;
+        };
+        /**
          * RejectedOut
          * @description A deleted preference or todo, kept as a rejected decision.
          */
@@ -1151,7 +1632,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "user" | "assistant" | "document";
+            kind: "user" | "assistant" | "document" | "note";
             /** Node Id */
             node_id: string;
             /** Root Thread Id */
@@ -1271,6 +1752,44 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    list_codes_api_codes_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeCount"][];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     list_conversations_api_conversations_get: {
         parameters: {
             query?: never;
@@ -2082,6 +2601,75 @@ export interface operations {
             };
         };
     };
+    family_edits_api_conversations__thread_id__edits_get: {
+        parameters: {
+            query?: {
+                origin?: ("user" | "agent" | "merge" | "replay" | "import") | null;
+            };
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditOrigin"][];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     events_api_conversations__thread_id__events_get: {
         parameters: {
             query?: {
@@ -2171,6 +2759,73 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FamilyExport"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    export_family_csv_api_conversations__thread_id__export_csv_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv; charset=utf-8": unknown;
                 };
             };
             /** @description Missing or unknown bearer token (token mode) */
@@ -2519,6 +3174,222 @@ export interface operations {
             };
         };
     };
+    get_node_api_conversations__thread_id__nodes__k__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+                k: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    create_note_api_conversations__thread_id__nodes__k__notes_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+                k: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoteIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoteOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    list_notes_api_conversations__thread_id__notes_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoteOut"][];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     put_objective_api_conversations__thread_id__objective_put: {
         parameters: {
             query?: never;
@@ -2572,6 +3443,87 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_path_api_conversations__thread_id__path_get: {
+        parameters: {
+            query?: {
+                node?: string | null;
+                format?: "md" | "html";
+                notes?: boolean;
+            };
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                    "text/markdown": unknown;
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3231,6 +4183,73 @@ export interface operations {
             };
         };
     };
+    family_usage_api_conversations__thread_id__usage_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BranchUsage"][];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     get_workspace_api_conversations__thread_id__workspace_get: {
         parameters: {
             query?: {
@@ -3309,6 +4328,44 @@ export interface operations {
             };
         };
     };
+    export_all_csv_api_export_csv_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv; charset=utf-8": unknown;
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     health_api_health_get: {
         parameters: {
             query?: never;
@@ -3334,6 +4391,151 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthOut"];
+                };
+            };
+        };
+    };
+    delete_note_api_notes__note_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                note_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    patch_note_api_notes__note_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                note_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotePatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoteOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
