@@ -14,6 +14,7 @@ describe("query keys", () => {
     expect(keys.conversations).toEqual(["conversations"]);
     expect(keys.node("R", 2)).toEqual(["ledger", "node", "R", 2]);
     expect(keys.edits("R").slice(0, 1)).toEqual(every.ledger);
+    expect(keys.usage("R")).toEqual(["ledger", "usage", "R"]);
   });
 
   it("refresh after a checkout what a turn refreshes, and the comparisons", () => {

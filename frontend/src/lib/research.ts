@@ -131,12 +131,13 @@ export function comparisonSummary(c: Comparison): string[] {
 // ---------------------------------------------------------------------------------
 // Search
 
-export type SearchKind = "user" | "assistant" | "document";
+export type SearchKind = "user" | "assistant" | "document" | "note";
 
 export const KIND_NAMES: Record<SearchKind, string> = {
   user: "your message",
   assistant: "reply",
   document: "document",
+  note: "your note",
 };
 
 export interface SnippetPart {

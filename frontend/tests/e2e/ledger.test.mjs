@@ -65,10 +65,7 @@ test("a step's provenance, notes, codes, hand edits and path export", async () =
     (id) => getComputedStyle(document.querySelector(`[data-testid="graph-node"][data-node-id="${id}"]`)).opacity < 0.5,
     `${root}:2`,
   );
-  assert.equal(
-    await s.node(`${root}:1`).evaluate((el) => getComputedStyle(el).opacity),
-    "1",
-  );
+  assert.equal(await s.node(`${root}:1`).evaluate((el) => getComputedStyle(el).opacity), "1");
   await screenshot(page, "ledger-code-filter");
   await s.byTest("code-filter").selectOption("");
 

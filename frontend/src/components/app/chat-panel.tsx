@@ -147,11 +147,12 @@ export function ChatPanel(props: ChatPanelProps) {
                 )}
                 <div className="text">{t.reply || (t.state === "complete" ? "(no reply)" : "")}</div>
               </div>
-              {nodeId && props.handEdits?.get(nodeId)?.map((sentence) => (
-                <div key={sentence} className="hand-edit" data-testid="hand-edit" data-node-id={nodeId}>
-                  {sentence}
-                </div>
-              ))}
+              {nodeId &&
+                props.handEdits?.get(nodeId)?.map((sentence) => (
+                  <div key={sentence} className="hand-edit" data-testid="hand-edit" data-node-id={nodeId}>
+                    {sentence}
+                  </div>
+                ))}
               {!last && nodeId && (
                 <button
                   type="button"
