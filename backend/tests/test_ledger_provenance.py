@@ -78,9 +78,7 @@ async def test_provenance_from_the_providers_report_or_estimated(
     assert [n["model"] for n in graph["nodes"]] == [MODEL]
     async with db_of(app).read() as s:
         logged = (await s.execute(select(ActionLogEntry.action))).scalars().all()
-    usage = [
-        a for a in logged if a.get("type") == "chat/usage" and a["turnId"].startswith(tid)
-    ]
+    usage = [a for a in logged if a.get("type") == "chat/usage" and a["turnId"].startswith(tid)]
     assert len(usage) == 1 and usage[0]["turnId"] == f"{tid}:1"
     assert usage[0]["usage"]["inputTokens"] == p["input_tokens"]
     assert usage[0]["usage"]["outputTokens"] == p["output_tokens"]

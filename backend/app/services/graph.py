@@ -1,10 +1,10 @@
 """The history graph of a family: its threads, one node per owned turn, and the edges.
 
-Read-only, and seven SQL queries whatever the family's size or depth: ownership, the
+Read-only, and six SQL queries whatever the family's size or depth: ownership, the
 family's threads with their branch rows (one indexed query on `root_thread_id`), the
 newest `node_cap + 1` turn records of the shown threads, one grouped artifact count,
-the nodes' models and their notes' codes (the research ledger), and the family's
-durable head. Which threads are shown, lineages, the owners of branch
+the nodes' models and their notes' codes (the research ledger, one query), and the
+family's durable head. Which threads are shown, lineages, the owners of branch
 points, the active path and the edges are worked out in memory, in time linear in the
 family.
 

@@ -16,15 +16,19 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
+    cast,
     delete,
     func,
     insert,
+    literal,
+    null,
     select,
     tuple_,
+    union_all,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.base import table_of
+from app.db.base import JsonType, table_of
 from app.db.dialect import Write, dialect_of
 from app.db.models import (
     Artifact,
@@ -336,28 +340,34 @@ async def user_roots(s: AsyncSession, user_id: int) -> list[str]:
 async def models_and_codes(
     s: AsyncSession, thread_ids: Collection[str]
 ) -> tuple[dict[tuple[str, int], str], dict[tuple[str, int], list[str]]]:
-    """For the graph: each node's model, and the codes of its notes (two queries)."""
+    """For the graph, in one query: each node's model, and the codes of its notes."""
     one_of = dialect_of(s).one_of
-    models = {
-        (r.thread_id, r.turn_index): r.model
-        for r in (
-            await s.execute(
-                select(_prov.c.thread_id, _prov.c.turn_index, _prov.c.model).where(
-                    one_of(_prov.c.thread_id, thread_ids)
-                )
-            )
-        ).all()
-    }
-    codes: dict[tuple[str, int], list[str]] = {}
-    stmt = (
-        select(_note.c.thread_id, _note.c.turn_index, _note.c.codes)
-        .where(one_of(_note.c.thread_id, thread_ids))
-        .order_by(_note.c.id)
-    )
-    for r in (await s.execute(stmt)).all():
-        found = codes.setdefault((r.thread_id, r.turn_index), [])
-        found.extend(c for c in r.codes or [] if c not in found)
-    return models, codes
+    models = select(
+        _prov.c.thread_id,
+        _prov.c.turn_index,
+        _prov.c.model.label("model"),
+        cast(null(), JsonType).label("codes"),
+        literal(0).label("id"),
+    ).where(one_of(_prov.c.thread_id, thread_ids))
+    notes = select(
+        _note.c.thread_id,
+        _note.c.turn_index,
+        cast(null(), String).label("model"),
+        _note.c.codes,
+        _note.c.id,
+    ).where(one_of(_note.c.thread_id, thread_ids))
+    both = union_all(models, notes).subquery()
+    rows = (await s.execute(select(both).order_by(both.c.id))).all()
+    found_models: dict[tuple[str, int], str] = {}
+    found_codes: dict[tuple[str, int], list[str]] = {}
+    for r in rows:
+        key = (r.thread_id, r.turn_index)
+        if r.model is not None:
+            found_models[key] = r.model
+        if r.codes:
+            found = found_codes.setdefault(key, [])
+            found.extend(c for c in r.codes if c not in found)
+    return found_models, found_codes
 
 
 async def usage_by_thread(s: AsyncSession, thread_ids: Collection[str]) -> dict[str, Any]:
