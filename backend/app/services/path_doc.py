@@ -240,6 +240,10 @@ async def path_document(
 # ---- rendering ----
 
 
+def _steps(n: int) -> str:
+    return f"{n} step" if n == 1 else f"{n} steps"
+
+
 def _md_block(text: str) -> list[str]:
     return [f"> {line}" if line else ">" for line in (text or "(empty)").splitlines()] or ["> "]
 
@@ -266,7 +270,7 @@ def render_markdown(doc: PathDoc) -> str:
     out = [f"# {doc.title}", ""]
     out.append(
         f"The path to step {doc.steps[-1].label if doc.steps else '—'} "
-        f"({doc.node_id or 'no steps yet'}): {len(doc.steps)} steps. "
+        f"({doc.node_id or 'no steps yet'}): {_steps(len(doc.steps))}. "
         f"Exported {now().strftime('%Y-%m-%d %H:%M UTC')}."
     )
     out += ["", *_final_md(doc.final), "## Steps", ""]
@@ -324,7 +328,7 @@ def render_html(doc: PathDoc) -> str:
         f"<title>{_esc(doc.title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{_esc(doc.title)}</h1>",
         f'<p class="meta">The path to step {_esc(doc.steps[-1].label) if doc.steps else "—"} '
-        f"({_esc(doc.node_id or 'no steps yet')}): {len(doc.steps)} steps. "
+        f"({_esc(doc.node_id or 'no steps yet')}): {_steps(len(doc.steps))}. "
         f"Exported {now().strftime('%Y-%m-%d %H:%M UTC')}.</p>",
         "<h2>Final workspace</h2>",
         f"<p><strong>Objective:</strong> {_esc(ws.objective) or '(none)'}</p>",

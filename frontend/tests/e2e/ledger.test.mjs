@@ -33,6 +33,8 @@ test("a step's provenance, notes, codes, hand edits and path export", async () =
   const handEdit = page.locator(`[data-testid="hand-edit"][data-node-id="${root}:2"]`);
   await handEdit.waitFor({ timeout: 20_000 });
   assert.equal(await handEdit.innerText(), "You changed the objective");
+  await handEdit.scrollIntoViewIfNeeded();
+  await screenshot(page, "ledger-hand-edit");
 
   // Click a card: its details open with the provenance.
   await s.node(`${root}:1`).click();
@@ -81,6 +83,12 @@ test("a step's provenance, notes, codes, hand edits and path export", async () =
     assert.ok(text.startsWith(marker), text.slice(0, 40));
     assert.match(text, /Argue for bike lanes/);
     assert.match(text, /The agent set the frame here/);
+    if (format === "html") {
+      const doc = await context.newPage();
+      await doc.setContent(text);
+      await screenshot(doc, "ledger-path-html");
+      await doc.close();
+    }
   }
 
   // Delete the note: gone from the panel and from the card.
