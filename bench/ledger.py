@@ -7,7 +7,8 @@ Data, written straight into the tables (the turn path is benchmarked by
 `bench.turns`, whose service/bare ratio covers the provenance a turn now records):
 a family of 5,000 nodes (a root of 3,000 turns and a branch at turn 1,000 with 2,000
 more), each with a user message (~200 characters), a reply (~600), a snapshot
-with 10 preferences and 20 todos, a document body per 10 turns, provenance, and a
+with 10 preferences and 20 todos (one more done every turn, all open again every 20),
+a new document body every 10 turns, provenance, and a
 note on every 50th node; and a thread of 400 turns shaped the same way.
 
 Measured:
@@ -73,7 +74,7 @@ def _snapshot(thread_id: str, k: int, doc_hash: str | None) -> dict[str, Any]:
             {"uid": f"p{i}", "text": f"preference {i}", "locked": i < 2} for i in range(10)
         ],
         "todos": [
-            {"uid": f"t{i}", "text": f"todo {i} of {k}", "done": i < k % 20, "depth": i % 2}
+            {"uid": f"t{i}", "text": f"todo {i}", "done": i < k % 20, "depth": i % 2}
             for i in range(20)
         ],
         "rejected": [],

@@ -16,29 +16,24 @@ from __future__ import annotations
 
 import difflib
 import html
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from app.db.engine import Database
-from app.db.models import Note, WorkspaceSnapshot
+from app.db.models import Note
 from app.db.repositories import ledger as repo
 from app.db.repositories import threads as threads_repo
 from app.domain import NodeId, aware, now
 from app.errors import InvalidTurn
-from app.schemas import DocumentOut
 from app.services import labels
 from app.services.compare import node_path, parse_node
 from app.services.conversations import get_owned
 from app.services.family import Family
 from app.services.snapshots import resolve_restore_state
-from app.services.workspace_state import (
-    PreferenceState,
-    TodoState,
-    WorkspaceState,
-    rejected_from,
-)
+from app.services.workspace_state import WorkspaceState
 
 Format = Literal["md", "html"]
 
@@ -66,30 +61,56 @@ class PathDoc:
     with_notes: bool
 
 
-def _state(snap: WorkspaceSnapshot, bodies: dict[str, str]) -> WorkspaceState:
-    body = bodies.get(snap.document_hash) if snap.document_hash else None
-    document = None
-    if snap.document_title is not None or body is not None:
-        document = DocumentOut(title=snap.document_title or "", content=body or "")
-    return WorkspaceState(
-        objective=snap.objective,
-        document=document,
-        preferences=[
-            PreferenceState(
-                uid=str(p.get("uid", i)), text=str(p.get("text", "")), locked=bool(p.get("locked"))
-            )
-            for i, p in enumerate(snap.preferences or [])
-        ],
-        todos=[
-            TodoState(
-                uid=str(t.get("uid", i)),
-                text=str(t.get("text", "")),
-                done=bool(t.get("done")),
-                depth=int(t.get("depth") or 0),
-            )
-            for i, t in enumerate(snap.todos or [])
-        ],
-        rejected=[rejected_from(r) for r in snap.rejected or []],
+@dataclass(frozen=True)
+class Facts:
+    """A workspace as a step's diff needs it: the item lists as their JSON text, so
+    two steps whose lists did not change are told apart without decoding them."""
+
+    objective: str | None
+    title: str | None  # None with `body` None: no document
+    body: str | None
+    preferences: str
+    todos: str
+    rejected: str
+
+
+class Items:
+    """JSON item lists decoded once each (many steps share the same text)."""
+
+    def __init__(self) -> None:
+        self._decoded: dict[str, list[dict[str, Any]]] = {}
+
+    def __call__(self, text: str) -> list[dict[str, Any]]:
+        found = self._decoded.get(text)
+        if found is None:
+            value = json.loads(text) if text else []
+            found = self._decoded[text] = value if isinstance(value, list) else []
+        return found
+
+
+def _facts(record: Any, bodies: dict[str, str]) -> Facts:
+    body = bodies.get(record.document_hash) if record.document_hash else None
+    has_doc = record.document_title is not None or body is not None
+    return Facts(
+        objective=record.objective,
+        title=(record.document_title or "") if has_doc else None,
+        body=(body or "") if has_doc else None,
+        preferences=record.preferences or "[]",
+        todos=record.todos or "[]",
+        rejected=record.rejected or "[]",
+    )
+
+
+def facts_of(state: WorkspaceState) -> Facts:
+    columns = state.item_columns()
+    doc = state.document
+    return Facts(
+        objective=state.objective,
+        title=doc.title if doc else None,
+        body=doc.content if doc else None,
+        preferences=json.dumps(columns["preferences"]),
+        todos=json.dumps(columns["todos"]),
+        rejected=json.dumps(columns["rejected"]),
     )
 
 
@@ -98,7 +119,11 @@ def _quote(text: str, limit: int = 120) -> str:
     return f"“{flat[:limit]}{'…' if len(flat) > limit else ''}”"
 
 
-def changes(before: WorkspaceState, after: WorkspaceState) -> list[str]:
+def _by_uid(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {str(x.get("uid")): x for x in items}
+
+
+def changes(before: Facts, after: Facts, items: Items) -> list[str]:
     """What a step changed, in words."""
     out: list[str] = []
     if before.objective != after.objective:
@@ -107,10 +132,9 @@ def changes(before: WorkspaceState, after: WorkspaceState) -> list[str]:
             if after.objective
             else "objective cleared"
         )
-    b_doc, a_doc = before.document, after.document
-    if (b_doc.title if b_doc else None) != (a_doc.title if a_doc else None) and a_doc:
-        out.append(f"document titled {_quote(a_doc.title)}")
-    b_body, a_body = (b_doc.content if b_doc else ""), (a_doc.content if a_doc else "")
+    if before.title != after.title and after.title is not None:
+        out.append(f"document titled {_quote(after.title)}")
+    b_body, a_body = before.body or "", after.body or ""
     if b_body != a_body:
         lines = list(
             difflib.unified_diff(b_body.splitlines(), a_body.splitlines(), n=0, lineterm="")
@@ -118,35 +142,44 @@ def changes(before: WorkspaceState, after: WorkspaceState) -> list[str]:
         added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
         removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
         out.append(f"document edited (+{added} / −{removed} lines)")
-    old_p = {p.uid: p for p in before.preferences}
-    for p in after.preferences:
-        was = old_p.get(p.uid)
-        if was is None:
-            out.append(f"added {'locked ' if p.locked else ''}preference {_quote(p.text)}")
-        else:
-            if was.text != p.text:
-                out.append(f"preference reworded to {_quote(p.text)}")
-            if was.locked != p.locked:
-                out.append(f"preference {_quote(p.text)} {'locked' if p.locked else 'unlocked'}")
-    old_t = {t.uid: t for t in before.todos}
-    for t in after.todos:
-        was_t = old_t.get(t.uid)
-        if was_t is None:
-            out.append(f"added todo {_quote(t.text)}")
-        else:
-            if was_t.text != t.text:
-                out.append(f"todo reworded to {_quote(t.text)}")
-            if was_t.done != t.done:
-                out.append(f"todo {_quote(t.text)} {'done' if t.done else 'reopened'}")
-            if was_t.depth != t.depth:
-                out.append(f"todo {_quote(t.text)} moved to depth {t.depth}")
+    if before.preferences != after.preferences:
+        old = _by_uid(items(before.preferences))
+        for p in items(after.preferences):
+            text, was = str(p.get("text", "")), old.get(str(p.get("uid")))
+            if was is None:
+                out.append(f"added {'locked ' if p.get('locked') else ''}preference {_quote(text)}")
+                continue
+            if was.get("text") != p.get("text"):
+                out.append(f"preference reworded to {_quote(text)}")
+            if bool(was.get("locked")) != bool(p.get("locked")):
+                verb = "locked" if p.get("locked") else "unlocked"
+                out.append(f"preference {_quote(text)} {verb}")
+    if before.todos != after.todos:
+        old = _by_uid(items(before.todos))
+        for t in items(after.todos):
+            text, was = str(t.get("text", "")), old.get(str(t.get("uid")))
+            if was is None:
+                out.append(f"added todo {_quote(text)}")
+                continue
+            if was.get("text") != t.get("text"):
+                out.append(f"todo reworded to {_quote(text)}")
+            if bool(was.get("done")) != bool(t.get("done")):
+                out.append(f"todo {_quote(text)} {'done' if t.get('done') else 'reopened'}")
+            if int(was.get("depth") or 0) != int(t.get("depth") or 0):
+                out.append(f"todo {_quote(text)} moved to depth {int(t.get('depth') or 0)}")
     return out
 
 
-def rejections(before: WorkspaceState, after: WorkspaceState) -> list[str]:
+def rejections(before: Facts, after: Facts, items: Items) -> list[str]:
     """The decisions a step rejected (items deleted during or after it)."""
-    known = {r.uid for r in before.rejected}
-    return [f"{r.surface} {_quote(r.text)}" for r in after.rejected if r.uid not in known]
+    if before.rejected == after.rejected:
+        return []
+    known = {str(r.get("uid")) for r in items(before.rejected)}
+    return [
+        f"{r.get('surface', 'item')} {_quote(str(r.get('text', '')))}"
+        for r in items(after.rejected)
+        if str(r.get("uid")) not in known
+    ]
 
 
 async def build(
@@ -167,14 +200,15 @@ async def build(
         by_thread: dict[str, list[int]] = {}
         for n in path:
             by_thread.setdefault(n.thread_id, []).append(n.turn)
-        snaps: dict[NodeId, WorkspaceSnapshot] = {}
+        records: dict[NodeId, Any] = {}
         arts: dict[str, dict[int, list[str]]] = {}
         for t, turns in by_thread.items():
-            for snap in await repo.snapshots_between(s, t, min(turns), max(turns)):
-                snaps[NodeId(t, snap.turn_index)] = snap
+            for row in await repo.path_records(s, t, min(turns), max(turns)):
+                records[NodeId(t, row.turn_index)] = row
             arts[t] = await repo.artifact_titles(s, t)
-        bodies = await repo.bodies(s, {x.document_hash for x in snaps.values() if x.document_hash})
-        prov = await repo.provenance_of(s, list(by_thread))
+        hashes = {r.document_hash for r in records.values() if r.document_hash}
+        bodies = await repo.bodies(s, hashes)
+        models = await repo.models_of(s, list(by_thread))
         notes: dict[NodeId, list[Note]] = {}
         if with_notes:
             for note in await repo.notes_of(s, list(by_thread)):
@@ -191,21 +225,19 @@ async def build(
             suffix.update(
                 labels.suffixes(shown, await repo.node_times(s, labels.continuation_points(shown)))
             )
-    states = {n: _state(row, bodies) for n, row in snaps.items()}
+    items = Items()
+    final_facts = facts_of(final)
     steps: list[Step] = []
     for i, n in enumerate(path):
-        record = snaps.get(n)
+        record = records.get(n)
         if record is None:
             continue
-        before = states[n]
-        after = states.get(path[i + 1]) if i + 1 < len(path) else final
-        if after is None:
-            after = before
-        step_changes = changes(before, after)
-        step_changes += [
-            f"created artifact {_quote(a)}" for a in arts.get(n.thread_id, {}).get(n.turn, [])
-        ]
-        p = prov.get((n.thread_id, n.turn))
+        before = _facts(record, bodies)
+        nxt = records.get(path[i + 1]) if i + 1 < len(path) else None
+        after = _facts(nxt, bodies) if nxt is not None else final_facts
+        step_changes = changes(before, after, items)
+        made = arts.get(n.thread_id, {}).get(n.turn, [])
+        step_changes += [f"created artifact {_quote(a)}" for a in made]
         steps.append(
             Step(
                 node_id=str(n),
@@ -214,9 +246,9 @@ async def build(
                 started_at=aware(record.captured_at),
                 user_message=record.user_message,
                 reply=record.reply,
-                model=p.model if p is not None else None,
+                model=models.get((n.thread_id, n.turn)),
                 changes=step_changes,
-                rejected=rejections(before, after),
+                rejected=rejections(before, after, items),
                 notes=notes.get(n, []),
             )
         )

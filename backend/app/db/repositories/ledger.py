@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import (
     Select,
     String,
+    Text,
     and_,
     bindparam,
     case,
@@ -227,7 +228,7 @@ _conv = table_of(Conversation)
 
 def node_rows_stmt(thread_id: str, first: int, last: int) -> Select[Any]:
     """One thread's turn records `first..last+1` for the export, oldest first: the
-    record, the workspace it started from in numbers (document length, item lists),
+    record, the workspace it started from (document length, item lists as JSON text),
     the whole user message (from the search index; the record keeps a preview) and
     the provenance."""
     full_message = (
@@ -251,9 +252,9 @@ def node_rows_stmt(thread_id: str, first: int, last: int) -> Select[Any]:
             _snap.c.objective,
             _snap.c.document_title,
             func.length(_body.c.content).label("document_chars"),
-            _snap.c.preferences,
-            _snap.c.todos,
-            _snap.c.rejected,
+            cast(_snap.c.preferences, Text).label("preferences"),
+            cast(_snap.c.todos, Text).label("todos"),
+            cast(_snap.c.rejected, Text).label("rejected"),
             *(_prov.c[f] for f in PROVENANCE_FIELDS if f != "params"),
         )
         .select_from(
@@ -286,20 +287,39 @@ async def node_times(
     return {(r.thread_id, r.turn_index): r.captured_at for r in (await s.execute(stmt)).all()}
 
 
-async def snapshots_between(
-    s: AsyncSession, thread_id: str, first: int, last: int
-) -> list[WorkspaceSnapshot]:
-    """Whole snapshot rows (item lists included) of turns `first..last`."""
-    rows = await s.scalars(
-        select(WorkspaceSnapshot)
-        .where(
-            WorkspaceSnapshot.thread_id == thread_id,
-            WorkspaceSnapshot.turn_index >= first,
-            WorkspaceSnapshot.turn_index <= last,
+async def path_records(s: AsyncSession, thread_id: str, first: int, last: int) -> list[Any]:
+    """Turn records `first..last` of a thread with the workspace each started from; the
+    item lists come as their JSON text (compared as text, decoded only when changed)."""
+    stmt = (
+        select(
+            _snap.c.turn_index,
+            _snap.c.state,
+            _snap.c.captured_at,
+            _snap.c.user_message,
+            _snap.c.reply,
+            _snap.c.objective,
+            _snap.c.document_title,
+            _snap.c.document_hash,
+            cast(_snap.c.preferences, Text).label("preferences"),
+            cast(_snap.c.todos, Text).label("todos"),
+            cast(_snap.c.rejected, Text).label("rejected"),
         )
-        .order_by(WorkspaceSnapshot.turn_index)
+        .where(
+            _snap.c.thread_id == thread_id,
+            _snap.c.turn_index >= first,
+            _snap.c.turn_index <= last,
+        )
+        .order_by(_snap.c.turn_index)
     )
-    return list(rows)
+    return list((await s.execute(stmt)).all())
+
+
+async def models_of(s: AsyncSession, thread_ids: Collection[str]) -> dict[tuple[str, int], str]:
+    """Each node's model, for these threads."""
+    stmt = select(_prov.c.thread_id, _prov.c.turn_index, _prov.c.model).where(
+        dialect_of(s).one_of(_prov.c.thread_id, thread_ids)
+    )
+    return {(r.thread_id, r.turn_index): r.model for r in (await s.execute(stmt)).all()}
 
 
 async def bodies(s: AsyncSession, hashes: Collection[str]) -> dict[str, str]:
