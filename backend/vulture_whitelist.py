@@ -39,3 +39,8 @@ exported_at
 
 # The context window's size, read by the tests of the window.
 shown_turns
+
+# The research ledger's provenance fields: columns and wire fields, written and read
+# through `ledger.PROVENANCE_FIELDS` by name (getattr, keyword expansion).
+profile_id
+instructions_sha256
