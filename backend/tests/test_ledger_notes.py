@@ -162,3 +162,22 @@ async def test_export_import_keeps_notes_and_provenance(client: httpx.AsyncClien
     hits = (await client.get("/api/search", params={"q": "keep me"})).json()["results"]
     assert {h["root_thread_id"] for h in hits} == {tid, new}
     assert {c["code"]: c["count"] for c in (await client.get("/api/codes")).json()} == {"kept": 2}
+
+
+async def test_a_document_without_a_ledger_imports_its_changes_as_the_imports(
+    client: httpx.AsyncClient,
+) -> None:
+    tid = await new_thread(client)
+    await turn_ok(client, tid, "objective: one; todo: a")
+    doc = (await client.get(f"{API}/{tid}/export")).json()
+    for n in doc["nodes"]:  # as a document written before the ledger existed
+        for key in ("provenance", "edits", "notes"):
+            n.pop(key, None)
+    r = await client.post(f"{API}/import", json=doc)
+    assert r.status_code == 201, r.text
+    node = (await client.get(f"{API}/{r.json()['thread_id']}/nodes/1")).json()
+    assert [(e["surface"], e["kind"], e["origin"]) for e in node["edits"]] == [
+        ("objective", "change", "import"),
+        ("todo", "add", "import"),
+    ]
+    assert node["provenance"]["provider"] is None  # unknown, not invented

@@ -241,6 +241,7 @@ async def _write_thread(
                 root_thread_id=plan.ids[plan.root.thread_id],
                 thread_id=new_id,
                 node=node,
+                before=before,
             )
         )
         after = node.workspace.document if node.workspace else None

@@ -1,6 +1,10 @@
 """The research ledger in a family's export document, and back on import: each
 node's provenance, its edits (origins kept) and its notes (re-indexed for search,
-owned by the importing user)."""
+owned by the importing user).
+
+A document written before the ledger existed carries no edits: the import then
+records the node's changes (its workspace against the one before it) with origin
+`import`, so every node still says what changed in it, and that nobody knows who."""
 
 from __future__ import annotations
 
@@ -11,7 +15,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.models import NodeProvenance, Note, WorkspaceEdit
 from app.db.repositories import ledger as repo
 from app.domain import aware, now
-from app.schemas_export import ExportEdit, ExportNode, ExportNote, ExportProvenance
+from app.schemas_export import (
+    ExportEdit,
+    ExportNode,
+    ExportNote,
+    ExportProvenance,
+    ExportWorkspace,
+)
 
 
 async def export_ledger(
@@ -47,15 +57,68 @@ async def export_ledger(
     return out
 
 
+def _item_changes(
+    surface: str, before: list[Any], after: list[Any]
+) -> list[tuple[str, str | None, str]]:
+    old = {x.uid: x for x in before}
+    new = {x.uid: x for x in after}
+    out: list[tuple[str, str | None, str]] = [
+        (surface, x.uid, "add" if x.uid not in old else "change")
+        for x in after
+        if x.uid not in old or old[x.uid] != x
+    ]
+    out += [(surface, uid, "remove") for uid in old if uid not in new]
+    return out
+
+
+def derived_edits(
+    before: ExportWorkspace | None, after: ExportWorkspace | None
+) -> list[tuple[str, str | None, str]]:
+    """(surface, uid, kind) of what changed from `before` to `after`."""
+    if after is None:
+        return []
+    b = before or ExportWorkspace(objective=None, document=None, preferences=[], todos=[])
+    out: list[tuple[str, str | None, str]] = []
+    if b.objective != after.objective:
+        out.append(("objective", None, "change"))
+    if b.document != after.document:
+        out.append(("document", None, "change"))
+    out += _item_changes("preference", b.preferences, after.preferences)
+    out += _item_changes("todo", b.todos, after.todos)
+    return out
+
+
 async def import_ledger(
-    s: AsyncSession, *, user_id: int, root_thread_id: str, thread_id: str, node: ExportNode
+    s: AsyncSession,
+    *,
+    user_id: int,
+    root_thread_id: str,
+    thread_id: str,
+    node: ExportNode,
+    before: ExportWorkspace | None,
 ) -> list[Note]:
-    """Write one imported node's ledger rows; the notes added (to index once flushed)."""
+    """Write one imported node's ledger rows; the notes added (to index once flushed).
+    `before` is the workspace the node started from (for a document without edits)."""
     k = node.turn_index
     if node.provenance is not None:
         s.add(NodeProvenance(thread_id=thread_id, turn_index=k, **node.provenance.model_dump()))
     for e in node.edits:
         s.add(WorkspaceEdit(thread_id=thread_id, turn_index=k, **e.model_dump()))
+    if not node.edits and node.provenance is None:
+        at = node.completed_at or node.captured_at or now()
+        for surface, uid, kind in derived_edits(before, node.workspace):
+            s.add(
+                WorkspaceEdit(
+                    thread_id=thread_id,
+                    turn_index=k,
+                    surface=surface,
+                    uid=uid,
+                    kind=kind,
+                    origin="import",
+                    author=None,
+                    at=at,
+                )
+            )
     notes = []
     for n in node.notes:
         stamp = now()
