@@ -3,6 +3,9 @@ import { useCallback, useRef, useState } from "react";
 import { useClickOutside } from "@/hooks/use-click-outside";
 import type { Conversation } from "@/lib/api/client";
 
+const IMPORT_HINT =
+  "Import a conversation exported from HAICO (a .json file): it becomes a new conversation with the same graph";
+
 export interface HistoryMenuProps {
   conversations: Conversation[] | undefined;
   loading: boolean;
@@ -87,7 +90,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
             className="menu-new"
             data-testid="import-button"
             disabled={props.importing}
-            title="Import a conversation exported from HAICO (a .json file): it becomes a new conversation with the same graph"
+            title={IMPORT_HINT}
             onClick={() => fileInput.current?.click()}
           >
             ⤒ Import a conversation…
