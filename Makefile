@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test test-long install lock lint typecheck pytest bench clean studio dev-frontend openapi \
 	frontend-test frontend-lint frontend-typecheck frontend-unit frontend-bench frontend-openapi-check \
-	frontend-e2e chromium rest-docs quickstart-shots
+	frontend-e2e chromium caddy rest-docs quickstart-shots
 
 FRONTEND := frontend
 NPM_STAMP := $(FRONTEND)/node_modules/.installed
@@ -81,7 +81,7 @@ typecheck: install
 ## and fails; a test still running after 10 minutes has its stack printed first. The 25
 ## slowest tests are listed at the end: the next cut is chosen from those figures.
 PYTEST_WORKERS ?= 2
-pytest: install
+pytest: install caddy
 	cd backend && timeout --kill-after=30 4500 ../$(BIN)/pytest -q -rs -o faulthandler_timeout=600 \
 	  $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist worksteal) --durations=25
 
@@ -135,6 +135,13 @@ chromium:
 	@command -v chromium >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+## Debian's Caddy, the proxy the replica test runs in front of three `haico serve`
+## processes (backend/tests/test_replicas_proxy.py, with deploy/Caddyfile).
+caddy:
+	@command -v caddy >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq caddy >/dev/null; }
 
 ## Playwright walkthrough against the real backend (SQLite) serving the fresh build.
 frontend-e2e: install studio chromium

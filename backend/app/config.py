@@ -97,6 +97,10 @@ class Settings(BaseSettings):
     ahp_requests_per_second: float = Field(default=50.0, gt=0)
     ahp_queue_size: int = Field(default=2000, ge=16)
     ahp_queue_bytes: int = Field(default=8 * 1024 * 1024, ge=64 * 1024)
+    # Actions waiting for one follower of `GET …/events` (the client reads them more
+    # slowly than its family changes) before its stream is ended; it reconnects with
+    # `Last-Event-ID` and reads the rest from the log.
+    sse_queue_size: int = Field(default=1000, ge=16)
     ahp_snapshot_turns: int = Field(default=50, ge=1)
     ahp_page_size: int = Field(default=50, ge=1)
 

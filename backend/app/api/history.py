@@ -14,6 +14,7 @@ from app.api.deps import MAX_ID, CurrentUser, HandlesDep, ThreadId
 from app.api.errors import responses
 from app.domain import LoggedAction
 from app.events import log as action_log
+from app.events.bus import Overflowed
 from app.schemas import CheckoutIn, HistoryOut
 from app.services import event_stream, history
 
@@ -22,6 +23,8 @@ router = APIRouter(prefix="/api/conversations/{thread_id}", tags=["history"])
 # Seconds of silence before a keep-alive comment, below FastAPI's own 15 s ping and
 # the idle timeouts of common proxies. Tests shrink it.
 KEEPALIVE_SECONDS = 10.0
+# The last line a follower that fell too far behind receives (`HAICO_SSE_QUEUE_SIZE`).
+SLOW_READER = "too far behind: reconnect with Last-Event-ID"
 
 
 @router.get("/history", responses=responses(403, 404, stream=True))
@@ -82,7 +85,11 @@ async def events(
     header), in serverSeq order; `event: action`, `id: <serverSeq>`."""
     if start.resync is not None:
         yield ServerSentEvent(event="action", data=start.resync, id=str(start.after))
-    entries = handles.bus.stream(root_thread_ids={start.root_thread_id}, after=start.after)
+    entries = handles.bus.stream(
+        root_thread_ids={start.root_thread_id},
+        after=start.after,
+        limit=handles.settings.sse_queue_size,
+    )
     pending: asyncio.Task[LoggedAction] | None = None
     try:
         while True:
@@ -92,7 +99,14 @@ async def events(
             if not done:
                 yield ServerSentEvent(comment="keepalive")
                 continue
-            entry = pending.result()
+            try:
+                entry = pending.result()
+            except Overflowed:
+                # The client reads more slowly than its family changes: its stream
+                # ends here, and its EventSource comes back with the last id it read.
+                pending = None
+                yield ServerSentEvent(comment=SLOW_READER)
+                return
             pending = None
             yield ServerSentEvent(
                 event="action", data=action_log.envelope(entry), id=str(entry.seq)
