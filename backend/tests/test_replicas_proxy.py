@@ -348,8 +348,12 @@ async def a_replica_killed_mid_stream_loses_its_followers_nothing(cluster: Clust
     await asyncio.wait_for(asyncio.gather(*following), 30)
     for a in kept:
         await a.wait_for(_ends(node))
-    for fresh, _ in resumed:
-        await fresh.wait_for(_ends(node))
+    # Subscribed again: an edit made now reaches the resumed clients live, as the others.
+    async with httpx.AsyncClient(base_url=cluster.proxy, timeout=30) as c:
+        r = await c.put(f"{API}/{tid}/objective", json={"text": "after the kill"})
+        assert r.status_code == 200, r.text
+    for a in [*kept, *(fresh for fresh, _ in resumed)]:
+        await a.wait_for(lambda e: e["action"].get("item") == {"text": "after the kill"})
 
     # What the log holds, read afterwards in one go.
     whole = Follower(cluster.proxy, tid)
