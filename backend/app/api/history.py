@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from app.api.deps import MAX_ID, CurrentUser, HandlesDep, ThreadId
@@ -17,6 +17,7 @@ from app.events import log as action_log
 from app.events.bus import Overflowed
 from app.schemas import CheckoutIn, HistoryOut
 from app.services import event_stream, history
+from app.sockets import cap_send_buffer
 
 router = APIRouter(prefix="/api/conversations/{thread_id}", tags=["history"])
 
@@ -79,10 +80,15 @@ async def stream_start(
     "/events", response_class=EventSourceResponse, responses=responses(403, 404, stream=True)
 )
 async def events(
-    start: Annotated[event_stream.StreamStart, Depends(stream_start)], handles: HandlesDep
+    start: Annotated[event_stream.StreamStart, Depends(stream_start)],
+    handles: HandlesDep,
+    request: Request,
 ) -> AsyncIterator[ServerSentEvent]:
     """Every action of the thread's family after `after` (or the `Last-Event-ID`
     header), in serverSeq order; `event: action`, `id: <serverSeq>`."""
+    # A follower that stops reading holds a small kernel buffer, and its own limit
+    # (`HAICO_SSE_QUEUE_SIZE`) is reached that much sooner.
+    cap_send_buffer(request)
     if start.resync is not None:
         yield ServerSentEvent(event="action", data=start.resync, id=str(start.after))
     entries = handles.bus.stream(
