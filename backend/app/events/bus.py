@@ -48,11 +48,7 @@ DRAIN_TIMEOUT_SECONDS = 30.0
 
 
 class Overflowed(Exception):
-    """A stream's reader fell too far behind; `delivered` is the last entry it was given."""
-
-    def __init__(self, delivered: int) -> None:
-        super().__init__(f"the reader fell behind after {delivered}")
-        self.delivered = delivered
+    """A stream's reader fell too far behind (`Subscription.limit`): its stream ends."""
 
 
 @dataclass(eq=False)
@@ -258,7 +254,7 @@ class EventBus:
         """Entries with seq > `after`: the logged gap first, then live ones, in order.
 
         A reader that falls `limit` entries behind the live ones (it takes them more
-        slowly than they come) sees its stream end there, with `overflowed` raised
+        slowly than they come) sees its stream end there, with `Overflowed` raised
         (see `Subscription`); without a limit they wait for it however many."""
         sub = Subscription(root_thread_ids, limit)
         keys: list[str | None] = [None] if root_thread_ids is None else list(root_thread_ids)
@@ -283,7 +279,7 @@ class EventBus:
                 live = await sub.queue.get()
                 if live is None:
                     if sub.overflowed:
-                        raise Overflowed(delivered)
+                        raise Overflowed(f"fell behind after {delivered}")
                     return
                 if live.seq <= delivered:
                     continue
