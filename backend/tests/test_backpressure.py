@@ -173,7 +173,7 @@ async def test_a_follower_that_reads_is_never_cut_off(
 # --- a slow model holds no database connection -------------------------------------
 
 GAP_S = 1.0  # the fake model's silence between tokens
-TOKENS = 3
+TOKENS = 2
 
 
 def _data(delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -210,9 +210,9 @@ def slow_model() -> Iterator[str]:
 async def test_a_slow_model_holds_no_database_connection(
     settings: Settings, slow_model: str
 ) -> None:
-    """A turn streams three tokens a second apart from a fake OpenAI-compatible
-    server. Sampled every 10 ms, the process's pools show no connection out for
-    longer than a fraction of that silence."""
+    """A turn streams two tokens, each after a second of silence, from a fake
+    OpenAI-compatible server. Sampled every 10 ms, the process's pools show no
+    connection out for longer than a fraction of that silence."""
     provider = settings.model_copy(
         update={"llm": "openai", "llm_base_url": slow_model, "llm_api_key": "k", "llm_model": "m"}
     )
