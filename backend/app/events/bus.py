@@ -18,6 +18,11 @@ so handing out an entry costs the subscribers of its family, not every subscribe
 the process. The LISTEN connection is watched: when it drops, it is opened again
 (with backoff) and the pump reads the log from where it was, so whatever was
 committed meanwhile is replayed in order.
+
+A subscription may be bounded (`stream(limit=…)`: the event stream's followers are,
+by `HAICO_SSE_QUEUE_SIZE`): a reader that lets more entries pile up than that is
+dropped at once, its queue freed, and its stream ends; the log still holds every
+entry, so it resumes from the last one it took.
 """
 
 from __future__ import annotations
