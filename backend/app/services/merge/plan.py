@@ -25,8 +25,9 @@ conflict needs one). Nothing here reads or writes storage.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
 from typing import Any, Literal
 
 from merge3 import Merge3
@@ -219,16 +220,17 @@ def _document_changes(regions: list[Region]) -> list[Change]:
     return changes
 
 
-def _anchors(items: Sequence[Item], keep: Callable[[str], bool]) -> dict[str, str | None]:
-    """Each kept item's nearest kept predecessor (None: first): its position among the
-    items both sides kept."""
-    out: dict[str, str | None] = {}
-    previous: str | None = None
-    for item in items:
-        if keep(item.uid):
-            out[item.uid] = previous
-            previous = item.uid
-    return out
+def _moved(base: Sequence[Item], side: Sequence[Item]) -> dict[str, str | None]:
+    """The items `side` moved, among those both it and `base` have: the fewest that
+    leave the others in the base's order (outside a longest common subsequence), each
+    with its new predecessor among the common items (None: first)."""
+    both = {i.uid for i in base} & {i.uid for i in side}
+    a = [i.uid for i in base if i.uid in both]
+    b = [i.uid for i in side if i.uid in both]
+    kept: set[str] = set()
+    for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
+        kept.update(b[block.b : block.b + block.size])
+    return {uid: (b[n - 1] if n else None) for n, uid in enumerate(b) if uid not in kept}
 
 
 def _value(item: Item | None, index: Mapping[str, int]) -> dict[str, Any] | None:
@@ -252,11 +254,9 @@ def _items(
         side: {i.uid: n for n, i in enumerate(items)}
         for side, items in (("b", base_items), ("o", ours_items), ("t", theirs_items))
     }
-    # Positions are compared among the items both sides (base and that side) kept.
-    base_vs_theirs = _anchors(base_items, lambda u: u in theirs)
-    theirs_anchor = _anchors(theirs_items, lambda u: u in base)
-    base_vs_ours = _anchors(base_items, lambda u: u in ours)
-    ours_anchor = _anchors(ours_items, lambda u: u in base)
+    # Positions are compared among the items a side kept from the base.
+    theirs_moved = _moved(base_items, theirs_items)
+    ours_moved = _moved(base_items, ours_items)
 
     def change(uid: str, kind: ChangeKind, conflict: bool, changed: tuple[str, ...]) -> Change:
         return Change(
@@ -278,7 +278,7 @@ def _items(
         if b is None:
             if o is None:
                 if uid not in ours_side.rejected:
-                    changes.append(change(uid, "add", False, fields))
+                    changes.append(change(uid, "add", False, ()))
             elif o.values != t.values:
                 # Both have it and neither got it from the base: no way to tell whose
                 # edit is newer.
@@ -297,10 +297,11 @@ def _items(
             if tv == bv or tv == ov:
                 continue
             (taken if ov == bv else clashes).append(f)
-        moved = theirs_anchor.get(uid) != base_vs_theirs.get(uid)
-        if moved and theirs_anchor.get(uid) != ours_anchor.get(uid):
-            ours_moved = ours_anchor.get(uid) != base_vs_ours.get(uid)
-            (clashes if ours_moved else taken).append(POSITION)
+        if uid in theirs_moved:
+            if uid not in ours_moved:
+                taken.append(POSITION)
+            elif ours_moved[uid] != theirs_moved[uid]:
+                clashes.append(POSITION)
         if taken or clashes:
             changes.append(change(uid, "change", bool(clashes), (*taken, *clashes)))
     for b in base_items:
@@ -385,7 +386,11 @@ def merge_result(
         body = "".join(
             "".join(r.theirs if i in hunks else r.ours) for i, r in enumerate(plan.regions)
         )
-        side = replace(side, content=body, title=side.title if side.title is not None else "")
+        side = replace(side, content=body)
+    if side.title is None and side.content:
+        side = replace(side, title="")  # a document needs a title, even an empty one
+    elif side.title is None:
+        side = replace(side, content=None)  # no title and no text: no document
     result = Result(side, brought)
     for surface in ("preference", "todo"):
         changes = by_surface.get(surface, [])
