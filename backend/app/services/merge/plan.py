@@ -421,13 +421,17 @@ def _merge_items(
             result.removed_surface[gone.uid] = surface
     placed = {i.uid for i in items}
 
+    order = [i.uid for i in theirs_items]
+
     def put(item: Item) -> None:
-        """Insert after its nearest predecessor in `theirs` that is placed already."""
+        """Insert after its nearest predecessor in `theirs` that is placed already, and
+        after the target's own items that follow it (`theirs` does not have them)."""
         at = 0
-        order = [i.uid for i in theirs_items]
         for uid in reversed(order[: order.index(item.uid)]):
             if uid in placed:
                 at = next(n for n, i in enumerate(items) if i.uid == uid) + 1
+                while at < len(items) and items[at].uid not in theirs_by_uid:
+                    at += 1
                 break
         items.insert(at, item)
         placed.add(item.uid)
