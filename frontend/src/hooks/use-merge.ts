@@ -53,6 +53,9 @@ export function useMerge({ target, labels, setError, ask }: MergeInput) {
   const [state, setState] = useState<MergeState | null>(null);
   // The newest preview asked for: an older answer that arrives later is dropped.
   const asked = useRef(0);
+  // Read when a preview opens, so that `open` stays the same function for the cards.
+  const labelsRef = useRef(labels);
+  labelsRef.current = labels;
 
   const { mutateAsync: post } = useMutation({
     mutationFn: async (v: {
@@ -99,11 +102,11 @@ export function useMerge({ target, labels, setError, ask }: MergeInput) {
   const open = useCallback(
     (source: string) => {
       setError(null);
-      const label = labels.get(source) ?? source.slice(source.lastIndexOf(":") + 1);
+      const label = labelsRef.current.get(source) ?? source.slice(source.lastIndexOf(":") + 1);
       setState({ source, label, mode: "merge", plan: null, loading: true, resolutions: {}, result: null, applying: false });
       void preview(source, "merge");
     },
-    [labels, preview, setError],
+    [preview, setError],
   );
 
   const setMode = useCallback(
