@@ -108,7 +108,14 @@ async def _run(settings: Settings, user_name: str, thread_id: str, body: MergeIn
         if body.preview:
             plan = await service.preview(db, user_id=user_id, thread_id=thread_id, body=body)
             return plan.model_dump_json()
-        out = await service.merge(db, runtime, user_id=user_id, thread_id=thread_id, body=body)
+        out = await service.merge(
+            db,
+            runtime,
+            user_id=user_id,
+            thread_id=thread_id,
+            body=body,
+            retains=settings.history_retains_branches,
+        )
         return out.model_dump_json()
     finally:
         await runtime.close()

@@ -50,7 +50,7 @@ from app.errors import (
 from app.events import actions
 from app.events import log as action_log
 from app.schemas_merge import MergeChange, MergeIn, MergeMode, MergeOut, MergePlan
-from app.services import heads
+from app.services import heads, pruning, search
 from app.services.branching import promote_draft
 from app.services.compare import parse_node
 from app.services.conversations import get_owned
@@ -105,19 +105,25 @@ async def merge(
     thread_id: str,
     body: MergeIn,
     expected_head_turn_id: Any = UNSET,
+    retains: bool = True,
 ) -> MergeOut:
-    """Apply a merge or a pick (see the module doc)."""
+    """Apply a merge or a pick (see the module doc). On a linear host (`retains`
+    false) the nodes off the new path are pruned with it, as a send prunes them."""
     source = parse_node(body.source, name="source")
     for attempt in range(2):
         try:
-            return await _apply(
+            out, pruned = await _apply(
                 db,
                 user_id=user_id,
                 thread_id=thread_id,
                 source=source,
                 body=body,
                 expected=expected_head_turn_id,
+                retains=retains,
             )
+            if pruned is not None and pruned.turn_ids:
+                await pruning.after_prune(runtime, pruned)
+            return out
         except _NeedsPromotion:
             if attempt:
                 raise Conflict("the conversation's history moved while merging; retry") from None
@@ -133,7 +139,8 @@ async def _apply(
     source: NodeId,
     body: MergeIn,
     expected: Any,
-) -> MergeOut:
+    retains: bool,
+) -> tuple[MergeOut, pruning.PruneResult | None]:
     async with db.transaction() as s:
         conv, branch, head = await heads.lock_owned_with_head(
             s, thread_id=thread_id, user_id=user_id
@@ -178,11 +185,15 @@ async def _apply(
         node = await _write_node(s, conv, sides, source, body.mode, description)
         await fault(s, Step.MERGE_NODE)
         surfaces = await _write_workspace(s, conv, node.turn, sides, result)
+        if "document" in surfaces:
+            await search.index_live_document_in(s, conv, branch)
         await fault(s, Step.MERGE_APPLY)
+        # After the copies: a pruned source's artifacts are read above.
+        pruned = None if retains else await pruning.linear_prune_in(s, head, active=node)
         parent = head.head_turn_id
         await _move_head(s, head, conv, node, parent, source, body.mode, description, surfaces)
         await fault(s, Step.MERGE_HEAD)
-        return MergeOut(
+        merged = MergeOut(
             node_id=str(node),
             parent_node_id=parent,
             merged_from=str(source),
@@ -190,6 +201,7 @@ async def _apply(
             description=description,
             plan=out,
         )
+        return merged, pruned
 
 
 def _check_limits(s: AsyncSession, side: planner.Side) -> None:
@@ -224,9 +236,11 @@ async def _write_node(
     k = conv.turn_index + 1
     writes, _ = await capture_snapshot(s, conv, turn_index=k, user_message=description)
     kind = NodeKind.PICK if mode == "pick" else NodeKind.MERGE
-    writes.append(repo.merge_node(conv.thread_id, k, kind=kind, merged_from=str(source)))
     writes.append(threads_repo.clock_advance(conv, k))
     await execute_all(s, *writes)
+    # After the snapshot's INSERT: on PostgreSQL `execute_all` runs its writes as one
+    # statement, whose parts do not see each other's rows.
+    await s.execute(*repo.merge_node(conv.thread_id, k, kind=kind, merged_from=str(source)))
     return NodeId(conv.thread_id, k)
 
 
