@@ -12,18 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.services.merge.plan import (
-    EMPTY,
-    ArtifactRef,
-    Item,
-    Side,
-    Unresolved,
-    UnknownChange,
-    artifact_key,
-    merge_result,
-    plan,
-    summary,
-)
+from app.services.merge.plan import EMPTY, ArtifactRef, Item, Side, artifact_key, plan
+from app.services.merge.result import Unresolved, UnknownChange, merge_result, summary
 
 EXAMPLES = int(os.environ.get("HAICO_FUZZ_EXAMPLES", "12")) * 5
 

@@ -55,6 +55,7 @@ from app.services.branching import promote_draft
 from app.services.compare import parse_node
 from app.services.conversations import get_owned
 from app.services.merge import plan as planner
+from app.services.merge import result as merging
 from app.services.merge.sides import Sides, load_sides
 from app.services.snapshots import capture_snapshot
 
@@ -168,10 +169,10 @@ async def _apply(
         plan = planner.plan(sides.base, sides.ours, sides.theirs)
         out = plan_out(body.mode, source, sides, plan)
         try:
-            result = planner.merge_result(plan, sides.ours, sides.theirs, body.resolutions or {})
-        except planner.UnknownChange as exc:
+            result = merging.merge_result(plan, sides.ours, sides.theirs, body.resolutions or {})
+        except merging.UnknownChange as exc:
             raise InvalidInput(f"resolutions: no change {', '.join(exc.args[0])}") from exc
-        except planner.Unresolved as exc:
+        except merging.Unresolved as exc:
             raise MergeConflict(
                 f"{len(exc.args[0])} conflict(s) need a resolution (ours or theirs)",
                 data={"plan": out.model_dump(mode="json")},
@@ -181,7 +182,7 @@ async def _apply(
         _check_limits(s, result.side)
         await fault(s, Step.MERGE_PLAN)
         label = body.label or await _label(s, source, conv)
-        description = f"Brought in from {label}: {planner.summary(result.brought)}"
+        description = f"Brought in from {label}: {merging.summary(result.brought)}"
         node = await _write_node(s, conv, sides, source, body.mode, description)
         await fault(s, Step.MERGE_NODE)
         surfaces = await _write_workspace(s, conv, node.turn, sides, result)
@@ -245,7 +246,7 @@ async def _write_node(
 
 
 async def _write_workspace(
-    s: AsyncSession, conv: Conversation, k: int, sides: Sides, result: planner.Result
+    s: AsyncSession, conv: Conversation, k: int, sides: Sides, result: merging.Result
 ) -> list[str]:
     """Give the live rows the merged workspace; returns the surfaces changed."""
     ours, new = sides.ours, result.side
@@ -294,7 +295,7 @@ async def _write_workspace(
 
 
 async def _write_items(
-    s: AsyncSession, tid: str, k: int, sides: Sides, result: planner.Result
+    s: AsyncSession, tid: str, k: int, sides: Sides, result: merging.Result
 ) -> None:
     """Rewrite the thread's preferences, todos and rejected decisions: the merged lists
     (items keep their uids), and a removal kept as a decision rejected at turn k."""
