@@ -90,7 +90,9 @@ async def run() -> int:
             )
         await h.send(root, "objective: measure merges")
         side = (
-            await branching.create_branch(h.db, h.runtime, user_id=user, thread_id=root, from_turn=1)
+            await branching.create_branch(
+                h.db, h.runtime, user_id=user, thread_id=root, from_turn=1
+            )
         ).thread_id
         await workspace.put_document(
             h.db, user_id=user, thread_id=side, content=document("side", 0), title="bench"
@@ -188,9 +190,7 @@ async def run() -> int:
             "ok": checks["apply_p50_le_2x_checkout"],
         },
     ]
-    rounded = [
-        {k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()} for r in rows
-    ]
+    rounded = [{k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
     return report("merge", checks, rounds=ROUNDS, results=rounded, figures=figures)
 
 

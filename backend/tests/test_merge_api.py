@@ -15,7 +15,6 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from app.agent import runtime as runtime_module
 from tests.agent.test_runtime import RecordingModel
-
 from tests.history_helpers import (
     checkout,
     graph,

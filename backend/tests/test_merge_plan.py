@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.services.merge.plan import EMPTY, ArtifactRef, Item, Side, artifact_key, plan
-from app.services.merge.result import Unresolved, UnknownChange, merge_result, summary
+from app.services.merge.result import UnknownChange, Unresolved, merge_result, summary
 
 EXAMPLES = int(os.environ.get("HAICO_FUZZ_EXAMPLES", "12")) * 5
 
@@ -198,7 +198,7 @@ def test_each_overlapping_hunk_is_its_own_conflict() -> None:
         ("document:2", "change", True),
         ("document:3", "change", False),
     ]
-    (first, second, _) = plan(base, o, t).changes
+    first = plan(base, o, t).changes[0]
     assert (first.base, first.ours, first.theirs) == ("line 2\n", "ours 2\n", "theirs 2\n")
     settled = merged(base, o, t, **{"document:1": "theirs", "document:2": "ours"})
     assert settled.content == edit(BASE_DOC, l2="theirs 2", l7="ours 7", l10="theirs 10")

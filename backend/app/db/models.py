@@ -181,7 +181,7 @@ class WorkspaceSnapshot(Base):
     # `turn`, or `merge` for a node that brought another node's work in
     # (`services.merge`): its `user_message` describes what, `merged_from` names the
     # source node.
-    kind: Mapped[str] = mapped_column(String(10), default="turn", server_default="turn")
+    kind: Mapped[str] = mapped_column(String(10), server_default="turn")
     merged_from: Mapped[str | None] = mapped_column(String(80), nullable=True)
     state: Mapped[str] = mapped_column(String(20), default=NodeState.RUNNING.value)
     reply: Mapped[str] = mapped_column(Text, default="")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any, Literal
 
@@ -152,8 +152,10 @@ def _kind(base: object, theirs: object) -> ChangeKind:
     return "remove" if theirs is None else "change"
 
 
-def _scalar(surface: Surface, base: str | None, ours: str | None, theirs: str | None) -> Change | None:
-    if theirs == base or theirs == ours:
+def _scalar(
+    surface: Surface, base: str | None, ours: str | None, theirs: str | None
+) -> Change | None:
+    if theirs in (base, ours):
         return None
     return Change(
         id=surface,
@@ -293,7 +295,7 @@ def _items(
         clashes: list[str] = []
         for f in fields:
             bv, ov, tv = b.values.get(f), o.values.get(f), t.values.get(f)
-            if tv == bv or tv == ov:
+            if tv in (bv, ov):
                 continue
             (taken if ov == bv else clashes).append(f)
         if uid in theirs_moved:

@@ -53,9 +53,9 @@ def merge_result(
     for c in brought:
         by_surface.setdefault(c.surface, []).append(c)
     side = ours
-    for c in by_surface.get("objective", []):
+    if "objective" in by_surface:
         side = replace(side, objective=theirs.objective)
-    for c in by_surface.get("title", []):
+    if "title" in by_surface:
         side = replace(side, title=theirs.title)
     hunks = {c.hunk for c in by_surface.get("document", [])}
     if hunks:

@@ -160,9 +160,7 @@ async def _apply(
                 raise NotFound("this restored view was discarded by a later checkout")
             await heads.make_working_in(s, head, conv, branch, force=body.force, user_id=user_id)
             if head.working_thread_id != conv.thread_id:
-                raise Conflict(
-                    "this thread's latest turns were pruned; send a message there first"
-                )
+                raise Conflict("this thread's latest turns were pruned; send a message there first")
         elif draft:
             raise _NeedsPromotion
         sides = await load_sides(s, user_id=user_id, target=conv, source=source, mode=body.mode)

@@ -71,7 +71,9 @@ async def _state_after(s: AsyncSession, node: NodeId) -> WorkspaceState:
     return await resolve_restore_state(s, conv, node.turn)
 
 
-async def _merge_base(s: AsyncSession, source_path: list[NodeId], target_path: list[NodeId]) -> NodeId | None:
+async def _merge_base(
+    s: AsyncSession, source_path: list[NodeId], target_path: list[NodeId]
+) -> NodeId | None:
     """The newest node of the source's path that the target already holds: the shared
     ancestor, or the source-path node an earlier merge into the target came from."""
     base = common_ancestor(source_path, target_path)
@@ -120,7 +122,9 @@ async def load_sides(
     )
 
 
-async def path_nodes(s: AsyncSession, thread_id: str, *, after: int, before: int) -> list[tuple[str, int]]:
+async def path_nodes(
+    s: AsyncSession, thread_id: str, *, after: int, before: int
+) -> list[tuple[str, int]]:
     """The nodes of turns `after` < k < `before` on `thread_id`'s path."""
     lineage = await Lineage.load(s, thread_id)
     if not lineage.entries:
