@@ -43,7 +43,9 @@ async def test_merge_and_pick_from_the_command_line(env: dict[str, str]) -> None
     assert out["node_id"] == f"{root}:2" and out["merged_from"] == f"{side}:3"
     async with api(env) as client:
         ws = await workspace(client, root)
-    assert [t["text"] for t in ws["todos"]] == ["a", "c"]
-
-    done = await haico(env, "merge", root, f"{side}:3", "--pick")
-    assert done.returncode == 1 and "nothing_to_merge" in done.stderr
+        assert [t["text"] for t in ws["todos"]] == ["a", "c"]
+        # What the command did is what the API does: the same pick again brings nothing.
+        again = await client.post(
+            f"/api/conversations/{root}/merge", json={"source": f"{side}:3", "mode": "pick"}
+        )
+        assert again.json()["code"] == "nothing_to_merge"

@@ -4,12 +4,12 @@ the record that makes a node a merge node. Services own the rules."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.base import table_of
+from app.db.base import JsonType, table_of
 from app.db.dialect import Write, dialect_of
 from app.db.models import Artifact, WorkspaceSnapshot
 from app.domain import NodeKind, NodeState, now
@@ -42,19 +42,26 @@ class MergeRecord(NamedTuple):
 
 
 async def merge_records(s: AsyncSession, thread_ids: Collection[str]) -> list[MergeRecord]:
-    """The merge and pick nodes of these threads (their source node)."""
+    """The merge and pick nodes of these threads, with their source node."""
     if not thread_ids:
         return []
     stmt = select(
-        WorkspaceSnapshot.thread_id,
-        WorkspaceSnapshot.turn_index,
-        WorkspaceSnapshot.kind,
-        WorkspaceSnapshot.merged_from,
+        _snap_t.c.thread_id, _snap_t.c.turn_index, _snap_t.c.kind, _snap_t.c.merged_from
     ).where(
-        dialect_of(s).one_of(WorkspaceSnapshot.thread_id, list(thread_ids)),
-        WorkspaceSnapshot.merged_from.is_not(None),
+        dialect_of(s).one_of(_snap_t.c.thread_id, list(thread_ids)),
+        _snap_t.c.merged_from.is_not(None),
     )
     return [MergeRecord(r[0], r[1], r[2], r[3]) for r in await s.execute(stmt)]
+
+
+async def merged_state(s: AsyncSession, thread_id: str, turn_index: int) -> dict[str, Any] | None:
+    """The source's workspace as the merge node `thread_id:turn_index` recorded it."""
+    value = await s.scalar(
+        select(_snap_t.c.merged_state).where(
+            _snap_t.c.thread_id == thread_id, _snap_t.c.turn_index == turn_index
+        )
+    )
+    return value if isinstance(value, dict) else None
 
 
 async def notes_of(s: AsyncSession, nodes: Collection[tuple[str, int]]) -> list[str]:
@@ -83,6 +90,7 @@ _MERGE_NODE = (
     .values(
         kind=bindparam("mn_kind"),
         merged_from=bindparam("mn_from"),
+        merged_state=bindparam("mn_merged", type_=JsonType),
         state=bindparam("mn_state"),
         completed_at=bindparam("mn_at"),
         reply="",
@@ -90,13 +98,21 @@ _MERGE_NODE = (
 )
 
 
-def merge_node(thread_id: str, turn_index: int, *, kind: NodeKind, merged_from: str) -> Write:
+def merge_node(
+    thread_id: str,
+    turn_index: int,
+    *,
+    kind: NodeKind,
+    merged_from: str,
+    merged_state: dict[str, Any],
+) -> Write:
     """Make the record of turn `turn_index` (just written) a complete merge node."""
     return _MERGE_NODE, {
         "mn_thread": thread_id,
         "mn_turn": turn_index,
         "mn_kind": kind.value,
         "mn_from": merged_from,
+        "mn_merged": merged_state,
         "mn_state": NodeState.COMPLETE.value,
         "mn_at": now(),
     }

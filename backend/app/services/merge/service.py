@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agent.runtime import AgentRuntime
-from app.db.dialect import execute_all
+from app.db.dialect import dialect_of, execute_all
 from app.db.engine import Database, fault, limits_of
 from app.db.faults import Step
 from app.db.models import Artifact, ChatHead, Conversation, Document
@@ -56,7 +56,7 @@ from app.services.compare import parse_node
 from app.services.conversations import get_owned
 from app.services.merge import plan as planner
 from app.services.merge import result as merging
-from app.services.merge.sides import Sides, load_sides
+from app.services.merge.sides import Sides, load_sides, recorded_state
 from app.services.snapshots import capture_snapshot
 
 UNSET: Any = object()
@@ -237,9 +237,23 @@ async def _write_node(
     kind = NodeKind.PICK if mode == "pick" else NodeKind.MERGE
     writes.append(threads_repo.clock_advance(conv, k))
     await execute_all(s, *writes)
+    digest = None
+    if sides.theirs.content is not None:
+        # The source's document as merged, stored once (content-addressed).
+        stmt, params = ws_repo.body_write(sides.theirs.content, postgres=dialect_of(s).is_postgres)
+        await s.execute(stmt, params)
+        digest = params["b_hash"]
     # After the snapshot's INSERT: on PostgreSQL `execute_all` runs its writes as one
     # statement, whose parts do not see each other's rows.
-    await s.execute(*repo.merge_node(conv.thread_id, k, kind=kind, merged_from=str(source)))
+    await s.execute(
+        *repo.merge_node(
+            conv.thread_id,
+            k,
+            kind=kind,
+            merged_from=str(source),
+            merged_state=recorded_state(sides.theirs, digest),
+        )
+    )
     return NodeId(conv.thread_id, k)
 
 

@@ -3,8 +3,9 @@
 `theirs` is the workspace after the source node. For a pick, `base` is the workspace
 after the source's parent (so the plan is the change the source itself made); for a
 merge, it is the workspace after the newest node the source's path shares with the
-target's, or after the newest source-path node an earlier merge into the target
-brought in (as a version-control merge base moves once a branch has been merged).
+target's, or, when an earlier merge into the target brought in a newer node of the
+source's path, the source's workspace as that merge recorded it (as a version-control
+merge base moves once a branch has been merged).
 `ours` is the target thread's live workspace. Every as-of read goes through
 `snapshots.resolve_restore_state`.
 """
@@ -12,12 +13,14 @@ brought in (as a version-control merge base moves once a branch has been merged)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Conversation
 from app.db.repositories import merge as repo
 from app.db.repositories import threads as threads_repo
+from app.db.repositories import workspace as ws_repo
 from app.domain import NodeId, NodeKind
 from app.errors import InvalidTurn, SnapshotMissing
 from app.schemas_merge import MergeMode
@@ -71,23 +74,74 @@ async def _state_after(s: AsyncSession, node: NodeId) -> WorkspaceState:
     return await resolve_restore_state(s, conv, node.turn)
 
 
+@dataclass(frozen=True)
+class _Base:
+    """Where a merge starts from: a node's workspace, or (`recorded`) the source's
+    workspace as an earlier merge brought it in."""
+
+    node: NodeId | None
+    recorded: dict[str, Any] | None = None
+
+
 async def _merge_base(
     s: AsyncSession, source_path: list[NodeId], target_path: list[NodeId]
-) -> NodeId | None:
-    """The newest node of the source's path that the target already holds: the shared
-    ancestor, or the source-path node an earlier merge into the target came from."""
-    base = common_ancestor(source_path, target_path)
+) -> _Base:
+    """The newest state of the source's path that the target already holds: the shared
+    ancestor's, or the one an earlier merge into the target brought in from a node of
+    the source's path (recorded then: a node's workspace may change while it is its
+    thread's latest, by the snapshot rule)."""
+    shared = common_ancestor(source_path, target_path)
     on_source = {n: i for i, n in enumerate(source_path)}
-    best = on_source.get(base, -1) if base is not None else -1
+    best = on_source.get(shared, -1) if shared is not None else -1
+    chosen: repo.MergeRecord | None = None
     on_target = set(target_path)
-    records = await repo.merge_records(s, {n.thread_id for n in target_path})
-    for r in records:
+    for r in await repo.merge_records(s, {n.thread_id for n in target_path}):
         merged = NodeId.parse(r.merged_from)
         if r.kind != NodeKind.MERGE or NodeId(r.thread_id, r.turn_index) not in on_target:
             continue
         if merged is not None and on_source.get(merged, -1) > best:
-            best, base = on_source[merged], merged
-    return base
+            best, chosen = on_source[merged], r
+    if chosen is not None:
+        recorded = await repo.merged_state(s, chosen.thread_id, chosen.turn_index)
+        if recorded is not None:
+            return _Base(NodeId.parse(chosen.merged_from), recorded)
+    return _Base(shared)
+
+
+def recorded_state(theirs: Side, document_hash: str | None) -> dict[str, Any]:
+    """What a merge node keeps of the source's workspace (`_merge_base`)."""
+    return {
+        "objective": theirs.objective,
+        "title": theirs.title,
+        "document_hash": document_hash,
+        "preferences": [{"uid": i.uid, **i.values} for i in theirs.preferences],
+        "todos": [{"uid": i.uid, **i.values} for i in theirs.todos],
+    }
+
+
+async def _recorded_side(s: AsyncSession, state: dict[str, Any]) -> Side:
+    digest = state.get("document_hash")
+    body = await ws_repo.get_body(s, digest) if digest else None
+    return Side(
+        objective=state.get("objective"),
+        title=state.get("title"),
+        content=body,
+        preferences=tuple(
+            Item(str(p["uid"]), {"text": p.get("text", ""), "locked": bool(p.get("locked"))})
+            for p in state.get("preferences") or []
+        ),
+        todos=tuple(
+            Item(
+                str(t["uid"]),
+                {
+                    "text": t.get("text", ""),
+                    "done": bool(t.get("done")),
+                    "depth": int(t.get("depth") or 0),
+                },
+            )
+            for t in state.get("todos") or []
+        ),
+    )
 
 
 async def load_sides(
@@ -109,8 +163,14 @@ async def load_sides(
         base_state = await resolve_restore_state(s, src, source.turn - 1)
         base = await side_of(s, base_state)
     else:
-        base_node = await _merge_base(s, source_path, target_path)
-        base = await side_of(s, await _state_after(s, base_node)) if base_node else EMPTY
+        found = await _merge_base(s, source_path, target_path)
+        base_node = found.node
+        if found.recorded is not None:
+            base = await _recorded_side(s, found.recorded)
+        elif base_node is not None:
+            base = await side_of(s, await _state_after(s, base_node))
+        else:
+            base = EMPTY
     ours_state = await live_state(s, target)
     return Sides(
         base=base,
