@@ -103,7 +103,16 @@ export function useMerge({ target, labels, setError, ask }: MergeInput) {
     (source: string) => {
       setError(null);
       const label = labelsRef.current.get(source) ?? source.slice(source.lastIndexOf(":") + 1);
-      setState({ source, label, mode: "merge", plan: null, loading: true, resolutions: {}, result: null, applying: false });
+      setState({
+        source,
+        label,
+        mode: "merge",
+        plan: null,
+        loading: true,
+        resolutions: {},
+        result: null,
+        applying: false,
+      });
       void preview(source, "merge");
     },
     [preview, setError],

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { bringing, hunkDiff, kindName, resolutionsFor, unresolved, valueText, type MergeChange, type MergePlan } from "./merge";
+import {
+  bringing,
+  hunkDiff,
+  kindName,
+  resolutionsFor,
+  unresolved,
+  valueText,
+  type MergeChange,
+  type MergePlan,
+} from "./merge";
 
 function change(over: Partial<MergeChange>): MergeChange {
   return {
@@ -44,9 +53,7 @@ describe("merge", () => {
     expect(valueText(change({ surface: "artifact", theirs: { title: "Notes", kind: "text" } }), "theirs")).toBe(
       "Notes",
     );
-    expect(valueText(change({ surface: "preference", ours: { text: "p", locked: true } }), "ours")).toBe(
-      "p (locked)",
-    );
+    expect(valueText(change({ surface: "preference", ours: { text: "p", locked: true } }), "ours")).toBe("p (locked)");
     expect(kindName(change({ kind: "remove" }))).toBe("removed");
   });
 

@@ -44,7 +44,12 @@ function Sides({ change, label }: { change: MergeChange; label: string }) {
   );
 }
 
-function Choice({ change, value, label, onChoose }: {
+function Choice({
+  change,
+  value,
+  label,
+  onChoose,
+}: {
   change: MergeChange;
   value: Resolution | undefined;
   label: string;
@@ -100,7 +105,13 @@ export function MergeDialog({ state, onMode, onChoose, onApply, onClose }: Merge
   const conflicts = plan?.changes.filter((c) => c.conflict).length ?? 0;
   return (
     <div className="overlay" role="presentation">
-      <div className="dialog merge-dialog" role="dialog" aria-modal="true" aria-labelledby="merge-title" data-testid="merge-dialog">
+      <div
+        className="dialog merge-dialog"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="merge-title"
+        data-testid="merge-dialog"
+      >
         <h2 id="merge-title">Bring step {label} into the current path</h2>
         {result === null && (
           <div className="merge-modes" role="radiogroup" aria-label="What to bring">
