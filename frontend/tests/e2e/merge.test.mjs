@@ -88,7 +88,12 @@ test("bring a todo from a sibling branch and settle one conflict", async () => {
   await s.byTest("merge-close").click();
 
   // Dropping a card on the head opens the same preview (the first step: nothing new).
-  await s.node(`${root}:1`).dragTo(s.node(`${root}:3`));
+  const from = await s.node(`${root}:1`).boundingBox();
+  const to = await s.node(`${root}:3`).boundingBox();
+  await page.mouse.move(from.x + from.width / 2, from.y + 12);
+  await page.mouse.down();
+  await page.mouse.move(to.x + to.width / 2, to.y + 12, { steps: 12 });
+  await page.mouse.up();
   await dialog.waitFor({ timeout: T });
   assert.match(await dialog.innerText(), /Bring step 1 into the current path/);
   await s.byTest("merge-close").click();

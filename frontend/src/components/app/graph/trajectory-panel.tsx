@@ -219,9 +219,7 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
             </button>
           </span>
         ) : (
-          <span className="muted hint">
-            double-click a step to restore it · ⇄ to compare two · ⤵ or drop on the head to bring it in
-          </span>
+          <span className="muted hint">double-click: restore · ⇄ compare · ⤵ or drop on the head: bring in</span>
         )}
       </header>
       {found !== null && (
