@@ -70,12 +70,12 @@ async def notes_of(s: AsyncSession, nodes: Collection[tuple[str, int]]) -> list[
     if not threads:
         return []
     stmt = (
-        select(WorkspaceSnapshot.thread_id, WorkspaceSnapshot.turn_index, _snap_t.c.user_message)
+        select(_snap_t.c.thread_id, _snap_t.c.turn_index, _snap_t.c.user_message)
         .where(
-            dialect_of(s).one_of(WorkspaceSnapshot.thread_id, list(threads)),
-            WorkspaceSnapshot.merged_from.is_not(None),
+            dialect_of(s).one_of(_snap_t.c.thread_id, list(threads)),
+            _snap_t.c.merged_from.is_not(None),
         )
-        .order_by(WorkspaceSnapshot.turn_index)
+        .order_by(_snap_t.c.turn_index)
     )
     wanted = set(nodes)
     return [r[2] for r in await s.execute(stmt) if (r[0], r[1]) in wanted]

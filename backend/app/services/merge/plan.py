@@ -200,7 +200,7 @@ def _regions(base: str, ours: str, theirs: str) -> list[Region]:
 
 
 def _document_changes(regions: list[Region]) -> list[Change]:
-    changes = []
+    changes: list[Change] = []
     for i, r in enumerate(regions):
         if r.kind not in ("theirs", "conflict"):
             continue

@@ -68,10 +68,11 @@ def merge_result(
     elif side.title is None:
         side = replace(side, content=None)  # no title and no text: no document
     result = Result(side, brought)
-    for surface in ("preference", "todo"):
+    surfaces: tuple[Literal["preference", "todo"], ...] = ("preference", "todo")
+    for surface in surfaces:
         changes = by_surface.get(surface, [])
         if changes:
-            result = _merge_items(result, surface, changes, ours, theirs)  # type: ignore[arg-type]
+            result = _merge_items(result, surface, changes, ours, theirs)
     arts = [a for a in theirs.artifacts if f"artifact:{a.key}" in {c.id for c in brought}]
     if arts:
         result.side = replace(result.side, artifacts=(*result.side.artifacts, *arts))
@@ -113,19 +114,19 @@ def _merge_items(
         placed.add(item.uid)
 
     for t in theirs_items:
-        c = next((c for c in changes if c.uid == t.uid and c.kind != "remove"), None)
-        if c is None:
+        change = next((c for c in changes if c.uid == t.uid and c.kind != "remove"), None)
+        if change is None:
             continue
         current = next((i for i in items if i.uid == t.uid), None)
         if current is None:
             put(theirs_by_uid[t.uid])
             continue
         values = dict(current.values)
-        for f in c.fields:
+        for f in change.fields:
             if f != POSITION:
                 values[f] = t.values.get(f)
         updated = Item(t.uid, values)
-        if POSITION in c.fields:
+        if POSITION in change.fields:
             items.remove(current)
             placed.discard(t.uid)
             put(updated)
@@ -150,7 +151,7 @@ def summary(brought: Sequence[Change]) -> str:
     counts: dict[str, int] = {}
     for c in brought:
         counts[c.surface] = counts.get(c.surface, 0) + 1
-    parts = [s for s in ("objective", "title") if s in counts]
+    parts: list[str] = [s for s in ("objective", "title") if s in counts]
     if "document" in counts:
         hunks = counts["document"]
         parts.append("document" if hunks == 1 else f"document ({hunks} hunks)")
