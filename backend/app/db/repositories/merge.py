@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any, NamedTuple
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import JsonType, table_of
 from app.db.dialect import Write, dialect_of
-from app.db.models import Artifact, WorkspaceSnapshot
+from app.db.models import Artifact, Preference, Todo, WorkspaceSnapshot
 from app.domain import NodeKind, NodeState, now
 
 _snap_t = table_of(WorkspaceSnapshot)
@@ -116,3 +116,32 @@ def merge_node(
         "mn_state": NodeState.COMPLETE.value,
         "mn_at": now(),
     }
+
+
+_ITEM_FIELDS = {
+    Preference: ("text", "locked", "position"),
+    Todo: ("text", "done", "depth", "position"),
+}
+_ITEM_UPDATES = {
+    model: update(table_of(model))
+    .where(table_of(model).c.id == bindparam("iu_id"))
+    .values({name: bindparam(f"iu_{name}") for name in fields})
+    for model, fields in _ITEM_FIELDS.items()
+}
+
+
+async def update_items(
+    s: AsyncSession, model: type[Preference] | type[Todo], rows: list[dict[str, Any]]
+) -> None:
+    """Set the fields (and position) of existing items, one row per dict (`id` and the
+    model's fields), in one executemany."""
+    if rows:
+        params = [{f"iu_{k}": v for k, v in row.items()} for row in rows]
+        await s.execute(_ITEM_UPDATES[model], params)
+
+
+async def delete_items(
+    s: AsyncSession, model: type[Preference] | type[Todo], ids: list[int]
+) -> None:
+    if ids:
+        await s.execute(delete(model).where(model.id.in_(ids)))

@@ -27,9 +27,10 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from merge3 import Merge3
+from patiencediff import PatienceSequenceMatcher
 
 Surface = Literal["objective", "title", "document", "preference", "todo", "artifact"]
 ChangeKind = Literal["add", "remove", "change"]
@@ -175,11 +176,15 @@ def _lines(text: str) -> list[str]:
 
 def _regions(base: str, ours: str, theirs: str) -> list[Region]:
     """The document cut into regions along `merge3`'s sync regions (the stretches of
-    the base that both sides kept)."""
+    the base that both sides kept), lines matched by patience diff (its C matcher)."""
     b, o, t = _lines(base), _lines(ours), _lines(theirs)
     out: list[Region] = []
     ib = io = it = 0
-    for zmatch, zend, omatch, oend, tmatch, tend in Merge3(b, o, t).find_sync_regions():
+    # patiencediff's stubs type it as difflib's class, which merge3's protocol (typed
+    # for the constructor merge3 calls) does not accept; it is that protocol at run time.
+    matcher = cast(Any, PatienceSequenceMatcher)
+    merge = Merge3(b, o, t, sequence_matcher=matcher)
+    for zmatch, zend, omatch, oend, tmatch, tend in merge.find_sync_regions():
         if omatch > io or tmatch > it:
             rb, ro, rt = tuple(b[ib:zmatch]), tuple(o[io:omatch]), tuple(t[it:tmatch])
             if ro == rt:

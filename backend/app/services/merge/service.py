@@ -24,6 +24,7 @@ a branch (`branching.promote_draft`), exactly as a message sent there would.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,7 +33,7 @@ from app.agent.runtime import AgentRuntime
 from app.db.dialect import dialect_of, execute_all
 from app.db.engine import Database, fault, limits_of
 from app.db.faults import Step
-from app.db.models import Artifact, ChatHead, Conversation, Document
+from app.db.models import Artifact, ChatHead, Conversation, Document, Preference, Todo
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import items as items_repo
 from app.db.repositories import merge as repo
@@ -56,8 +57,10 @@ from app.services.compare import parse_node
 from app.services.conversations import get_owned
 from app.services.merge import plan as planner
 from app.services.merge import result as merging
+from app.services.merge.plan import Item
 from app.services.merge.sides import Sides, load_sides, recorded_state
 from app.services.snapshots import capture_snapshot
+from app.services.workspace_state import PreferenceState, TodoState
 
 UNSET: Any = object()
 
@@ -233,7 +236,9 @@ async def _write_node(
 ) -> NodeId:
     """Snapshot k (the workspace before the merge), the node record, the clock at k."""
     k = conv.turn_index + 1
-    writes, _ = await capture_snapshot(s, conv, turn_index=k, user_message=description)
+    writes, _ = await capture_snapshot(
+        s, conv, turn_index=k, user_message=description, live=sides.ours_rows
+    )
     kind = NodeKind.PICK if mode == "pick" else NodeKind.MERGE
     writes.append(threads_repo.clock_advance(conv, k))
     await execute_all(s, *writes)
@@ -309,36 +314,49 @@ async def _write_workspace(
 async def _write_items(
     s: AsyncSession, tid: str, k: int, sides: Sides, result: merging.Result
 ) -> None:
-    """Rewrite the thread's preferences, todos and rejected decisions: the merged lists
-    (items keep their uids), and a removal kept as a decision rejected at turn k."""
-    await items_repo.clear_items(s, tid)
-    new = result.side
-    await items_repo.insert_preferences(
+    """Change the thread's preferences and todos into the merged lists: only the rows
+    that differ (items keep their uid and their row); a removal is kept as a decision
+    rejected at turn k."""
+    lists: tuple[
+        tuple[
+            type[Preference] | type[Todo], Sequence[PreferenceState | TodoState], tuple[Item, ...]
+        ],
+        ...,
+    ] = (
+        (Preference, sides.ours_state.preferences, result.side.preferences),
+        (Todo, sides.ours_state.todos, result.side.todos),
+    )
+    for model, old, new in lists:
+        before = {o.uid: (o, n) for n, o in enumerate(old)}
+        kept = {i.uid for i in new}
+        updates: list[dict[str, Any]] = []
+        inserts: list[dict[str, Any]] = []
+        for position, item in enumerate(new):
+            row = {**item.values, "position": position}
+            found = before.get(item.uid)
+            if found is None:
+                inserts.append({"uid": item.uid, "thread_id": tid, **row})
+                continue
+            o, was = found
+            if {f: getattr(o, f) for f in item.values} | {"position": was} != row:
+                updates.append({"id": o.id, **row})
+        await repo.delete_items(s, model, [o.id for o in old if o.uid not in kept and o.id])
+        await repo.update_items(s, model, updates)
+        insert = items_repo.insert_preferences if model is Preference else items_repo.insert_todos
+        await insert(s, inserts)
+    await ws_repo.insert_rejected(
         s,
         [
-            {"uid": p.uid, "thread_id": tid, "position": i, **p.values}
-            for i, p in enumerate(new.preferences)
+            {
+                "thread_id": tid,
+                "uid": item.uid,
+                "surface": result.removed_surface[item.uid],
+                "text": str(item.values.get("text", "")),
+                "rejected_after_turn": k,
+            }
+            for item in result.removed
         ],
     )
-    await items_repo.insert_todos(
-        s,
-        [
-            {"uid": t.uid, "thread_id": tid, "position": i, **t.values}
-            for i, t in enumerate(new.todos)
-        ],
-    )
-    kept = [{"thread_id": tid, **r.to_json()} for r in sides.ours_state.rejected]
-    gone = [
-        {
-            "thread_id": tid,
-            "uid": item.uid,
-            "surface": result.removed_surface[item.uid],
-            "text": str(item.values.get("text", "")),
-            "rejected_after_turn": k,
-        }
-        for item in result.removed
-    ]
-    await ws_repo.insert_rejected(s, [*kept, *gone])
 
 
 async def _move_head(

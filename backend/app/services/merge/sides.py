@@ -29,7 +29,7 @@ from app.services.conversations import get_owned
 from app.services.family import Lineage
 from app.services.merge.plan import EMPTY, ArtifactRef, Item, Side, artifact_key
 from app.services.snapshots import resolve_restore_state
-from app.services.workspace_state import WorkspaceState, live_state
+from app.services.workspace_state import WorkspaceState, state_of_rows
 
 
 @dataclass
@@ -41,6 +41,7 @@ class Sides:
     target_node: NodeId | None
     # What `ours` was read from (the apply captures it as the merge node's snapshot).
     ours_state: WorkspaceState
+    ours_rows: ws_repo.LiveRows
 
 
 async def side_of(s: AsyncSession, state: WorkspaceState) -> Side:
@@ -171,7 +172,8 @@ async def load_sides(
             base = await side_of(s, await _state_after(s, base_node))
         else:
             base = EMPTY
-    ours_state = await live_state(s, target)
+    ours_rows = await ws_repo.live_rows(s, target.thread_id)
+    _, ours_state = state_of_rows(target, ours_rows)
     return Sides(
         base=base,
         ours=await side_of(s, ours_state),
@@ -179,6 +181,7 @@ async def load_sides(
         base_node=base_node,
         target_node=target_path[-1] if target_path else None,
         ours_state=ours_state,
+        ours_rows=ours_rows,
     )
 
 
