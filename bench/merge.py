@@ -183,7 +183,8 @@ async def run() -> int:
         {
             "figure": "merge apply (the same merge, a new node), p50",
             "target": "reported against checkout",
-            "measured": f"{rows[2]['p50_ms']:.1f} ms ({apply_ratio:.2f}x; p95 {rows[2]['p95_ms']:.1f})",
+            "measured": f"{rows[2]['p50_ms']:.1f} ms ({apply_ratio:.2f}x; "
+            f"p95 {rows[2]['p95_ms']:.1f} ms)",
             "baseline": f"{rows[3]['p50_ms']:.1f} ms, checkout to an interior node",
             "ok": None,
         },
