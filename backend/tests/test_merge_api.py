@@ -330,3 +330,18 @@ async def test_bad_requests(client: httpx.AsyncClient) -> None:
     assert unknown.status_code == 422 and unknown.json()["code"] == "invalid_input"
     missing = await client.post(f"/api/conversations/{root}/merge", json={"source": f"{side}:3"})
     assert missing.status_code == 422  # the mode is required
+
+
+async def test_an_exported_family_keeps_its_merge_nodes(client: httpx.AsyncClient) -> None:
+    root, side = await family(client)
+    await merged(client, root, f"{side}:3")
+    doc = (await client.get(f"/api/conversations/{root}/export")).json()
+    merge_nodes = [n for n in doc["nodes"] if n["kind"] == "merge"]
+    assert [n["merged_from"] for n in merge_nodes] == [f"{side}:3"]
+    r = await client.post("/api/conversations/import", json=doc)
+    assert r.status_code == 201, r.text
+    g = await graph(client, r.json()["thread_id"])
+    (node,) = [n for n in g["nodes"] if n["kind"] == "merge"]
+    (edge,) = [e for e in g["edges"] if e["kind"] == "merge"]
+    assert edge["target"] == node["id"] and edge["source"].endswith(":3")
+    assert edge["source"] != f"{side}:3"  # the imported family's own copy of the source

@@ -754,6 +754,14 @@ export interface components {
             completed_at?: string | null;
             /** Id */
             id: string;
+            /**
+             * Kind
+             * @default turn
+             * @enum {string}
+             */
+            kind: "turn" | "merge" | "pick";
+            /** Merged From */
+            merged_from?: string | null;
             /** Messages */
             messages: components["schemas"]["ExportMessage"][];
             /** Reply */
