@@ -9,10 +9,13 @@ together:
    discard an edited draft — that implicit checkout happens in this transaction;
 2. plan (`plan.py`) and settle the conflicts with the resolutions (`MERGE_PLAN`);
 3. write the node's record: snapshot k of the workspace before the merge (the
-   snapshot rule, as a turn), marked a complete merge node, and the clock at k
+   snapshot rule, as a turn), marked a complete merge node with its source and the
+   source's workspace as merged (a later merge's base), and the clock at k
    (`MERGE_NODE`);
-4. change the live workspace: objective, document, items (removals kept as rejected
-   decisions stamped k), artifacts copied stamped k (`MERGE_APPLY`);
+4. change the live workspace: objective, document (and its search entry), the items
+   that differ (removals kept as rejected decisions stamped k), artifacts copied
+   stamped k (`MERGE_APPLY`); on a linear host the nodes off the new path are pruned,
+   as a send prunes them;
 5. move the head onto the node and log `chat/turnStarted` (a system notification
    with `_meta["haico/mergedFrom"]`), the workspace changes and `chat/turnComplete`
    (`MERGE_HEAD`).
