@@ -79,6 +79,11 @@ test("bring a todo from a sibling branch and settle one conflict", async () => {
   await edge.waitFor({ state: "attached", timeout: T });
   const dash = await edge.locator("path.react-flow__edge-path").getAttribute("style");
   assert.match(dash ?? "", /stroke-dasharray: 6(px)?,? 4/);
+  // The chat shows the merge step where it falls, after step 2's restore point.
+  const note = page.locator(`[data-testid="merge-note"][data-node-id="${root}:3"]`);
+  await note.waitFor({ timeout: T });
+  assert.match(await note.innerText(), /Step 3 ⤵ Brought in from 2\.1: objective, 1 todo/);
+  await page.locator(`[data-testid="restore-divider"][data-node-id="${root}:2"]`).waitFor({ timeout: T });
   await screenshot(page, "merge-3-graph");
 
   // Bringing the same step again: nothing left to bring.

@@ -225,6 +225,7 @@ export function Studio() {
             <ChatPanel
               thread={displayed}
               turns={view.turns}
+              merges={view.merges}
               guide={view.guide}
               running={running && running.thread === displayed ? running : null}
               live={live}
