@@ -36,6 +36,7 @@ diff
 added_lines
 removed_lines
 exported_at
+parent_node_id
 
 # The context window's size, read by the tests of the window.
 shown_turns

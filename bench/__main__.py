@@ -26,6 +26,7 @@ from typing import Any
 BENCHMARKS = (
     "graph_bench",
     "checkout",
+    "merge",
     "reads",
     "search",
     "branching",

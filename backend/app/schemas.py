@@ -254,15 +254,18 @@ class GraphNode(BaseModel):
     artifact_count: int
     is_on_active_path: bool
     state: NodeState
+    # `merge`: the node brought another node's work in (its `user_message` says what).
+    kind: Literal["turn", "merge"] = "turn"
 
 
 class GraphEdge(BaseModel):
-    """`id` = `"{source}->{target}"`; a branch edge carries the child thread's reason."""
+    """`id` = `"{source}->{target}"`; a branch edge carries the child thread's reason;
+    a merge edge goes from the source node to the merge node."""
 
     id: str
     source: str
     target: str
-    kind: Literal["turn", "branch"]
+    kind: Literal["turn", "branch", "merge"]
     reason: str | None = None
 
 

@@ -42,6 +42,13 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, int]] = [
     ("GET", "/api/conversations/{tid}/graph", None, 200),
     ("GET", "/api/conversations/{tid}/compare?a={tid}:0&b={tid}:0", None, 200),
     ("GET", "/api/conversations/{tid}/export", None, 200),
+    # Authorized, but the source node does not exist: the owner gets 404 for it.
+    (
+        "POST",
+        "/api/conversations/{tid}/merge",
+        {"source": f"th_{'0' * 32}:1", "mode": "merge", "preview": True},
+        404,
+    ),
 ]
 # Endpoints that are not about one thread: checked for 401 only.
 UNSCOPED = [

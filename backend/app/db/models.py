@@ -178,6 +178,16 @@ class WorkspaceSnapshot(Base):
     # Format 3 on: the rejected decisions as of this snapshot (null in older rows).
     rejected: Mapped[list[dict[str, Any]] | None] = mapped_column(JsonType, nullable=True)
     user_message: Mapped[str] = mapped_column(Text, default="")
+    # `turn`, or `merge` for a node that brought another node's work in
+    # (`services.merge`): its `user_message` describes what, `merged_from` names the
+    # source node.
+    kind: Mapped[str] = mapped_column(String(10), server_default="turn")
+    merged_from: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    # A merge node: the source's workspace as it was merged (items, objective, title,
+    # document body hash), the base of a later merge of the same path.
+    merged_state: Mapped[dict[str, Any] | None] = mapped_column(
+        JsonType, nullable=True, deferred=True
+    )
     state: Mapped[str] = mapped_column(String(20), default=NodeState.RUNNING.value)
     reply: Mapped[str] = mapped_column(Text, default="")
     captured_at: Mapped[datetime] = mapped_column(

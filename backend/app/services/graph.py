@@ -21,7 +21,7 @@ from app.db.engine import Database
 from app.db.repositories import graph as repo
 from app.db.repositories import heads as heads_repo
 from app.db.repositories.graph import NodeRow
-from app.domain import NodeId, aware
+from app.domain import NodeId, NodeKind, aware
 from app.schemas import GraphEdge, GraphNode, GraphOut, GraphThread
 from app.services.conversations import get_owned
 from app.services.family import Family
@@ -51,6 +51,12 @@ def _edges(family: Family, kept: dict[str, NodeRow]) -> list[GraphEdge]:
                     kind=kind,
                     reason=reason,
                 )
+            )
+        merged = node.merged_from
+        # A source in another family (a fork's) is not drawn: no dangling edge.
+        if merged is not None and merged in kept and merged != source:
+            edges.append(
+                GraphEdge(id=f"{merged}->{target}", source=merged, target=target, kind="merge")
             )
     return edges
 
@@ -93,6 +99,7 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
             artifact_count=counts.get((n.thread_id, n.turn_index), 0),
             is_on_active_path=n.turn_index <= limits.get(n.thread_id, -1),
             state=n.state,
+            kind="turn" if n.kind == NodeKind.TURN else "merge",
         )
         for nid, n in kept.items()
     ]

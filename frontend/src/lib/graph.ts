@@ -49,13 +49,15 @@ export interface FlowCard {
   threadName: string | null;
   /** the first card of its thread: where the thread's name is shown and edited */
   firstOfThread: boolean;
+  /** a merge node: it brought another step's work in */
+  merge: boolean;
 }
 
 export interface FlowLink {
   id: string;
   source: string;
   target: string;
-  kind: "turn" | "branch" | "stub";
+  kind: "turn" | "branch" | "merge" | "stub";
   active: boolean;
   reason: string | null;
 }
@@ -270,6 +272,7 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
       artifactCount: n.artifact_count,
       threadName: thread?.name ?? null,
       firstOfThread: thread !== undefined && n.turn_index === firstOwned(thread),
+      merge: n.kind === "merge",
     });
   }
 
@@ -306,6 +309,7 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
       artifactCount: 0,
       threadName: thread.name,
       firstOfThread: true,
+      merge: false,
     });
     const bp = thread.branch_point_turn ?? 0;
     const owner = bp > 0 ? ownerOf(index.byId, thread.parent_thread_id, bp) : null;

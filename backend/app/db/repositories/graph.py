@@ -35,6 +35,8 @@ class NodeRow:
     user_message: str
     captured_at: datetime
     state: NodeState
+    kind: str = "turn"
+    merged_from: str | None = None
 
 
 async def newest_owned_nodes(
@@ -70,6 +72,8 @@ async def newest_owned_nodes(
             func.substr(_snap.c.user_message, 1, preview_chars).label("user_message"),
             _snap.c.captured_at,
             _snap.c.state,
+            _snap.c.kind,
+            _snap.c.merged_from,
         )
         .join(newest, newest.c.id == _snap.c.id)
         .order_by(*_NEWEST_FIRST)
@@ -81,6 +85,8 @@ async def newest_owned_nodes(
             user_message=r.user_message or "",
             captured_at=r.captured_at,
             state=NodeState(r.state),
+            kind=r.kind,
+            merged_from=r.merged_from,
         )
         for r in (await session.execute(stmt)).all()
     ]

@@ -5,6 +5,7 @@ import type { LiveTurn } from "@/lib/events";
 import { giveBack } from "@/lib/drafts";
 import { countRender } from "@/lib/render-probe";
 import { useDraft } from "@/hooks/use-draft";
+import type { MergeStep } from "@/lib/studio-view";
 import { describeTool, type ChatTurn, type ToolActivity } from "@/lib/transcript";
 import type { RunningTurn } from "@/hooks/use-turn";
 
@@ -12,6 +13,8 @@ export interface ChatPanelProps {
   /** the conversation shown: its composer draft is kept per conversation */
   thread: string;
   turns: ChatTurn[];
+  /** the path's merge steps: shown where they fall between the turns */
+  merges: readonly MergeStep[];
   guide: ReadonlyMap<number, GuideStep>;
   running: RunningTurn | null;
   /** a turn another client is running in this family */
@@ -28,6 +31,14 @@ export interface ChatPanelProps {
 }
 
 const ENDED: Record<string, string> = { cancelled: "Stopped", error: "Failed" };
+
+function MergeNote({ step }: { step: MergeStep }) {
+  return (
+    <div className="merge-note" data-testid="merge-note" data-node-id={step.nodeId}>
+      <span className="step">Step {step.label}</span> ⤵ {step.text}
+    </div>
+  );
+}
 
 function Tools({ tools }: { tools: ToolActivity[] }) {
   if (tools.length === 0) return null;
@@ -53,7 +64,13 @@ export function ChatPanel(props: ChatPanelProps) {
   const [flashing, setFlashing] = useState<string | null>(null);
 
   const shown = running?.turn != null ? turns.filter((t) => t.turn !== running.turn) : turns;
-  const lastLength = [shown.length, running?.text.length, running?.tools.length, live?.text.length].join(":");
+  const lastLength = [
+    shown.length,
+    props.merges.length,
+    running?.text.length,
+    running?.tools.length,
+    live?.text.length,
+  ].join(":");
 
   useEffect(() => {
     const el = scroller.current;
@@ -95,10 +112,17 @@ export function ChatPanel(props: ChatPanelProps) {
             </p>
           </div>
         )}
+        {props.merges
+          .filter((m) => m.turn < (shown[0]?.turn ?? Infinity))
+          .map((m) => (
+            <MergeNote key={m.nodeId} step={m} />
+          ))}
         {shown.map((t, i) => {
           const step = guide.get(t.turn);
           const nodeId = step?.nodeId ?? "";
-          const last = i === shown.length - 1 && !running;
+          const next = shown[i + 1]?.turn ?? Infinity;
+          const merged = props.merges.filter((m) => m.turn > t.turn && m.turn < next);
+          const last = i === shown.length - 1 && !running && merged.length === 0;
           return (
             <div key={`${nodeId}-${t.turn}`} className="turn">
               <div
@@ -157,6 +181,9 @@ export function ChatPanel(props: ChatPanelProps) {
                   <span>Saved checkpoint · Click to restore</span>
                 </button>
               )}
+              {merged.map((m) => (
+                <MergeNote key={m.nodeId} step={m} />
+              ))}
             </div>
           );
         })}

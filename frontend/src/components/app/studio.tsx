@@ -3,6 +3,7 @@ import { useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { useConfirmDiscard } from "@/hooks/use-confirm-discard";
 import { useFamilyEvents } from "@/hooks/use-family-events";
+import { useMerge } from "@/hooks/use-merge";
 import { messageOf, useStudioActions } from "@/hooks/use-studio-actions";
 import { useConversations, useGraph, useHistory, useMessages, useWorkspace } from "@/hooks/use-studio-data";
 import { useStudioView } from "@/hooks/use-studio-view";
@@ -16,6 +17,7 @@ import { ConfirmDialog } from "./confirm-dialog";
 import type { CardActions } from "./graph/commit-card";
 import { TrajectoryPanel } from "./graph/trajectory-panel";
 import { HistoryMenu } from "./history-menu";
+import { MergeDialog } from "./merge-dialog";
 import { Landing } from "./landing";
 import { SearchBox } from "./search-box";
 import { WorkspacePanel } from "./workspace-panel";
@@ -96,9 +98,11 @@ export function Studio() {
   const onOpenThread = useCallback((threadId: string) => void openThread(threadId), [openThread]);
   const onRestore = useCallback((nodeId: string) => void checkout(nodeId), [checkout]);
   const { onFocusStep, onCompare } = focus;
+  const merging = useMerge({ target: displayed, labels: view.flow?.labels ?? EMPTY_LABELS, setError, ask });
+  const onBringIn = merging.open;
   const cardActions: CardActions = useMemo(
-    () => ({ onRestore, onFocusStep, onCompare, onRename: renameThread }),
-    [onRestore, onFocusStep, onCompare, renameThread],
+    () => ({ onRestore, onFocusStep, onCompare, onBringIn, onRename: renameThread }),
+    [onRestore, onFocusStep, onCompare, onBringIn, renameThread],
   );
   const onStop = useCallback(() => void stop(), [stop]);
   const restoreFound = focus.onRestoreFound;
@@ -221,6 +225,7 @@ export function Studio() {
             <ChatPanel
               thread={displayed}
               turns={view.turns}
+              merges={view.merges}
               guide={view.guide}
               running={running && running.thread === displayed ? running : null}
               live={live}
@@ -236,6 +241,13 @@ export function Studio() {
           </div>
         </main>
       )}
+      <MergeDialog
+        state={merging.merge}
+        onMode={merging.setMode}
+        onChoose={merging.choose}
+        onApply={() => void merging.apply()}
+        onClose={merging.close}
+      />
       <ConfirmDialog state={confirm} onCancel={dismiss} />
     </div>
   );

@@ -243,6 +243,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{thread_id}/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge
+         * @description Bring `source`'s work into this thread's workspace as one new node: `pick` the
+         *     change that node made, or `merge` what its path changed since the newest node it
+         *     shares with this thread. `preview: true` answers the plan (200) and writes nothing.
+         *     409 `merge_conflict` (with `data.plan`) while a conflict has no resolution, 422
+         *     `nothing_to_merge` when this thread already has everything, 409 `conflict` on a
+         *     stale `expected_head_turn_id`, 409 `turn_in_progress` during a turn, 409
+         *     `checkout_would_discard_changes` unless `force`.
+         */
+        post: operations["merge_api_conversations__thread_id__merge_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{thread_id}/messages": {
         parameters: {
             query?: never;
@@ -728,6 +754,14 @@ export interface components {
             completed_at?: string | null;
             /** Id */
             id: string;
+            /**
+             * Kind
+             * @default turn
+             * @enum {string}
+             */
+            kind: "turn" | "merge" | "pick";
+            /** Merged From */
+            merged_from?: string | null;
             /** Messages */
             messages: components["schemas"]["ExportMessage"][];
             /** Reply */
@@ -887,7 +921,8 @@ export interface components {
         };
         /**
          * GraphEdge
-         * @description `id` = `"{source}->{target}"`; a branch edge carries the child thread's reason.
+         * @description `id` = `"{source}->{target}"`; a branch edge carries the child thread's reason;
+         *     a merge edge goes from the source node to the merge node.
          */
         GraphEdge: {
             /** Id */
@@ -896,7 +931,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "turn" | "branch";
+            kind: "turn" | "branch" | "merge";
             /** Reason */
             reason?: string | null;
             /** Source */
@@ -920,6 +955,12 @@ export interface components {
             id: string;
             /** Is On Active Path */
             is_on_active_path: boolean;
+            /**
+             * Kind
+             * @default turn
+             * @enum {string}
+             */
+            kind: "turn" | "merge";
             state: components["schemas"]["NodeState"];
             /** Thread Id */
             thread_id: string;
@@ -999,6 +1040,119 @@ export interface components {
             version: number;
             /** Working Thread Id */
             working_thread_id: string;
+        };
+        /**
+         * MergeChange
+         * @description One change the source would bring. `ours` is the target's value, `theirs` the
+         *     source's, `base` the one both started from; `fields` names the fields of an item
+         *     that differ (`position` among them when it moved).
+         */
+        MergeChange: {
+            /** Base */
+            base: string | {
+                [key: string]: unknown;
+            } | null;
+            /** Conflict */
+            conflict: boolean;
+            /** Fields */
+            fields?: string[];
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "add" | "remove" | "change";
+            /** Ours */
+            ours: string | {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Surface
+             * @enum {string}
+             */
+            surface: "objective" | "title" | "document" | "preference" | "todo" | "artifact";
+            /** Theirs */
+            theirs: string | {
+                [key: string]: unknown;
+            } | null;
+            /** Uid */
+            uid: string | null;
+        };
+        /**
+         * MergeIn
+         * @description `source`: any node the caller owns. `expected_head_turn_id`: absent = no
+         *     assertion, null = the head is the baseline. `label`: how the client shows the
+         *     source (`3.1`), used in the merge node's description.
+         */
+        MergeIn: {
+            /** Expected Head Turn Id */
+            expected_head_turn_id?: string | null;
+            /**
+             * Force
+             * @default false
+             */
+            force: boolean;
+            /** Label */
+            label?: string | null;
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "pick" | "merge";
+            /**
+             * Preview
+             * @default false
+             */
+            preview: boolean;
+            /** Resolutions */
+            resolutions?: {
+                [key: string]: "ours" | "theirs";
+            } | null;
+            /** Source */
+            source: string;
+        };
+        /**
+         * MergeOut
+         * @description The new merge node (`node_id`) on the target thread, its parent (the head it
+         *     moved from), the source node and the plan it applied.
+         */
+        MergeOut: {
+            /** Description */
+            description: string;
+            /** Merged From */
+            merged_from: string;
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "pick" | "merge";
+            /** Node Id */
+            node_id: string;
+            /** Parent Node Id */
+            parent_node_id: string | null;
+            plan: components["schemas"]["MergePlan"];
+        };
+        /**
+         * MergePlan
+         * @description `base`: the node both sides started from (null: none, then everything the source
+         *     has counts as added); `target`: the node whose workspace the merge changes (the
+         *     target thread's tip).
+         */
+        MergePlan: {
+            /** Base */
+            base: string | null;
+            /** Changes */
+            changes: components["schemas"]["MergeChange"][];
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "pick" | "merge";
+            /** Source */
+            source: string;
+            /** Target */
+            target: string | null;
         };
         /** MessageOut */
         MessageOut: {
@@ -2439,6 +2593,113 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    merge_api_conversations__thread_id__merge_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MergeIn"];
+            };
+        };
+        responses: {
+            /** @description The plan (`preview: true`); nothing written */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergePlan"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Seeding the new thread failed; nothing was kept */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
             /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */

@@ -65,6 +65,7 @@ export function family(
         artifact_count: 0,
         is_on_active_path: k <= (limits.get(s.id) ?? -1),
         state: "complete",
+        kind: "turn",
       });
       let source: string | null = null;
       let kind: "turn" | "branch" = "turn";

@@ -13,6 +13,8 @@ export interface CardActions {
   onRestore: (nodeId: string) => void;
   onFocusStep: (nodeId: string) => void;
   onCompare: (nodeId: string) => void;
+  /** opens the preview of bringing this step's work into the current path */
+  onBringIn: (nodeId: string) => void;
   /** saves a thread's branch name (null clears it); rejects with the server's error */
   onRename: (threadId: string, name: string | null) => Promise<void>;
 }
@@ -60,6 +62,7 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
       data-active={card.active ? "true" : "false"}
       data-head={card.head ? "true" : "false"}
       data-state={card.state}
+      data-kind={card.merge ? "merge" : "turn"}
       data-picked={picked ?? undefined}
       data-found={data.found ? "true" : undefined}
       className={[
@@ -70,7 +73,7 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
         picked ? "card-picked" : "",
         data.found ? "card-found" : "",
       ].join(" ")}
-      title="Click: show in chat · Shift-click: compare · Double-click: restore this step"
+      title="Click: show in chat · Shift-click: compare · Double-click: restore this step · Drop on the head: bring into the current path"
       onClick={(e) => (e.shiftKey ? actions.onCompare(card.id) : actions.onFocusStep(card.id))}
       onDoubleClick={(e) => !e.shiftKey && actions.onRestore(card.id)}
     >
@@ -104,6 +107,22 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
           >
             ⇄
           </button>
+          {!card.head && (
+            <button
+              type="button"
+              className="nodrag card-btn"
+              data-testid="graph-node-bring"
+              title="Bring into current path…"
+              aria-label="Bring into current path…"
+              onClick={(e) => {
+                e.stopPropagation();
+                actions.onBringIn(card.id);
+              }}
+              onDoubleClick={(e) => e.stopPropagation()}
+            >
+              ⤵
+            </button>
+          )}
           <button
             type="button"
             className="nodrag card-btn card-restore"
@@ -119,6 +138,11 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
           </button>
         </span>
       </div>
+      {card.merge && (
+        <div className="card-merge-mark" data-testid="merge-node">
+          ⤵ merge
+        </div>
+      )}
       <div className="clamp q">{card.question || "(no message)"}</div>
       {card.active && detail && (
         <>

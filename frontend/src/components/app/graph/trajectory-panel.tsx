@@ -10,7 +10,7 @@ import {
   type Edge,
   type NodeTypes,
 } from "@xyflow/react";
-import { memo, useEffect, useMemo, useRef } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef } from "react";
 import { carryMeasured, type FlowGraph } from "@/lib/graph";
 import type { ComparePick, Rejected } from "@/lib/research";
 import { CommitCard, StubCard, type CardActions, type CardDetail, type TrajectoryNode } from "./commit-card";
@@ -19,6 +19,10 @@ import { CommitCard, StubCard, type CardActions, type CardDetail, type Trajector
 const nodeTypes: NodeTypes = { commit: CommitCard, stub: StubCard };
 const ACTIVE = "#c8102e";
 const DIM = "#b8bcc4";
+const MERGE = "#7c3aed";
+const MERGE_DASH = "6 4";
+// How close (px, flow coordinates) a dropped card's centre must come to the head's.
+const DROP_RADIUS = 90;
 
 export interface TrajectoryProps {
   flow: FlowGraph | null;
@@ -43,6 +47,17 @@ export interface TrajectoryProps {
 }
 
 const NONE: readonly Rejected[] = [];
+
+function centre(n: TrajectoryNode): { x: number; y: number } {
+  return { x: n.position.x + (n.measured?.width ?? 0) / 2, y: n.position.y + (n.measured?.height ?? 0) / 2 };
+}
+
+/** Whether a dragged card was let go over (near) another card. */
+function nearEnough(a: TrajectoryNode, b: TrajectoryNode): boolean {
+  const p = centre(a);
+  const q = centre(b);
+  return Math.hypot(p.x - q.x, p.y - q.y) <= DROP_RADIUS;
+}
 
 /** Frames a search hit's card once it is on the graph (after any re-framing of a new family). */
 function FocusOnFound({ found, present }: { found: { nodeId: string; tick: number } | null; present: boolean }) {
@@ -114,13 +129,14 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
           id: l.id,
           source: l.source,
           target: l.target,
-          type: l.kind === "turn" ? "straight" : "smoothstep",
+          type: l.kind === "turn" ? "straight" : l.kind === "merge" ? "default" : "smoothstep",
           animated: l.kind === "stub",
           label: l.reason ?? undefined,
+          className: l.kind === "merge" ? "merge-edge" : undefined,
           style: {
-            stroke: colour,
+            stroke: l.kind === "merge" ? MERGE : colour,
             strokeWidth: l.active ? 2.5 : 1.5,
-            strokeDasharray: l.kind === "stub" ? "4 4" : undefined,
+            strokeDasharray: l.kind === "stub" ? "4 4" : l.kind === "merge" ? MERGE_DASH : undefined,
           },
           markerEnd: { type: MarkerType.ArrowClosed, color: colour, width: 16, height: 16 },
           zIndex: l.active ? 1 : 0,
@@ -132,6 +148,19 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
   // each card's measured size so that it stays visible (see carryMeasured).
   const [rfNodes, setRfNodes, onNodesChange] = useNodesState<TrajectoryNode>(nodes);
   useEffect(() => setRfNodes((previous) => carryMeasured(previous, nodes)), [nodes, setRfNodes]);
+  // A card dropped on the head brings its work into the current path; it goes back
+  // to its place either way.
+  const onBringIn = actions.onBringIn;
+  const onNodeDragStop = useCallback(
+    (_: unknown, dragged: TrajectoryNode) => {
+      const headCard = rfNodes.find((n) => n.type === "commit" && n.data.card.head);
+      if (headCard && headCard.id !== dragged.id && dragged.type === "commit" && nearEnough(dragged, headCard)) {
+        onBringIn(dragged.id);
+      }
+      setRfNodes((previous) => carryMeasured(previous, nodes));
+    },
+    [rfNodes, nodes, onBringIn, setRfNodes],
+  );
   const signature = useMemo(
     () => `${props.frame}|${(flow?.cards ?? []).map((c) => c.id).join(",")}`,
     [flow, props.frame],
@@ -190,7 +219,7 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
             </button>
           </span>
         ) : (
-          <span className="muted hint">double-click a step to restore it · ⇄ to compare two</span>
+          <span className="muted hint">double-click: restore · ⇄ compare · ⤵ or drop on the head: bring in</span>
         )}
       </header>
       {found !== null && (
@@ -231,6 +260,7 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
               <ReactFlow
                 nodes={rfNodes}
                 onNodesChange={onNodesChange}
+                onNodeDragStop={onNodeDragStop}
                 edges={edges}
                 nodeTypes={nodeTypes}
                 nodesConnectable={false}
