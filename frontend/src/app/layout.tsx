@@ -7,6 +7,7 @@ import "./styles/columns.css";
 import "./styles/chat.css";
 import "./styles/research.css";
 import "./styles/search.css";
+import "./styles/big-trees.css";
 import "./styles/narrow.css";
 import { Providers } from "@/components/app/providers";
 
