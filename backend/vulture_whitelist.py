@@ -39,3 +39,7 @@ exported_at
 
 # The context window's size, read by the tests of the window.
 shown_turns
+
+# Big trees: a wire field read by clients, and the wait the summary tests use.
+server_seq
+idle

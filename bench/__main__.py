@@ -34,6 +34,7 @@ BENCHMARKS = (
     "concurrency",
     "workers",
     "ahp",
+    "studio",
     "storage",
 )
 ROOT = Path(__file__).resolve().parent.parent

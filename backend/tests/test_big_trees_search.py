@@ -4,6 +4,7 @@ databases); the query rules themselves as pure functions."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -18,6 +19,12 @@ from app.services.search_query import (
     terms_of,
 )
 from tests.history_helpers import new_thread, turn_ok
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, Any]:
+    """No summaries unless a test asks: a branch is found by its name alone."""
+    return {"summary_debounce_seconds": 3600}
 
 
 async def _search(client: httpx.AsyncClient, q: str) -> list[dict[str, Any]]:
@@ -57,8 +64,6 @@ async def test_a_branch_is_found_by_its_summary(
 
     async def found() -> list[dict[str, Any]]:
         return [h for h in await _search(client, "husbandry") if h["kind"] == "branch"]
-
-    import asyncio
 
     async with asyncio.timeout(20):
         while not (hits := await found()):

@@ -110,10 +110,6 @@ class Family:
                 out |= self.descendants(row.thread_id)
         return out
 
-    def children_of(self, thread_id: str) -> list[ThreadRow]:
-        """The thread's child branches (every status), oldest first."""
-        return list(self._children.get(thread_id, []))
-
     def branch_point_node(self, thread_id: str) -> NodeId | None:
         """The node a branch hangs from; None for a root, or a branch at 0."""
         row = self.threads[thread_id]

@@ -24,17 +24,29 @@ import { parseData, readSse } from "@/lib/sse";
  * serverSeq after a drop, and refetches what each action makes stale: a second tab,
  * a REST user or an AHP client changing the family shows up here without a reload.
  * Returns the turn another client is running, as streamed so far.
+ *
+ * It starts at `startAfter`, the serverSeq the family's history was read at: what the
+ * page already shows is not replayed (and not fetched again), nothing after it is
+ * missed. It waits for that position, once per family.
  */
-export function useFamilyEvents(anchor: string | null): { live: LiveTurn | null; connected: boolean } {
+export function useFamilyEvents(
+  anchor: string | null,
+  startAfter: number | null,
+): { live: LiveTurn | null; connected: boolean } {
   const { tokens, requireSignIn } = useApi();
   const qc = useQueryClient();
   const [live, setLive] = useState<LiveTurn | null>(null);
   const [connected, setConnected] = useState(false);
+  const [from, setFrom] = useState<{ anchor: string; after: number } | null>(null);
+  useEffect(() => {
+    if (anchor !== null && startAfter !== null && from?.anchor !== anchor) setFrom({ anchor, after: startAfter });
+  }, [anchor, startAfter, from]);
+  const start = from !== null && from.anchor === anchor ? from.after : null;
 
   useEffect(() => {
-    if (anchor === null) return;
+    if (anchor === null || start === null) return;
     const abort = new AbortController();
-    let state: StreamState = initialStreamState;
+    let state: StreamState = { ...initialStreamState, lastSeq: start };
     let pending: Effects = noEffects();
     let timer: ReturnType<typeof setTimeout> | null = null;
 
@@ -90,7 +102,7 @@ export function useFamilyEvents(anchor: string | null): { live: LiveTurn | null;
       setConnected(false);
       setLive(null);
     };
-  }, [anchor, qc, tokens, requireSignIn]);
+  }, [anchor, start, qc, tokens, requireSignIn]);
 
   return { live, connected };
 }

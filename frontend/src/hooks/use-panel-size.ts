@@ -10,6 +10,10 @@ interface Saved {
   maximised: boolean;
 }
 
+function clamp(h: number): number {
+  return Math.max(MIN, Math.min(h, window.innerHeight - 120));
+}
+
 function load(): Saved {
   try {
     const raw = window.localStorage.getItem(KEY);
@@ -39,7 +43,6 @@ export function usePanelSize() {
       // storage full or disabled: the size lasts for this page only
     }
   }, []);
-  const clamp = (h: number) => Math.max(MIN, Math.min(h, window.innerHeight - 120));
 
   const startDrag = useCallback(
     (e: PointerEvent<HTMLDivElement>) => {

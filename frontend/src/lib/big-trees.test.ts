@@ -7,6 +7,7 @@ import {
   displayName,
   filterConversations,
   foldFlow,
+  sameShallow,
   siblingsOf,
   treeIndex,
 } from "./big-trees";
@@ -106,5 +107,16 @@ describe("folding", () => {
     // on the displayed path (A requested), A is not folded whatever the toggle says
     const onPath = foldFlow(g, flow, new Map([["A", true]]));
     expect(onPath.cards.some((c) => c.id === "A:5")).toBe(true);
+  });
+});
+
+describe("sameShallow", () => {
+  it("compares values key by key, one nested level deep", () => {
+    const f = () => {};
+    expect(sameShallow({ a: 1, card: { x: 1, y: "b" }, f }, { a: 1, card: { x: 1, y: "b" }, f })).toBe(true);
+    expect(sameShallow({ a: 1, card: { x: 1 } }, { a: 1, card: { x: 2 } })).toBe(false);
+    expect(sameShallow({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(sameShallow({ deep: { in: { x: 1 } } }, { deep: { in: { x: 1 } } })).toBe(false);
+    expect(sameShallow({ m: new Map() }, { m: new Map() })).toBe(false);
   });
 });

@@ -221,3 +221,20 @@ export function foldFlow(graph: Graph, flow: FlowGraph, toggles: ReadonlyMap<str
     links: flow.links.filter((l) => !hiddenIds.has(l.source) && !hiddenIds.has(l.target)),
   };
 }
+
+/** Whether two records hold the same values, key by key; a nested plain object (a
+ * card) is compared the same way, one level down. For keeping a card's data object
+ * when a new graph answer leaves the card as it was: a memoised card then does not
+ * render again, so adding one node renders one card. */
+export function sameShallow(a: Readonly<Record<string, unknown>>, b: Readonly<Record<string, unknown>>, depth = 1): boolean {
+  if (a === b) return true;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => {
+    const x = a[k];
+    const y = b[k];
+    if (x === y) return true;
+    const plain = (v: unknown) => typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype;
+    return depth > 0 && plain(x) && plain(y) && sameShallow(x as Record<string, unknown>, y as Record<string, unknown>, depth - 1);
+  });
+}

@@ -61,7 +61,8 @@ export function Studio() {
   const graph = useGraph(displayed);
   const messages = useMessages(displayed);
   const workspace = useWorkspace(displayed);
-  const { live, connected } = useFamilyEvents(anchor);
+  // The event stream starts where the history was read: nothing replayed, nothing missed.
+  const { live, connected } = useFamilyEvents(anchor, history.data ? (history.data.server_seq ?? 0) : null);
   const view = useStudioView({
     conversations: conversations.data,
     graph: graph.data,

@@ -13,7 +13,7 @@ import {
   type NodeTypes,
 } from "@xyflow/react";
 import { memo, useEffect, useMemo, useRef, type RefObject } from "react";
-import type { FoldedFlow } from "@/lib/big-trees";
+import { sameShallow, type FoldedFlow } from "@/lib/big-trees";
 import { carryMeasured } from "@/lib/graph";
 import { usePanelSize } from "@/hooks/use-panel-size";
 import type { ComparePick, Rejected } from "@/lib/research";
@@ -119,21 +119,31 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
   const size = usePanelSize();
   const canvas = useRef<HTMLDivElement>(null);
   const parents = useMemo(() => new Map((flow?.links ?? []).map((l) => [l.target, l.source] as const)), [flow]);
-  const nodes: TrajectoryNode[] = useMemo(
-    () =>
-      (flow?.cards ?? []).map((card) =>
+  // A card whose data did not change keeps its data object, so its memoised component
+  // does not render again: one added node renders one card (and its neighbours' links).
+  const dataCache = useRef(new Map<string, TrajectoryNode["data"]>());
+  const nodes: TrajectoryNode[] = useMemo(() => {
+    const previous = dataCache.current;
+    const next = new Map<string, TrajectoryNode["data"]>();
+    const keep = <D extends TrajectoryNode["data"]>(id: string, data: D): D => {
+      const old = previous.get(id);
+      const kept = old !== undefined && sameShallow(old, data, 2) ? (old as D) : data;
+      next.set(id, kept);
+      return kept;
+    };
+    const built: TrajectoryNode[] = (flow?.cards ?? []).map((card) =>
         card.kind === "stub"
           ? {
               id: card.id,
               type: "stub",
               position: { x: card.x, y: card.y },
-              data: { card, onOpen: onOpenThread, onRename: actions.onRename },
+              data: keep(card.id, { card, onOpen: onOpenThread, onRename: actions.onRename }),
             }
           : {
               id: card.id,
               type: "commit",
               position: { x: card.x, y: card.y },
-              data: {
+              data: keep(card.id, {
                 card,
                 detail: details.get(card.id) ?? null,
                 rejected: card.active ? (rejected.get(card.id) ?? NONE) : NONE,
@@ -143,11 +153,12 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                 fold: card.fold,
                 onFold,
                 parent: parents.get(card.id) ?? `${card.threadId}:0`,
-              },
+              }),
             },
-      ),
-    [flow, details, rejected, pick, found, actions, onOpenThread, onFold, parents],
-  );
+    );
+    dataCache.current = next;
+    return built;
+  }, [flow, details, rejected, pick, found, actions, onOpenThread, onFold, parents]);
   const edges: Edge[] = useMemo(
     () =>
       (flow?.links ?? []).map((l) => {
