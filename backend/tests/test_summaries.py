@@ -17,6 +17,10 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from app.agent.summaries import offline_summary
+from app.schemas import DocumentOut
+from app.services.net_change import NetChange
+from app.services.workspace_state import PreferenceState, TodoState, WorkspaceState
 from tests.agent.test_providers import FakeServer
 from tests.history_helpers import new_thread, turn_ok
 
@@ -177,3 +181,35 @@ class TestSummaryModel:
         assert await summary_of(client, root) == SUMMARY
         conv = (await client.get(f"/api/conversations/{root}")).json()
         assert conv["summary"] == SUMMARY
+
+
+def test_net_change_compares_content_not_identity() -> None:
+    start = WorkspaceState(
+        objective="o",
+        document=None,
+        todos=[TodoState("u1", "keep", False, 0)],
+        preferences=[PreferenceState("p1", "short", True)],
+    )
+    same = WorkspaceState(
+        objective="o",
+        document=None,
+        todos=[TodoState("u9", "keep", False, 0)],  # a copy: another uid, same todo
+        preferences=[PreferenceState("p9", "short", True)],
+    )
+    assert NetChange.between(start, same).empty
+    moved = WorkspaceState(
+        objective="new aim",
+        document=DocumentOut(title="", content="text"),
+        todos=[TodoState("u1", "keep", True, 0), TodoState("u2", "more", False, 0)],
+        preferences=[],
+    )
+    change = NetChange.between(start, moved)
+    assert change.parts() == [
+        "objective “new aim”",
+        "document edited",
+        "−1 preference",
+        "+2 todos",
+        "−1 todo",
+    ]
+    assert offline_summary(["first ask", "then"], change.parts()).endswith("· 2 turns — “first ask”")
+    assert offline_summary([], []) == "no workspace change · 0 turns"

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from app.agent.models import make_chat_model
 from app.config import Settings
 
 MAX_SUMMARY_CHARS = 160
@@ -40,8 +41,6 @@ def make_summary_model(settings: Settings) -> BaseChatModel | None:
     """The summary model for a real provider; None for the offline one."""
     if settings.llm == "offline":
         return None
-    from app.agent.models import make_chat_model
-
     model = settings.summary_model or settings.llm_model
     return make_chat_model(settings.model_copy(update={"llm_model": model}))
 

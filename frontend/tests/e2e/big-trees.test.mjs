@@ -28,7 +28,7 @@ const send = (base, thread, content) => api(base, "POST", `/conversations/${thre
 
 /** Root R 1..4; branch A at 2 (A:3, A:4); branch B at 2 (B:3); branch C of A at 3 (C:4).
  * The head goes back to R:4. */
-async function family(base) {
+async function family(base, tag) {
   const root = (await api(base, "POST", "/conversations", { title: "Big study" })).thread_id;
   for (const k of [1, 2, 3, 4]) await send(base, root, `objective: step ${k}`);
   const a = (await api(base, "POST", `/conversations/${root}/branch`, { from_turn: 2 })).thread_id;
@@ -36,7 +36,7 @@ async function family(base) {
   await send(base, a, "todo: alpha two");
   const b = (await api(base, "POST", `/conversations/${root}/branch`, { from_turn: 2 })).thread_id;
   await send(base, b, "todo: beta");
-  await api(base, "PATCH", `/conversations/${b}`, { name: "needle-branch" });
+  await api(base, "PATCH", `/conversations/${b}`, { name: `needle-${tag}` });
   const c = (await api(base, "POST", `/conversations/${a}/branch`, { from_turn: 3 })).thread_id;
   await send(base, c, "todo: gamma");
   await api(base, "POST", `/conversations/${root}/checkout`, { turn_id: `${root}:4` });
@@ -49,7 +49,7 @@ function switcher(page, nodeId) {
 
 test("minimap, breadcrumbs, the sibling switcher and the path it remembers", async () => {
   const { server, chrome } = studio;
-  const { root, a, b, c } = await family(server.base);
+  const { root, a, b, c } = await family(server.base, "one");
   const context = await chrome.browser.newContext({ viewport: { width: 1440, height: 900 } });
   const page = await context.newPage();
   const errors = [];
@@ -103,10 +103,13 @@ test("minimap, breadcrumbs, the sibling switcher and the path it remembers", asy
   await second.goto(`${server.base}/?thread=${root}`);
   const s2 = new StudioPage(second);
   await s2.expectHead(`${c}:4`);
-  const chosen = await second.evaluate(
-    async (id) => (await fetch(`/api/conversations/${id}/chosen-path`)).json(),
-    root,
-  );
+  // (the first page records its path as the head moves: wait until that landed)
+  let chosen = null;
+  for (const deadline = Date.now() + T; Date.now() < deadline; ) {
+    chosen = await api(server.base, "GET", `/conversations/${root}/chosen-path`);
+    if (chosen.node_id === `${c}:4` && chosen.choices.length === 2) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   assert.equal(chosen.node_id, `${c}:4`);
   assert.deepEqual(
     chosen.choices.map((x) => x.child_node_id).sort(),
@@ -120,7 +123,7 @@ test("minimap, breadcrumbs, the sibling switcher and the path it remembers", asy
 
 test("summaries, the conversations filter, archive from a suggestion and undo", async () => {
   const { server, chrome } = studio;
-  const { root, b } = await family(server.base);
+  const { root, b } = await family(server.base, "two");
   // a branch that changes nothing: suggested for archiving
   const idle = (await api(server.base, "POST", `/conversations/${root}/branch`, { from_turn: 1 })).thread_id;
   await send(server.base, idle, "just thinking aloud");
@@ -134,9 +137,9 @@ test("summaries, the conversations filter, archive from a suggestion and undo", 
 
   // The conversations menu: a filter box; each branch by its name or summary.
   await s.byTest("history-menu-button").click();
-  await s.byTest("conversation-filter").fill("needle");
+  await s.byTest("conversation-filter").fill("needle-two");
   await s.expectCount("conversation-item", 1);
-  assert.match(await s.byTest("conversation-item").innerText(), /needle-branch/);
+  assert.match(await s.byTest("conversation-item").innerText(), /needle-two/);
   await s.byTest("history-menu-button").click();
 
   // Tidy up: the idle branch is suggested; archive it in one click, then undo.

@@ -177,7 +177,8 @@ export function HistoryMenu(props: HistoryMenuProps) {
                             ⎇ {c.name}
                           </span>
                         )}
-                        {c.summary ? (
+                        {/* a branch by its summary (its name is the tag above); a family by its title */}
+                        {c.summary && c.parent_thread_id !== null ? (
                           <span className="summary" data-testid="branch-summary" data-thread-id={c.thread_id} title={c.title}>
                             {c.summary}
                           </span>
