@@ -70,7 +70,6 @@ def plan(nodes: int, branches: int, rng: random.Random) -> Family:
 
 async def build(data_dir: Path) -> list[dict[str, Any]]:
     settings = Settings(data_dir=data_dir, local_user_name="local")
-    data_dir.mkdir(parents=True, exist_ok=True)
     engine = create_async_engine(settings.sql_url)
     async with engine.begin() as conn:
         await conn.run_sync(Base.metadata.create_all)
@@ -142,6 +141,7 @@ def main() -> None:
         sys.exit("build the studio first: make studio")
     with tempfile.TemporaryDirectory(prefix="haico-bench-studio-") as tmp:
         data_dir = Path(tmp) / "data"
+        data_dir.mkdir(parents=True)
         families = asyncio.run(build(data_dir))
         proc, base = serve(data_dir)
         try:

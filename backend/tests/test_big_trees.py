@@ -90,7 +90,9 @@ async def test_archive_checks_ownership(app: FastAPI, client: httpx.AsyncClient)
     r = await client.patch(f"/api/conversations/{theirs.thread_id}", json={"archived": True})
     assert r.status_code == 403
     missing = f"th_{uuid.uuid4().hex}"
-    assert (await client.patch(f"/api/conversations/{missing}", json={"archived": True})).status_code == 404
+    assert (
+        await client.patch(f"/api/conversations/{missing}", json={"archived": True})
+    ).status_code == 404
     r = await client.patch(f"/api/conversations/{theirs.thread_id}", json={"archived": "yes"})
     assert r.status_code == 422
     async with db_of(app).read() as s:
@@ -154,14 +156,23 @@ async def test_each_suggestion_reason(app: FastAPI, client: httpx.AsyncClient) -
     # The branch on the working path is never suggested: now its older twin is.
     r = await checkout(client, twin, f"{twin}:3")
     assert r.status_code == 200, r.text
-    reasons = {(x["thread_id"], x["reason"]) for x in (await client.get(f"/api/conversations/{root}/suggestions")).json()}
+    reasons = {
+        (x["thread_id"], x["reason"])
+        for x in (await client.get(f"/api/conversations/{root}/suggestions")).json()
+    }
     assert (first, "same_as_sibling") in reasons and (twin, "same_as_sibling") not in reasons
     # Archiving a suggested branch takes it off the list; unarchiving brings it back.
     await archive(client, talk)
-    reasons = {(x["thread_id"], x["reason"]) for x in (await client.get(f"/api/conversations/{root}/suggestions")).json()}
+    reasons = {
+        (x["thread_id"], x["reason"])
+        for x in (await client.get(f"/api/conversations/{root}/suggestions")).json()
+    }
     assert (talk, "no_workspace_change") not in reasons
     await archive(client, talk, on=False)
-    reasons = {(x["thread_id"], x["reason"]) for x in (await client.get(f"/api/conversations/{root}/suggestions")).json()}
+    reasons = {
+        (x["thread_id"], x["reason"])
+        for x in (await client.get(f"/api/conversations/{root}/suggestions")).json()
+    }
     assert (talk, "no_workspace_change") in reasons
 
 
@@ -193,7 +204,9 @@ async def test_chosen_path_is_remembered_per_user_for_every_client(
     assert (await history(client, root))["head_turn_id"] == head
     # An archived choice is passed over: the walk down takes the oldest child left.
     await archive(client, b)
-    assert (await client.get(f"/api/conversations/{root}/chosen-path")).json()["node_id"] == f"{root}:2"
+    assert (await client.get(f"/api/conversations/{root}/chosen-path")).json()[
+        "node_id"
+    ] == f"{root}:2"
 
 
 async def test_chosen_path_refuses_foreign_and_unknown_nodes(
@@ -208,8 +221,12 @@ async def test_chosen_path_refuses_foreign_and_unknown_nodes(
     assert r.status_code == 422
     stranger, _ = await users.create(db_of(app), name=f"s-{uuid.uuid4().hex[:8]}")
     theirs = await conversations.create(db_of(app), user_id=stranger.id, title="theirs")
-    assert (await client.get(f"/api/conversations/{theirs.thread_id}/chosen-path")).status_code == 403
-    assert (await client.get(f"/api/conversations/{theirs.thread_id}/suggestions")).status_code == 403
+    assert (
+        await client.get(f"/api/conversations/{theirs.thread_id}/chosen-path")
+    ).status_code == 403
+    assert (
+        await client.get(f"/api/conversations/{theirs.thread_id}/suggestions")
+    ).status_code == 403
 
 
 class TestCapKeepsThePath:
@@ -224,11 +241,14 @@ class TestCapKeepsThePath:
         ids = {n["id"] for n in body["nodes"]}
         assert body["truncated"] is True
         assert {f"{root}:{k}" for k in range(1, 6)} <= ids
-        # The newest nodes are there too (the side branch), and no edge dangles.
-        assert {f"{side}:{k}" for k in range(2, 5)} <= ids
+        # Beyond the path, the newest nodes (the side branch's), and no edge dangles.
+        extra = ids - {f"{root}:{k}" for k in range(1, 6)}
+        assert extra and extra <= {f"{side}:{k}" for k in range(2, 5)} and f"{side}:4" in extra
         assert all(e["source"] in ids and e["target"] in ids for e in body["edges"])
         on_path = {n["id"] for n in body["nodes"] if n["is_on_active_path"]}
         assert on_path == {f"{root}:{k}" for k in range(1, 6)}
         # Asked for the side branch, its own path is the complete one.
         body = await graph(client, side)
-        assert {f"{root}:1", *(f"{side}:{k}" for k in range(2, 5))} <= {n["id"] for n in body["nodes"]}
+        assert {f"{root}:1", *(f"{side}:{k}" for k in range(2, 5))} <= {
+            n["id"] for n in body["nodes"]
+        }

@@ -4,7 +4,6 @@ databases); the query rules themselves as pure functions."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import httpx
@@ -19,6 +18,7 @@ from app.services.search_query import (
     terms_of,
 )
 from tests.history_helpers import new_thread, turn_ok
+from tests.test_summaries import until
 
 
 @pytest.fixture
@@ -65,9 +65,7 @@ async def test_a_branch_is_found_by_its_summary(
     async def found() -> list[dict[str, Any]]:
         return [h for h in await _search(client, "husbandry") if h["kind"] == "branch"]
 
-    async with asyncio.timeout(20):
-        while not (hits := await found()):
-            await asyncio.sleep(0.02)
+    hits = await until(found, "the branch found by its summary")
     assert hits[0]["thread_id"] == root and "husbandry" in hits[0]["snippet"]
 
 

@@ -28,9 +28,9 @@ SUMMARY_MODEL = "summ-1"
 SUMMARY = "Poems about the sea"
 
 
-async def until(check: Callable[[], Any], what: str, timeout: float = 20) -> Any:
+async def until(check: Callable[[], Any], what: str, within: float = 20) -> Any:
     """Poll `check` (sync or async) until it returns something truthy."""
-    async with asyncio.timeout(timeout):
+    async with asyncio.timeout(within):
         while True:
             value = check()
             if asyncio.iscoroutine(value):
@@ -211,5 +211,7 @@ def test_net_change_compares_content_not_identity() -> None:
         "+2 todos",
         "−1 todo",
     ]
-    assert offline_summary(["first ask", "then"], change.parts()).endswith("· 2 turns — “first ask”")
+    assert offline_summary(["first ask", "then"], change.parts()).endswith(
+        "· 2 turns — “first ask”"
+    )
     assert offline_summary([], []) == "no workspace change · 0 turns"

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from app.db.engine import Database
 from app.db.repositories import path_choices as repo
+from app.db.repositories.threads import ThreadRow
 from app.domain import NodeId
 from app.errors import NotFound
 from app.schemas import ChosenPathOut, PathChoiceOut
 from app.services.conversations import get_owned
-from app.db.repositories.threads import ThreadRow
 from app.services.family import Family
 
 LAST = "@last"  # the row holding the end of the path last shown

@@ -5,9 +5,9 @@ family's threads with their branch rows (one indexed query on `root_thread_id`),
 newest `node_cap + 1` turn records of the shown threads, one grouped artifact count,
 and the family's durable head. When the cap drops nodes, a sixth reads the turn
 records of the requested thread's path that it dropped: the cap never hides the path
-being displayed, so a deep path may take the graph past `node_cap` nodes. Which threads are shown, lineages, the owners of branch
-points, the active path and the edges are worked out in memory, in time linear in the
-family.
+being displayed, so a deep path may take the graph past `node_cap` nodes. Which
+threads are shown, lineages, the owners of branch points, the active path and the
+edges are worked out in memory, in time linear in the family.
 
 A thread owns its turns after its branch point (a root owns them all); turns up to the
 branch point belong to ancestors and are reached through the lineage, so node `T:k`'s
@@ -64,9 +64,7 @@ async def _missing_path_nodes(
 ) -> list[NodeRow]:
     """The path's turn records that the cap left out (one query, path threads only)."""
     have = {(n.thread_id, n.turn_index) for n in kept}
-    ranges = {
-        t: (family.first_owned(t), last) for t, last in limits.items() if t in family.threads
-    }
+    ranges = {t: (family.first_owned(t), last) for t, last in limits.items() if t in family.threads}
     missing = [
         (t, k) for t, (lo, hi) in ranges.items() for k in range(lo, hi + 1) if (t, k) not in have
     ]

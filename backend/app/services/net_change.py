@@ -16,7 +16,10 @@ from app.services.workspace_state import WorkspaceState
 _Items = tuple[tuple[object, ...], ...]
 
 
-def _minus(a: Counter[tuple[object, ...]], b: Counter[tuple[object, ...]]) -> _Items:
+_Bag = Counter[tuple[object, ...]]
+
+
+def _minus(a: _Bag, b: _Bag) -> _Items:
     return tuple(sorted((a - b).elements(), key=repr))
 
 
@@ -32,10 +35,10 @@ class NetChange:
 
     @classmethod
     def between(cls, start: WorkspaceState, end: WorkspaceState) -> NetChange:
-        prefs_a = Counter((p.text, p.locked) for p in start.preferences)
-        prefs_b = Counter((p.text, p.locked) for p in end.preferences)
-        todos_a = Counter((t.text, t.done, t.depth) for t in start.todos)
-        todos_b = Counter((t.text, t.done, t.depth) for t in end.todos)
+        prefs_a: _Bag = Counter((p.text, p.locked) for p in start.preferences)
+        prefs_b: _Bag = Counter((p.text, p.locked) for p in end.preferences)
+        todos_a: _Bag = Counter((t.text, t.done, t.depth) for t in start.todos)
+        todos_b: _Bag = Counter((t.text, t.done, t.depth) for t in end.todos)
         arts_a = Counter(a.title for a in start.artifacts)
         arts_b = Counter(a.title for a in end.artifacts)
         doc_a = (start.document.title, start.document.content) if start.document else ("", "")

@@ -133,7 +133,10 @@ class Summarizer:
             text = offline_summary(inputs.messages, inputs.changes)
         else:
             called = self._called_at.get(thread_id, done_at if has_summary else None)
-            if called is not None and inputs.turn_index - called < self.settings.summary_every_turns:
+            if (
+                called is not None
+                and inputs.turn_index - called < self.settings.summary_every_turns
+            ):
                 return None
             self._called_at[thread_id] = inputs.turn_index
             async with self._model_calls:

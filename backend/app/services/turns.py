@@ -52,8 +52,8 @@ from app.events.coalescer import DeltaLog
 from app.services import heads, pruning, search
 from app.services.branching import promote_draft
 from app.services.conversations import get_owned
-from app.services.summaries import Summarizer
 from app.services.running_turn import RunningTurn, TurnEvent, make_process_id, short_error
+from app.services.summaries import Summarizer
 from app.services.turn_open import NotWorking, Send, open_turn
 from app.services.turn_sweep import keep_lease, sweep_stale
 

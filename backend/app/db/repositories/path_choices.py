@@ -34,17 +34,21 @@ async def upsert(
     if not picks:
         return
     stamp = now()
-    stmt = dialect_of(s).insert(_choice).values(
-        [
-            {
-                "user_id": user_id,
-                "root_thread_id": root_thread_id,
-                "fork_node_id": fork,
-                "child_node_id": child,
-                "updated_at": stamp,
-            }
-            for fork, child in picks.items()
-        ]
+    stmt = (
+        dialect_of(s)
+        .insert(_choice)
+        .values(
+            [
+                {
+                    "user_id": user_id,
+                    "root_thread_id": root_thread_id,
+                    "fork_node_id": fork,
+                    "child_node_id": child,
+                    "updated_at": stamp,
+                }
+                for fork, child in picks.items()
+            ]
+        )
     )
     stmt = stmt.on_conflict_do_update(
         index_elements=["user_id", "root_thread_id", "fork_node_id"],

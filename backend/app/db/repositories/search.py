@@ -326,8 +326,10 @@ async def find_branches(
             _conv.c.building.is_(False),
             or_(_branch.c.status.is_(None), _branch.c.status == "active"),
             or_(_conv.c.name.is_not(None), _conv.c.summary.is_not(None)),
-            *(func.strpos(text, w) > 0 if dialect_of(s).is_postgres else func.instr(text, w) > 0
-              for w in words),
+            *(
+                func.strpos(text, w) > 0 if dialect_of(s).is_postgres else func.instr(text, w) > 0
+                for w in words
+            ),
         )
         .order_by(_conv.c.updated_at.desc(), _conv.c.thread_id)
         .limit(limit)
