@@ -91,8 +91,9 @@ describe("folding", () => {
     expect(ids.has("X:3")).toBe(true);
     expect(folded.cards.find((c) => c.id === "X:3")?.fold).toEqual({ folded: true, hidden: 0 });
     expect(flow.cards.find((c) => c.id === "X:3")).toMatchObject({ archived: true });
-    // B is an ordinary branch: foldable, not folded
-    expect(folded.cards.find((c) => c.id === "B:3")?.fold).toEqual({ folded: false, hidden: 0 });
+    // C is an ordinary branch with steps to hide: foldable, not folded; B has nothing to hide
+    expect(folded.cards.find((c) => c.id === "C:5")?.fold).toEqual({ folded: false, hidden: 0 });
+    expect(folded.cards.find((c) => c.id === "B:3")?.fold).toBeNull();
   });
 
   it("hides a folded branch's later steps and its sub-branches, never the displayed path", () => {

@@ -122,14 +122,17 @@ export interface Crumb {
  */
 export function breadcrumbs(guide: ReadonlyMap<number, GuideStep>, tail = 3): Crumb[] {
   const steps = [...guide.values()].sort((a, b) => a.turn - b.turn);
-  const keep = steps.filter(
-    (s, i) => i === 0 || i >= steps.length - tail || s.offshoots.length > 0,
-  );
+  const keep = steps.filter((s, i) => i === 0 || i >= steps.length - tail || s.offshoots.length > 0);
   const position = new Map(steps.map((s, i) => [s.turn, i] as const));
   let previous = -1;
   return keep.map((s) => {
     const at = position.get(s.turn) ?? 0;
-    const crumb = { nodeId: s.nodeId, label: s.label, fork: s.offshoots.length, gap: at > previous + 1 && previous >= 0 };
+    const crumb = {
+      nodeId: s.nodeId,
+      label: s.label,
+      fork: s.offshoots.length,
+      gap: at > previous + 1 && previous >= 0,
+    };
     previous = at;
     return crumb;
   });
@@ -226,7 +229,11 @@ export function foldFlow(graph: Graph, flow: FlowGraph, toggles: ReadonlyMap<str
  * card) is compared the same way, one level down. For keeping a card's data object
  * when a new graph answer leaves the card as it was: a memoised card then does not
  * render again, so adding one node renders one card. */
-export function sameShallow(a: Readonly<Record<string, unknown>>, b: Readonly<Record<string, unknown>>, depth = 1): boolean {
+export function sameShallow(
+  a: Readonly<Record<string, unknown>>,
+  b: Readonly<Record<string, unknown>>,
+  depth = 1,
+): boolean {
   if (a === b) return true;
   const keys = Object.keys(a);
   if (keys.length !== Object.keys(b).length) return false;
@@ -235,6 +242,11 @@ export function sameShallow(a: Readonly<Record<string, unknown>>, b: Readonly<Re
     const y = b[k];
     if (x === y) return true;
     const plain = (v: unknown) => typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype;
-    return depth > 0 && plain(x) && plain(y) && sameShallow(x as Record<string, unknown>, y as Record<string, unknown>, depth - 1);
+    return (
+      depth > 0 &&
+      plain(x) &&
+      plain(y) &&
+      sameShallow(x as Record<string, unknown>, y as Record<string, unknown>, depth - 1)
+    );
   });
 }

@@ -105,16 +105,13 @@ test("minimap, breadcrumbs, the sibling switcher and the path it remembers", asy
   await s2.expectHead(`${c}:4`);
   // (the first page records its path as the head moves: wait until that landed)
   let chosen = null;
-  for (const deadline = Date.now() + T; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + T; Date.now() < deadline;) {
     chosen = await api(server.base, "GET", `/conversations/${root}/chosen-path`);
     if (chosen.node_id === `${c}:4` && chosen.choices.length === 2) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.equal(chosen.node_id, `${c}:4`);
-  assert.deepEqual(
-    chosen.choices.map((x) => x.child_node_id).sort(),
-    [`${a}:3`, `${c}:4`].sort(),
-  );
+  assert.deepEqual(chosen.choices.map((x) => x.child_node_id).sort(), [`${a}:3`, `${c}:4`].sort());
   await other.close();
   assert.deepEqual(errors, []);
   await context.close();

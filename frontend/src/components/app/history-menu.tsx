@@ -179,7 +179,12 @@ export function HistoryMenu(props: HistoryMenuProps) {
                         )}
                         {/* a branch by its summary (its name is the tag above); a family by its title */}
                         {c.summary && c.parent_thread_id !== null ? (
-                          <span className="summary" data-testid="branch-summary" data-thread-id={c.thread_id} title={c.title}>
+                          <span
+                            className="summary"
+                            data-testid="branch-summary"
+                            data-thread-id={c.thread_id}
+                            title={c.title}
+                          >
                             {c.summary}
                           </span>
                         ) : (

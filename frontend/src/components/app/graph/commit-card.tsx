@@ -189,7 +189,9 @@ function LaneSummary({ card, fold, onFold }: { card: FlowCard; fold: Fold | null
           data-thread-id={card.threadId}
           aria-expanded={!fold.folded}
           aria-label={fold.folded ? `Expand this branch (${fold.hidden} steps hidden)` : "Collapse this branch"}
-          title={fold.folded ? `Expand: ${fold.hidden} step${fold.hidden === 1 ? "" : "s"} hidden` : "Collapse this branch"}
+          title={
+            fold.folded ? `Expand: ${fold.hidden} step${fold.hidden === 1 ? "" : "s"} hidden` : "Collapse this branch"
+          }
           onClick={(e) => {
             e.stopPropagation();
             onFold(card.threadId);

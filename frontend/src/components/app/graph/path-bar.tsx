@@ -81,7 +81,12 @@ export const PathBar = memo(function PathBar({ crumbs, thread, names, onJump, on
                 </li>
               ))}
               {list.map((s) => (
-                <li key={`${s.thread_id}-${s.reason}`} data-testid="suggestion-item" data-thread-id={s.thread_id} data-reason={s.reason}>
+                <li
+                  key={`${s.thread_id}-${s.reason}`}
+                  data-testid="suggestion-item"
+                  data-thread-id={s.thread_id}
+                  data-reason={s.reason}
+                >
                   <span className="suggestion-text">
                     <strong>{names.get(s.thread_id) ?? s.thread_id}</strong>
                     <span className="muted"> · {s.detail}</span>

@@ -132,29 +132,29 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
       return kept;
     };
     const built: TrajectoryNode[] = (flow?.cards ?? []).map((card) =>
-        card.kind === "stub"
-          ? {
-              id: card.id,
-              type: "stub",
-              position: { x: card.x, y: card.y },
-              data: keep(card.id, { card, onOpen: onOpenThread, onRename: actions.onRename }),
-            }
-          : {
-              id: card.id,
-              type: "commit",
-              position: { x: card.x, y: card.y },
-              data: keep(card.id, {
-                card,
-                detail: details.get(card.id) ?? null,
-                rejected: card.active ? (rejected.get(card.id) ?? NONE) : NONE,
-                picked: pick.a === card.id ? "a" : pick.b === card.id ? "b" : null,
-                found: found?.nodeId === card.id,
-                actions,
-                fold: card.fold,
-                onFold,
-                parent: parents.get(card.id) ?? `${card.threadId}:0`,
-              }),
-            },
+      card.kind === "stub"
+        ? {
+            id: card.id,
+            type: "stub",
+            position: { x: card.x, y: card.y },
+            data: keep(card.id, { card, onOpen: onOpenThread, onRename: actions.onRename }),
+          }
+        : {
+            id: card.id,
+            type: "commit",
+            position: { x: card.x, y: card.y },
+            data: keep(card.id, {
+              card,
+              detail: details.get(card.id) ?? null,
+              rejected: card.active ? (rejected.get(card.id) ?? NONE) : NONE,
+              picked: pick.a === card.id ? "a" : pick.b === card.id ? "b" : null,
+              found: found?.nodeId === card.id,
+              actions,
+              fold: card.fold,
+              onFold,
+              parent: parents.get(card.id) ?? `${card.threadId}:0`,
+            }),
+          },
     );
     dataCache.current = next;
     return built;
@@ -311,8 +311,16 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                 proOptions={{ hideAttribution: true }}
               >
                 <Background gap={24} size={1} color="#e5e7eb" />
-                <Controls showInteractive={false} position="bottom-right" fitViewOptions={{ minZoom: MIN_ZOOM, padding: 0.08 }} />
-                <div className="minimap-slot" data-testid="graph-minimap" aria-label="Minimap: click or drag to move the view">
+                <Controls
+                  showInteractive={false}
+                  position="bottom-right"
+                  fitViewOptions={{ minZoom: MIN_ZOOM, padding: 0.08 }}
+                />
+                <div
+                  className="minimap-slot"
+                  data-testid="graph-minimap"
+                  aria-label="Minimap: click or drag to move the view"
+                >
                   <MiniMap
                     position="top-left"
                     pannable
