@@ -41,5 +41,4 @@ exported_at
 shown_turns
 
 # Big trees: a wire field read by clients, and the wait the summary tests use.
-server_seq
 idle

@@ -295,9 +295,6 @@ class HistoryOut(BaseModel):
     retains_branches: bool
     active_turn: ActiveTurnOut | None
     version: int = 0
-    # GET …/history only: the newest serverSeq when it was read. A follower that opens
-    # `…/events?after=` there misses nothing and replays nothing it already shows.
-    server_seq: int | None = None
 
 
 class CheckoutIn(BaseModel):

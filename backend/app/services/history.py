@@ -59,12 +59,7 @@ async def read_history_in(s: AsyncSession, root_thread_id: str, *, retains: bool
 async def get_history(db: Database, *, user_id: int, thread_id: str, retains: bool) -> HistoryOut:
     async with db.transaction() as s:
         conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
-        # The log position first: an action committed after it is replayed to a follower
-        # starting there, and one committed before it is in the head read next.
-        _, newest = await action_log.bounds(s)
-        history = await read_history_in(s, conv.root_thread_id, retains=retains)
-        history.server_seq = newest
-        return history
+        return await read_history_in(s, conv.root_thread_id, retains=retains)
 
 
 async def checkout(

@@ -86,7 +86,7 @@ test("minimap, breadcrumbs, the sibling switcher and the path it remembers", asy
     `${root}:3`,
     `${root}:4`,
   ]);
-  assert.match(await crumbs.nth(1).innerText(), /⑂3/);
+  assert.match(await crumbs.nth(1).innerText(), /⎇3/);
   await crumbs.nth(0).click();
   await page.waitForSelector(`[data-testid="chat-message"][data-node-id="${root}:1"].flash`, { timeout: T });
 

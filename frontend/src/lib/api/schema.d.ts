@@ -1081,8 +1081,6 @@ export interface components {
             retains_branches: boolean;
             /** Root Thread Id */
             root_thread_id: string;
-            /** Server Seq */
-            server_seq?: number | null;
             /**
              * Version
              * @default 0

@@ -17,7 +17,7 @@ export interface PathBarProps {
 
 /**
  * Above the graph: the displayed path as breadcrumbs (its first step, every branch
- * point ⑂, its last steps; a click jumps there), and the pruning suggestions, each
+ * point ⎇, its last steps; a click jumps there), and the pruning suggestions, each
  * archived in one click with an undo. Memoised: a streamed token does not reach it.
  */
 export const PathBar = memo(function PathBar({ crumbs, thread, names, onJump, onArchive }: PathBarProps) {
@@ -50,7 +50,7 @@ export const PathBar = memo(function PathBar({ crumbs, thread, names, onJump, on
               onClick={() => onJump(c.nodeId)}
             >
               {c.label}
-              {c.fork > 0 && <span className="fork-mark"> ⑂{c.fork + 1}</span>}
+              {c.fork > 0 && <span className="fork-mark"> ⎇{c.fork + 1}</span>}
             </button>
           </li>
         ))}
