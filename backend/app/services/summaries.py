@@ -2,8 +2,9 @@
 
 A closed turn only *touches* its thread (`Summarizer.touch`, no await): a background
 task waits `summary_debounce_seconds` (more growth meanwhile is folded into the same
-run), then reads the branch's user messages and its net workspace change and writes
-the summary with the thread's turn clock. The offline provider derives it
+run) and, while the family runs another turn, until it ends; then it reads the
+branch's user messages and its net workspace change and writes the summary with the
+thread's turn clock. The offline provider derives it
 deterministically on every growth; a real provider's summary model is called at most
 once per branch per `summary_every_turns` turns, failed attempts included. A failure
 (the model, the read or the write) keeps the summary already stored; the next growth
@@ -24,6 +25,7 @@ from app.agent.summaries import make_summary_model, model_summary, offline_summa
 from app.config import Settings
 from app.db.engine import Database
 from app.db.repositories import graph as graph_repo
+from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
 from app.events import log as action_log
 from app.services.family import first_owned_turn
@@ -32,6 +34,8 @@ from app.services.snapshots import MAX_USER_MESSAGE_PREVIEW, resolve_restore_sta
 from app.services.workspace_state import live_state
 
 log = logging.getLogger("haico.summaries")
+
+BUSY_RETRY_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -106,10 +110,26 @@ class Summarizer:
                 await task
         self._tasks.clear()
 
+    async def _family_busy(self, thread_id: str) -> bool:
+        async with self.db.read() as s:
+            conv = await repo.get_thread(s, thread_id)
+            if conv is None:
+                return False
+            return await heads_repo.get_active_turn(s, conv.root_thread_id) is not None
+
     async def _run(self, thread_id: str) -> None:
         try:
             while thread_id in self._dirty:
                 await asyncio.sleep(self.settings.summary_debounce_seconds)
+                try:
+                    busy = await self._family_busy(thread_id)
+                except Exception:
+                    busy = False
+                if busy:
+                    # Not while the family streams a reply: a summary landing then would
+                    # redraw its lane mid-stream. It is written once the turn is over.
+                    await asyncio.sleep(BUSY_RETRY_SECONDS)
+                    continue
                 self._dirty.discard(thread_id)
                 try:
                     await self.refresh(thread_id)

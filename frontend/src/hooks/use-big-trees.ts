@@ -41,6 +41,8 @@ export function useChosenPath(root: string | null, head: string | null) {
       ),
   });
   const { mutate } = useMutation({
+    // One at a time, in order: the last answer holds every choice made before it.
+    scope: { id: "chosen-path" },
     mutationFn: async (v: { root: string; node: string }) =>
       unwrap(
         await client.PUT("/api/conversations/{thread_id}/chosen-path", {

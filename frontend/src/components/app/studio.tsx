@@ -116,7 +116,9 @@ export function Studio() {
   const onStop = useCallback(() => void stop(), [stop]);
 
   // ---- big trees: folds, the chosen path, breadcrumbs, sibling switching, archive ----
-  const chosen = useChosenPath(familyRoot, head);
+  // Recorded from fresh answers only: a cached history shown while it refetches (coming
+  // back to a thread) may hold a head that has moved since.
+  const chosen = useChosenPath(familyRoot, history.isFetching ? null : head);
   const [folds, setFolds] = useState<ReadonlyMap<string, boolean>>(new Map());
   const [centre, setCentre] = useState<{ nodeId: string; tick: number } | null>(null);
   const graphRef = useRef<Graph | undefined>(undefined);
