@@ -50,6 +50,12 @@ export interface TrajectoryProps {
   loading: boolean;
 }
 
+// Above this many cards only those in view are drawn (React Flow's culling); every
+// card carries a size before it is measured (CARD_SIZE), so framing a card that was
+// never drawn still works.
+const CULL_ABOVE = 300;
+const CARD_SIZE = { initialWidth: 208, initialHeight: 96 };
+
 // Zoomed out below this, cards switch to their compact form (label, name, state dot).
 const COMPACT_BELOW = 0.55;
 
@@ -137,12 +143,14 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
             id: card.id,
             type: "stub",
             position: { x: card.x, y: card.y },
+            ...CARD_SIZE,
             data: keep(card.id, { card, onOpen: onOpenThread, onRename: actions.onRename }),
           }
         : {
             id: card.id,
             type: "commit",
             position: { x: card.x, y: card.y },
+            ...CARD_SIZE,
             data: keep(card.id, {
               card,
               detail: details.get(card.id) ?? null,
@@ -257,9 +265,11 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
           data-testid="graph-maximise"
           aria-pressed={size.maximised}
           title={size.maximised ? "Back to the panel" : "Maximise the graph"}
+          aria-label={size.maximised ? "Back to the panel" : "Maximise the graph"}
           onClick={size.toggleMaximised}
         >
-          {size.maximised ? "⤡ Restore size" : "⤢ Maximise"}
+          {size.maximised ? "⤡" : "⤢"}
+          <span className="wide-only">{size.maximised ? " Restore size" : " Maximise"}</span>
         </button>
       </header>
 
@@ -305,7 +315,7 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                 nodeTypes={nodeTypes}
                 nodesConnectable={false}
                 zoomOnDoubleClick={false}
-                onlyRenderVisibleElements
+                onlyRenderVisibleElements={nodes.length > CULL_ABOVE}
                 minZoom={MIN_ZOOM}
                 maxZoom={1.5}
                 proOptions={{ hideAttribution: true }}
