@@ -33,11 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import insert
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.config import Settings
 from app.db import models
-from app.db.base import Base
 from app.db.engine import Database
 from app.services import users
 from bench.common import print_table, report
@@ -70,10 +68,6 @@ def plan(nodes: int, branches: int, rng: random.Random) -> Family:
 
 async def build(data_dir: Path) -> list[dict[str, Any]]:
     settings = Settings(data_dir=data_dir, local_user_name="local")
-    engine = create_async_engine(settings.sql_url)
-    async with engine.begin() as conn:
-        await conn.run_sync(Base.metadata.create_all)
-    await engine.dispose()
     db = Database(settings.sql_url, limits=settings.limits())
     user = await users.ensure_local(db, name="local")
     rng = random.Random(33)
@@ -105,8 +99,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
+def _env(data_dir: Path) -> dict[str, str]:
     env = {
         **os.environ,
         "HAICO_DATA_DIR": str(data_dir),
@@ -115,12 +108,18 @@ def serve(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
         "HAICO_LLM": "offline",
     }
     env.pop("HAICO_DATABASE_URL", None)
+    return env
+
+
+def serve(data_dir: Path, log: Any) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    env = _env(data_dir)
     proc = subprocess.Popen(
         [str(HAICO), "serve", "--host", "127.0.0.1", "--port", str(port)],
         cwd=ROOT / "backend",
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=log,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -132,7 +131,8 @@ def serve(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
         except OSError:
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError("haico serve did not start")
+            log.seek(0)
+            raise RuntimeError(f"haico serve did not start:\n{log.read()[-3000:]}")
         time.sleep(0.25)
 
 
@@ -142,8 +142,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="haico-bench-studio-") as tmp:
         data_dir = Path(tmp) / "data"
         data_dir.mkdir(parents=True)
+        # The schema as a server keeps it (Alembic), so that `haico serve` takes it as is.
+        subprocess.run(
+            [str(HAICO), "migrate"], cwd=ROOT / "backend", env=_env(data_dir), check=True
+        )
         families = asyncio.run(build(data_dir))
-        proc, base = serve(data_dir)
+        log = (Path(tmp) / "serve.log").open("w+")
+        proc, base = serve(data_dir, log)
         try:
             run = subprocess.run(
                 ["node", str(SCRIPT), base, json.dumps(families)],

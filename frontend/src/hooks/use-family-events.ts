@@ -16,7 +16,9 @@ import {
   type LiveTurn,
   type StreamState,
 } from "@/lib/events";
-import { staleQueries } from "@/lib/query-keys";
+import { withStartedNode } from "@/lib/big-trees";
+import type { Graph } from "@/lib/graph";
+import { every, staleQueries } from "@/lib/query-keys";
 import { parseData, readSse } from "@/lib/sse";
 
 /**
@@ -56,7 +58,17 @@ export function useFamilyEvents(
       pending = noEffects();
       void invalidate(qc, staleQueries(e));
     };
-    const apply = (next: { state: StreamState; effects: Effects }) => {
+    const apply = (next: { state: StreamState; effects: Effects }, env: ActionEnvelope) => {
+      const a = env.action;
+      // (a replayed action it had applied already makes no effects: skipped)
+      if (a.type === "chat/turnStarted" && next.effects.graph && typeof a.turnId === "string") {
+        // Drawn now; the graph fetched again below replaces it.
+        const parent = typeof a.parentTurnId === "string" ? a.parentTurnId : null;
+        const text = (a.message as { text?: unknown } | undefined)?.text;
+        qc.setQueriesData<Graph>({ queryKey: every.graph }, (g) =>
+          g === undefined ? g : withStartedNode(g, a.turnId as string, parent, typeof text === "string" ? text : ""),
+        );
+      }
       state = next.state;
       setLive(state.live);
       if (hasEffects(next.effects)) {
@@ -85,7 +97,7 @@ export function useFamilyEvents(
           for await (const event of readSse(res.body)) {
             if (event.event === "action") {
               const env = parseData<ActionEnvelope>(event);
-              if (env !== null && typeof env.serverSeq === "number" && env.action) apply(reduceAction(state, env));
+              if (env !== null && typeof env.serverSeq === "number" && env.action) apply(reduceAction(state, env), env);
             }
           }
         } catch {

@@ -8,6 +8,7 @@ import {
   filterConversations,
   foldFlow,
   sameShallow,
+  withStartedNode,
   siblingsOf,
   treeIndex,
 } from "./big-trees";
@@ -119,5 +120,24 @@ describe("sameShallow", () => {
     expect(sameShallow({ a: 1 }, { a: 1, b: 2 })).toBe(false);
     expect(sameShallow({ deep: { in: { x: 1 } } }, { deep: { in: { x: 1 } } })).toBe(false);
     expect(sameShallow({ m: new Map() }, { m: new Map() })).toBe(false);
+  });
+});
+
+describe("a node that has just started", () => {
+  it("is drawn at once, running, joined to its parent", () => {
+    const next = withStartedNode(g, "A:6", "A:5", "next question");
+    const node = next.nodes.find((n) => n.id === "A:6");
+    expect(node).toMatchObject({ state: "running", is_on_active_path: true, user_message: "next question" });
+    expect(next.edges.find((e) => e.target === "A:6")).toMatchObject({ source: "A:5", kind: "turn" });
+    expect(next.threads.find((t) => t.thread_id === "A")?.turn_index).toBe(6);
+    const branch = withStartedNode(g, "N:3", "R:2", "q");
+    expect(branch).toBe(g); // thread N is not in this graph (yet)
+  });
+
+  it("leaves the graph alone when the node is there or its parent is not", () => {
+    expect(withStartedNode(g, "A:5", "A:4", "q")).toBe(g);
+    expect(withStartedNode(g, "A:9", "A:8", "q")).toBe(g);
+    const first = withStartedNode(g, "R:5", null, "q");
+    expect(first.edges).toBe(g.edges);
   });
 });

@@ -250,3 +250,50 @@ export function sameShallow(
     );
   });
 }
+
+/**
+ * The graph with a node that has just started (a `chat/turnStarted` action), drawn at
+ * once instead of after the graph is fetched again (which follows and replaces it):
+ * running, on the displayed path when its parent is, joined to its parent. Unchanged
+ * when the node is there already or its thread is not in this graph.
+ */
+export function withStartedNode(graph: Graph, turnId: string, parentTurnId: string | null, question: string): Graph {
+  const node = parseNode(turnId);
+  if (node === null || graph.nodes.some((n) => n.id === turnId)) return graph;
+  if (!graph.threads.some((t) => t.thread_id === node.thread)) return graph;
+  const parent = parentTurnId === null ? undefined : graph.nodes.find((n) => n.id === parentTurnId);
+  if (parentTurnId !== null && parent === undefined) return graph;
+  const edges =
+    parent === undefined
+      ? graph.edges
+      : [
+          ...graph.edges,
+          {
+            id: `${parent.id}->${turnId}`,
+            source: parent.id,
+            target: turnId,
+            kind: parent.thread_id === node.thread ? ("turn" as const) : ("branch" as const),
+            reason: null,
+          },
+        ];
+  return {
+    ...graph,
+    threads: graph.threads.map((t) =>
+      t.thread_id === node.thread && t.turn_index < node.turn ? { ...t, turn_index: node.turn } : t,
+    ),
+    nodes: [
+      ...graph.nodes,
+      {
+        id: turnId,
+        thread_id: node.thread,
+        turn_index: node.turn,
+        user_message: question.slice(0, 500),
+        captured_at: new Date().toISOString(),
+        artifact_count: 0,
+        is_on_active_path: parent === undefined ? true : parent.is_on_active_path,
+        state: "running",
+      },
+    ],
+    edges,
+  };
+}
