@@ -114,6 +114,22 @@ function FitOnChange({ signature, focus }: { signature: string; focus: string[] 
     }, 80);
     return () => window.clearTimeout(id);
   }, [signature, fitView]);
+  // A window resized (a phone turned, a laptop's half screen) frames the same cards again.
+  useEffect(() => {
+    let id: number | undefined;
+    const onResize = () => {
+      window.clearTimeout(id);
+      id = window.setTimeout(() => {
+        const nodes = focusRef.current.length > 0 ? focusRef.current.map((n) => ({ id: n })) : undefined;
+        void fitView({ padding: 0.12, maxZoom: 1, minZoom: MIN_ZOOM, nodes });
+      }, 150);
+    };
+    window.addEventListener("resize", onResize);
+    return () => {
+      window.clearTimeout(id);
+      window.removeEventListener("resize", onResize);
+    };
+  }, [fitView]);
   return null;
 }
 
@@ -337,7 +353,7 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                     zoomable
                     ariaLabel="Minimap of the whole family"
                     nodeColor={(n) => ((n.data as { card?: { active?: boolean } }).card?.active ? ACTIVE : DIM)}
-                    style={{ margin: 0, width: 180, height: 110 }}
+                    style={{ margin: 0, width: "100%", height: "100%" }}
                   />
                 </div>
                 <FitOnChange signature={signature} focus={focus} />
