@@ -57,7 +57,7 @@ const CULL_ABOVE = 300;
 const CARD_SIZE = { initialWidth: 208, initialHeight: 96 };
 
 // Zoomed out below this, cards switch to their compact form (label, name, state dot).
-const COMPACT_BELOW = 0.55;
+const COMPACT_BELOW = 0.7;
 
 const NONE: readonly Rejected[] = [];
 
@@ -353,7 +353,7 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                     zoomable
                     ariaLabel="Minimap of the whole family"
                     nodeColor={(n) => ((n.data as { card?: { active?: boolean } }).card?.active ? ACTIVE : DIM)}
-                    style={{ margin: 0, width: "100%", height: "100%" }}
+                    style={{ margin: 0, width: 180, height: 110 }}
                   />
                 </div>
                 <FitOnChange signature={signature} focus={focus} />
