@@ -35,6 +35,7 @@ BENCHMARKS = (
     "concurrency",
     "workers",
     "ahp",
+    "studio",
     "storage",
 )
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from app.api.deps import MAX_ID, CurrentUser, HandlesDep, ThreadId
@@ -16,7 +16,7 @@ from app.domain import LoggedAction
 from app.events import log as action_log
 from app.events.bus import Overflowed
 from app.schemas import CheckoutIn, HistoryOut
-from app.services import event_stream, history
+from app.services import event_stream, history, turn_views
 from app.sockets import cap_send_buffer
 
 router = APIRouter(prefix="/api/conversations/{thread_id}", tags=["history"])
@@ -28,14 +28,26 @@ KEEPALIVE_SECONDS = 10.0
 SLOW_READER = "too far behind: reconnect with Last-Event-ID"
 
 
+# On GET …/history: the newest serverSeq before the history was read. A follower that
+# opens `…/events?after=` there misses nothing, and replays nothing the history shows.
+SERVER_SEQ_HEADER = "X-Haico-Server-Seq"
+
+
 @router.get("/history", responses=responses(403, 404, stream=True))
-async def get_history(thread_id: ThreadId, handles: HandlesDep, user: CurrentUser) -> HistoryOut:
-    return await history.get_history(
+async def get_history(
+    thread_id: ThreadId, handles: HandlesDep, user: CurrentUser, response: Response
+) -> HistoryOut:
+    # The log position first: an action committed after it is replayed to a follower
+    # starting there; one committed before it is already in the history read next.
+    seq = await turn_views.log_position(handles.db)
+    out = await history.get_history(
         handles.db,
         user_id=user.id,
         thread_id=thread_id,
         retains=handles.settings.history_retains_branches,
     )
+    response.headers[SERVER_SEQ_HEADER] = str(seq)
+    return out
 
 
 @router.post("/checkout", responses=responses(403, 404, 409, 413))

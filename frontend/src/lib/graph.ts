@@ -47,6 +47,10 @@ export interface FlowCard {
   artifactCount: number;
   /** the short name of the card's thread (a branch name), if it has one */
   threadName: string | null;
+  /** the one-line summary of the card's thread, once the server derived it */
+  threadSummary: string | null;
+  /** the card's thread is archived (itself or through an ancestor) */
+  archived: boolean;
   /** the first card of its thread: where the thread's name is shown and edited */
   firstOfThread: boolean;
   /** a merge node: it brought another step's work in */
@@ -271,6 +275,8 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
       question: n.user_message,
       artifactCount: n.artifact_count,
       threadName: thread?.name ?? null,
+      threadSummary: thread?.summary ?? null,
+      archived: thread?.archived ?? false,
       firstOfThread: thread !== undefined && n.turn_index === firstOwned(thread),
       merge: n.kind === "merge",
     });
@@ -308,6 +314,8 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
       question: thread.reason ?? "",
       artifactCount: 0,
       threadName: thread.name,
+      threadSummary: thread.summary ?? null,
+      archived: thread.archived ?? false,
       firstOfThread: true,
       merge: false,
     });

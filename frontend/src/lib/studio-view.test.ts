@@ -29,6 +29,8 @@ function conversation(thread: string, more: Partial<Conversation> = {}): Convers
     branch_point_turn: null,
     reason: null,
     forked_from: null,
+    summary: null,
+    archived: false,
     ...more,
   };
 }

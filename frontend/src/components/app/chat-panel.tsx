@@ -1,5 +1,6 @@
 "use client";
 import { useEffect, useRef, useState } from "react";
+import type { Siblings } from "@/lib/big-trees";
 import type { GuideStep } from "@/lib/graph";
 import type { LiveTurn } from "@/lib/events";
 import { giveBack } from "@/lib/drafts";
@@ -28,6 +29,10 @@ export interface ChatPanelProps {
   onStop: () => void;
   onRestore: (nodeId: string) => void;
   onOpenThread: (threadId: string) => void;
+  /** node id → its siblings, for the steps whose parent forks */
+  siblings: ReadonlyMap<string, Siblings>;
+  /** show the path through another sibling (its remembered continuation) */
+  onSwitch: (nodeId: string) => void;
 }
 
 const ENDED: Record<string, string> = { cancelled: "Stopped", error: "Failed" };
@@ -37,6 +42,51 @@ function MergeNote({ step }: { step: MergeStep }) {
     <div className="merge-note" data-testid="merge-note" data-node-id={step.nodeId}>
       <span className="step">Step {step.label}</span> ⤵ {step.text}
     </div>
+  );
+}
+
+/** "‹ 2/3 ›" on a step whose parent forks: the other paths from the same point. */
+function SiblingSwitcher({
+  nodeId,
+  siblings,
+  onSwitch,
+}: {
+  nodeId: string;
+  siblings: Siblings | undefined;
+  onSwitch: (nodeId: string) => void;
+}) {
+  if (siblings === undefined) return null;
+  const { ids, index } = siblings;
+  const go = (to: number) => {
+    const target = ids[to];
+    if (target !== undefined) onSwitch(target);
+  };
+  return (
+    <span className="sibling-switcher" data-testid="sibling-switcher" data-node-id={nodeId}>
+      <button
+        type="button"
+        className="icon"
+        data-testid="sibling-prev"
+        aria-label="The previous path from here"
+        disabled={index === 0}
+        onClick={() => go(index - 1)}
+      >
+        ‹
+      </button>
+      <span className="muted">
+        {index + 1}/{ids.length}
+      </span>
+      <button
+        type="button"
+        className="icon"
+        data-testid="sibling-next"
+        aria-label="The next path from here"
+        disabled={index === ids.length - 1}
+        onClick={() => go(index + 1)}
+      >
+        ›
+      </button>
+    </span>
   );
 }
 
@@ -135,6 +185,7 @@ export function ChatPanel(props: ChatPanelProps) {
                   <span className="step" title="Step on the trajectory">
                     Step <span data-testid="step-label">{step?.label ?? t.turn}</span>
                   </span>
+                  <SiblingSwitcher nodeId={nodeId} siblings={props.siblings.get(nodeId)} onSwitch={props.onSwitch} />
                 </div>
                 <div className="text">{t.question}</div>
                 {step && step.offshoots.length > 0 && (

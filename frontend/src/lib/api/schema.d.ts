@@ -12,7 +12,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Conversations */
+        /**
+         * List Conversations
+         * @description The caller's threads; `archived=true` includes archived branches (and families).
+         */
         get: operations["list_conversations_api_conversations_get"];
         put?: never;
         /** Create Conversation */
@@ -108,6 +111,31 @@ export interface paths {
         put?: never;
         /** Checkout */
         post: operations["checkout_api_conversations__thread_id__checkout_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/chosen-path": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Chosen Path
+         * @description The path the caller last looked at in this family, and the child chosen at
+         *     each fork.
+         */
+        get: operations["get_chosen_path_api_conversations__thread_id__chosen_path_get"];
+        /**
+         * Put Chosen Path
+         * @description Remember `node_id`'s path: every fork above it remembers the child it takes.
+         */
+        put: operations["put_chosen_path_api_conversations__thread_id__chosen_path_put"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -338,6 +366,27 @@ export interface paths {
         patch: operations["update_preference_api_conversations__thread_id__preferences__pref_id__patch"];
         trace?: never;
     };
+    "/api/conversations/{thread_id}/suggestions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Suggestions
+         * @description Branches of the family worth archiving: idle, no workspace change, or the same
+         *     net change as a sibling.
+         */
+        get: operations["get_suggestions_api_conversations__thread_id__suggestions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{thread_id}/todos": {
         parameters: {
             query?: never;
@@ -454,8 +503,10 @@ export interface paths {
         /**
          * Search
          * @description The caller's nodes (every branch; drafts and deleted threads aside) whose user
-         *     message, reply or document matches `q`: full-text search on PostgreSQL, every word
-         *     as a substring on SQLite.
+         *     message, reply or document, or whose branch's name or summary (`kind: "branch"`,
+         *     the branch's latest node), holds every term of `q` as whole words: words and
+         *     "quoted phrases", `-word` excludes. Branches rank first, then the user's messages,
+         *     replies and documents; each snippet is centred on the match.
          */
         get: operations["search_api_search_get"];
         put?: never;
@@ -548,6 +599,27 @@ export interface components {
             turn_id: string | null;
         };
         /**
+         * ChosenPathIn
+         * @description Remember `node_id`'s path: at every fork above it, the child it goes through.
+         */
+        ChosenPathIn: {
+            /** Node Id */
+            node_id: string;
+        };
+        /**
+         * ChosenPathOut
+         * @description The path a user last looked at in a family: its last node (null: nothing chosen
+         *     yet, or the node is gone) and the child chosen at each fork.
+         */
+        ChosenPathOut: {
+            /** Choices */
+            choices: components["schemas"]["PathChoiceOut"][];
+            /** Node Id */
+            node_id: string | null;
+            /** Root Thread Id */
+            root_thread_id: string;
+        };
+        /**
          * CompareNode
          * @description One end of a comparison (or their common ancestor).
          */
@@ -587,6 +659,11 @@ export interface components {
         };
         /** ConversationOut */
         ConversationOut: {
+            /**
+             * Archived
+             * @default false
+             */
+            archived: boolean;
             /** Branch Point Turn */
             branch_point_turn?: number | null;
             /**
@@ -607,6 +684,8 @@ export interface components {
             reason?: string | null;
             /** Root Thread Id */
             root_thread_id: string;
+            /** Summary */
+            summary?: string | null;
             /** Thread Id */
             thread_id: string;
             /** Title */
@@ -621,9 +700,12 @@ export interface components {
         };
         /**
          * ConversationPatch
-         * @description A rename: `title` and/or the short branch `name` (`name: null` clears it).
+         * @description A rename: `title` and/or the short branch `name` (`name: null` clears it);
+         *     `archived` archives the branch and its descendants (false: unarchive).
          */
         ConversationPatch: {
+            /** Archived */
+            archived?: boolean | null;
             /** Name */
             name?: string | null;
             /** Title */
@@ -989,6 +1071,11 @@ export interface components {
          * @description One thread of a family graph; a root has no parent and no branch point.
          */
         GraphThread: {
+            /**
+             * Archived
+             * @default false
+             */
+            archived: boolean;
             /** Branch Point Turn */
             branch_point_turn: number | null;
             /** Deleted */
@@ -999,6 +1086,8 @@ export interface components {
             parent_thread_id: string | null;
             /** Reason */
             reason: string | null;
+            /** Summary */
+            summary?: string | null;
             /** Thread Id */
             thread_id: string;
             /** Title */
@@ -1222,6 +1311,13 @@ export interface components {
             /** Uid */
             uid?: string | null;
         };
+        /** PathChoiceOut */
+        PathChoiceOut: {
+            /** Child Node Id */
+            child_node_id: string;
+            /** Fork Node Id */
+            fork_node_id: string;
+        };
         /** PreferenceChange */
         PreferenceChange: {
             after: components["schemas"]["PreferenceOut"];
@@ -1305,7 +1401,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "user" | "assistant" | "document";
+            kind: "user" | "assistant" | "document" | "branch";
             /** Node Id */
             node_id: string;
             /** Root Thread Id */
@@ -1319,6 +1415,21 @@ export interface components {
         SearchOut: {
             /** Results */
             results: components["schemas"]["SearchHit"][];
+        };
+        /**
+         * SuggestionOut
+         * @description A branch worth archiving, and why (`detail` is the sentence the studio shows).
+         */
+        SuggestionOut: {
+            /** Detail */
+            detail: string;
+            /**
+             * Reason
+             * @enum {string}
+             */
+            reason: "idle" | "no_workspace_change" | "same_as_sibling";
+            /** Thread Id */
+            thread_id: string;
         };
         /** TodoChange */
         TodoChange: {
@@ -1427,7 +1538,9 @@ export type $defs = Record<string, never>;
 export interface operations {
     list_conversations_api_conversations_get: {
         parameters: {
-            query?: never;
+            query?: {
+                archived?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1450,6 +1563,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
             /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
@@ -2041,6 +2163,153 @@ export interface operations {
             };
             /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_chosen_path_api_conversations__thread_id__chosen_path_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChosenPathOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    put_chosen_path_api_conversations__thread_id__chosen_path_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChosenPathIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChosenPathOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3060,6 +3329,73 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_suggestions_api_conversations__thread_id__suggestions_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuggestionOut"][];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
