@@ -291,6 +291,7 @@ export function withStartedNode(graph: Graph, turnId: string, parentTurnId: stri
         captured_at: new Date().toISOString(),
         artifact_count: 0,
         is_on_active_path: parent === undefined ? true : parent.is_on_active_path,
+        kind: "turn",
         state: "running",
       },
     ],

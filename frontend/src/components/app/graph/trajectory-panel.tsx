@@ -14,7 +14,7 @@ import {
 } from "@xyflow/react";
 import { memo, useCallback, useEffect, useMemo, useRef, type RefObject } from "react";
 import { sameShallow, type FoldedFlow } from "@/lib/big-trees";
-import { carryMeasured, type FlowGraph } from "@/lib/graph";
+import { carryMeasured } from "@/lib/graph";
 import { usePanelSize } from "@/hooks/use-panel-size";
 import type { ComparePick, Rejected } from "@/lib/research";
 import { CommitCard, StubCard, type CardActions, type CardDetail, type TrajectoryNode } from "./commit-card";
