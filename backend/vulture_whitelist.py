@@ -36,6 +36,7 @@ diff
 added_lines
 removed_lines
 exported_at
+parent_node_id
 
 # The context window's size, read by the tests of the window.
 shown_turns
@@ -44,3 +45,5 @@ shown_turns
 # through `ledger.PROVENANCE_FIELDS` by name (getattr, keyword expansion).
 profile_id
 instructions_sha256
+# Big trees: a wire field read by clients, and the wait the summary tests use.
+idle

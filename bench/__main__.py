@@ -26,6 +26,7 @@ from typing import Any
 BENCHMARKS = (
     "graph_bench",
     "checkout",
+    "merge",
     "reads",
     "search",
     "ledger",
@@ -35,6 +36,7 @@ BENCHMARKS = (
     "concurrency",
     "workers",
     "ahp",
+    "studio",
     "storage",
 )
 ROOT = Path(__file__).resolve().parent.parent

@@ -169,6 +169,9 @@ class ExportNode(BaseModel):
     provenance: ExportProvenance | None = None
     edits: list[ExportEdit] = Field(default_factory=list)
     notes: list[ExportNote] = Field(default_factory=list)
+    # A merge or pick node (`services.merge`) and its source node (a node id).
+    kind: Literal["turn", "merge", "pick"] = "turn"
+    merged_from: str | None = Field(default=None, max_length=80)
 
 
 class ExportThread(BaseModel):

@@ -50,6 +50,18 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, int]] = [
     ("GET", "/api/conversations/{tid}/usage", None, 200),
     ("GET", "/api/conversations/{tid}/export.csv", None, 200),
     ("GET", "/api/conversations/{tid}/path", None, 200),
+    # Authorized, but the source node does not exist: the owner gets 404 for it.
+    (
+        "POST",
+        "/api/conversations/{tid}/merge",
+        {"source": f"th_{'0' * 32}:1", "mode": "merge", "preview": True},
+        404,
+    ),
+    ("PATCH", "/api/conversations/{tid}", {"archived": True}, 200),
+    ("GET", "/api/conversations/{tid}/suggestions", None, 200),
+    ("GET", "/api/conversations/{tid}/chosen-path", None, 200),
+    # Authorized, but no such node in the family: the owner gets 404, not 403/401.
+    ("PUT", "/api/conversations/{tid}/chosen-path", {"node_id": f"th_{'0' * 32}:1"}, 404),
 ]
 # Endpoints that are not about one thread: checked for 401 only.
 UNSCOPED = [

@@ -32,6 +32,7 @@ from app.domain import NodeId, aware
 from app.services import labels
 from app.services.conversations import get_owned
 from app.services.family import Family
+from app.services.ledger import ledger_kind
 from app.services.workspace_state import live_state
 
 COLUMNS = (
@@ -252,7 +253,7 @@ def _row(
         str(parent) if parent is not None else None,
         labels.label(r.turn_index, suffix.get(t.thread_id, [])),
         t.name,
-        "turn",
+        ledger_kind(r.kind),
         r.state,
         aware(r.captured_at).isoformat(),
         aware(r.completed_at).isoformat() if r.completed_at else None,

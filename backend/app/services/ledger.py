@@ -23,9 +23,10 @@ from app.db.repositories import ledger as repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as threads_repo
 from app.domain import NodeId, aware
+from app.domain import NodeKind as DomainNodeKind
 from app.errors import InvalidTurn, NotFound
 from app.schemas import EditOrigin
-from app.schemas_ledger import BranchUsage, NodeEdit, NodeOut, NoteOut, Provenance
+from app.schemas_ledger import BranchUsage, NodeEdit, NodeKind, NodeOut, NoteOut, Provenance
 from app.services.conversations import get_owned
 from app.services.family import Family, Lineage
 
@@ -146,6 +147,11 @@ async def edit_keys(s: AsyncSession, node: NodeId) -> list[tuple[str, int]]:
     return keys
 
 
+def ledger_kind(kind: str) -> NodeKind:
+    """A node's kind as the ledger shows it: a pick is a merge node (as in the graph)."""
+    return "turn" if kind == DomainNodeKind.TURN else "merge"
+
+
 def note_out(n: Any) -> NoteOut:
     return NoteOut(
         id=n.id,
@@ -172,7 +178,7 @@ async def get_node(db: Database, *, user_id: int, thread_id: str, turn: int) -> 
             node_id=str(node),
             thread_id=node.thread_id,
             turn_index=node.turn,
-            kind="turn",
+            kind=ledger_kind(snap.kind),
             state=snap.state,
             user_message=snap.user_message,
             reply=snap.reply,

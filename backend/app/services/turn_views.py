@@ -45,6 +45,7 @@ class TurnRecord:
     completed_at: datetime | None
     # AHP `UsageInfo` from the node's provenance (the research ledger), if any.
     usage: dict[str, Any] | None = None
+    merged_from: str | None = None  # a merge node's source
 
 
 @dataclass
@@ -127,6 +128,7 @@ def _records(family: Family, rows: Iterable[TurnRow]) -> list[TurnRecord]:
                 reply=r.reply,
                 started_at=aware(r.captured_at),
                 completed_at=aware(r.completed_at) if r.completed_at else None,
+                merged_from=r.merged_from,
             )
         )
     return out

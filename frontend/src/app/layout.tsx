@@ -8,6 +8,8 @@ import "./styles/chat.css";
 import "./styles/research.css";
 import "./styles/search.css";
 import "./styles/ledger.css";
+import "./styles/merge.css";
+import "./styles/big-trees.css";
 import "./styles/narrow.css";
 import { Providers } from "@/components/app/providers";
 

@@ -47,10 +47,16 @@ export interface FlowCard {
   artifactCount: number;
   /** the short name of the card's thread (a branch name), if it has one */
   threadName: string | null;
+  /** the one-line summary of the card's thread, once the server derived it */
+  threadSummary: string | null;
+  /** the card's thread is archived (itself or through an ancestor) */
+  archived: boolean;
   /** the first card of its thread: where the thread's name is shown and edited */
   firstOfThread: boolean;
   /** the codes of the researcher's notes on this step (the research ledger) */
   codes: readonly string[];
+  /** a merge node: it brought another step's work in */
+  merge: boolean;
 }
 
 const NO_CODES: readonly string[] = [];
@@ -59,7 +65,7 @@ export interface FlowLink {
   id: string;
   source: string;
   target: string;
-  kind: "turn" | "branch" | "stub";
+  kind: "turn" | "branch" | "merge" | "stub";
   active: boolean;
   reason: string | null;
 }
@@ -273,8 +279,11 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
       question: n.user_message,
       artifactCount: n.artifact_count,
       threadName: thread?.name ?? null,
+      threadSummary: thread?.summary ?? null,
+      archived: thread?.archived ?? false,
       firstOfThread: thread !== undefined && n.turn_index === firstOwned(thread),
       codes: n.codes ?? NO_CODES,
+      merge: n.kind === "merge",
     });
   }
 
@@ -310,8 +319,11 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
       question: thread.reason ?? "",
       artifactCount: 0,
       threadName: thread.name,
+      threadSummary: thread.summary ?? null,
+      archived: thread.archived ?? false,
       firstOfThread: true,
       codes: NO_CODES,
+      merge: false,
     });
     const bp = thread.branch_point_turn ?? 0;
     const owner = bp > 0 ? ownerOf(index.byId, thread.parent_thread_id, bp) : null;

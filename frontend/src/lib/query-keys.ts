@@ -16,6 +16,8 @@ export const every = {
   search: ["search"],
   /** the research ledger: a node's details, the family's edits and usage */
   ledger: ["ledger"],
+  suggestions: ["suggestions"],
+  chosenPath: ["chosen-path"],
 } as const;
 
 export type QueryKind = keyof typeof every;
@@ -33,6 +35,8 @@ export const keys = {
   node: (thread: string, turn: number) => [...every.ledger, "node", thread, turn] as const,
   edits: (thread: string) => [...every.ledger, "edits", thread] as const,
   usage: (thread: string) => [...every.ledger, "usage", thread] as const,
+  suggestions: (thread: string) => [...every.suggestions, thread] as const,
+  chosenPath: (root: string) => [...every.chosenPath, root] as const,
 };
 
 /** What a turn can change: the family's history, graph, transcripts and workspaces, and
@@ -48,7 +52,7 @@ export const TURN_STALE: readonly QueryKey[] = [
 
 /** Everything the studio shows of a family: what a checkout, a rename or a delete can
  * change (a comparison with the working copy included). */
-export const FAMILY_STALE: readonly QueryKey[] = [...TURN_STALE, every.compare];
+export const FAMILY_STALE: readonly QueryKey[] = [...TURN_STALE, every.compare, every.suggestions];
 
 /** The queries a batch of event-stream effects makes stale. */
 export function staleQueries(effects: Effects): QueryKey[] {

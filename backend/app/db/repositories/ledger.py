@@ -244,6 +244,7 @@ def node_rows_stmt(thread_id: str, first: int, last: int) -> Select[Any]:
     return (
         select(
             _snap.c.turn_index,
+            _snap.c.kind,
             _snap.c.state,
             _snap.c.captured_at,
             _snap.c.completed_at,

@@ -1,25 +1,39 @@
 "use client";
 import { useRouter, useSearchParams } from "next/navigation";
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useArchive, useChosenPath } from "@/hooks/use-big-trees";
 import { useConfirmDiscard } from "@/hooks/use-confirm-discard";
 import { useFamilyEvents } from "@/hooks/use-family-events";
+import { useMerge } from "@/hooks/use-merge";
 import { messageOf, useStudioActions } from "@/hooks/use-studio-actions";
 import { useConversations, useGraph, useHistory, useMessages, useWorkspace } from "@/hooks/use-studio-data";
 import { useStudioView } from "@/hooks/use-studio-view";
 import { useHandEdits } from "@/hooks/use-ledger";
 import { useTrajectoryFocus } from "@/hooks/use-trajectory-focus";
 import { UNREACHABLE } from "@/lib/api/client";
-import { ownsNoTurn, tipNodeId } from "@/lib/graph";
+import {
+  breadcrumbs,
+  choiceMap,
+  descend,
+  foldFlow,
+  isFolded,
+  siblingsOf,
+  treeIndex,
+  type Siblings,
+} from "@/lib/big-trees";
+import { ownsNoTurn, tipNodeId, type Graph } from "@/lib/graph";
 import { handEditsAlongPath, handEditsByNode } from "@/lib/ledger";
 import { progressText } from "@/lib/research";
 import { ChatPanel } from "./chat-panel";
 import { CompareView } from "./compare-view";
 import { ConfirmDialog } from "./confirm-dialog";
 import type { CardActions } from "./graph/commit-card";
+import { PathBar } from "./graph/path-bar";
 import { TrajectoryPanel } from "./graph/trajectory-panel";
 import { HistoryMenu } from "./history-menu";
 import { CodeFilter } from "./ledger/code-filter";
 import { NodeDetails } from "./ledger/node-details";
+import { MergeDialog } from "./merge-dialog";
 import { Landing } from "./landing";
 import { SearchBox } from "./search-box";
 import { WorkspacePanel } from "./workspace-panel";
@@ -54,7 +68,8 @@ export function Studio() {
   const graph = useGraph(displayed);
   const messages = useMessages(displayed);
   const workspace = useWorkspace(displayed);
-  const { live, connected } = useFamilyEvents(anchor);
+  // The event stream starts where the history was read: nothing replayed, nothing missed.
+  const { live, connected } = useFamilyEvents(anchor, history.data ? (history.data.server_seq ?? 0) : null);
   const view = useStudioView({
     conversations: conversations.data,
     graph: graph.data,
@@ -112,9 +127,11 @@ export function Studio() {
     },
     [focusStep],
   );
+  const merging = useMerge({ target: displayed, labels: view.flow?.labels ?? EMPTY_LABELS, setError, ask });
+  const onBringIn = merging.open;
   const cardActions: CardActions = useMemo(
-    () => ({ onRestore, onFocusStep, onCompare, onRename: renameThread }),
-    [onRestore, onFocusStep, onCompare, renameThread],
+    () => ({ onRestore, onFocusStep, onCompare, onBringIn, onRename: renameThread }),
+    [onRestore, onFocusStep, onCompare, onBringIn, renameThread],
   );
   const handEdits = useHandEdits(familyRoot);
   const guide = view.guide;
@@ -132,6 +149,64 @@ export function Studio() {
     [shownGraph, view.flow],
   );
   const onStop = useCallback(() => void stop(), [stop]);
+
+  // ---- big trees: folds, the chosen path, breadcrumbs, sibling switching, archive ----
+  // Recorded from fresh answers only: a cached history shown while it refetches (coming
+  // back to a thread) may hold a head that has moved since.
+  const chosen = useChosenPath(familyRoot, history.isFetching ? null : head);
+  const [folds, setFolds] = useState<ReadonlyMap<string, boolean>>(new Map());
+  const [centre, setCentre] = useState<{ nodeId: string; tick: number } | null>(null);
+  const graphRef = useRef<Graph | undefined>(undefined);
+  graphRef.current = familyGraph;
+  const shownFlow = useMemo(
+    () => (familyGraph && view.flow ? foldFlow(familyGraph, view.flow, folds) : null),
+    [familyGraph, view.flow, folds],
+  );
+  const onFold = useCallback((threadId: string) => {
+    setFolds((prev) => {
+      const thread = graphRef.current?.threads.find((t) => t.thread_id === threadId);
+      if (thread === undefined) return prev;
+      return new Map(prev).set(threadId, !isFolded(thread, prev));
+    });
+  }, []);
+  const tree = useMemo(() => (familyGraph ? treeIndex(familyGraph) : null), [familyGraph]);
+  const siblings = useMemo(() => {
+    const out = new Map<string, Siblings>();
+    if (tree === null) return out;
+    for (const step of guide.values()) {
+      const found = siblingsOf(tree, step.nodeId);
+      if (found !== null) out.set(step.nodeId, found);
+    }
+    return out;
+  }, [tree, guide]);
+  const crumbs = useMemo(() => breadcrumbs(guide), [guide]);
+  const choices = useMemo(() => choiceMap(chosen?.choices), [chosen]);
+  const onJump = useCallback(
+    (nodeId: string) => {
+      onFocusStep(nodeId);
+      setCentre({ nodeId, tick: Date.now() });
+    },
+    [onFocusStep],
+  );
+  const onSwitch = useCallback(
+    (nodeId: string) => {
+      if (tree === null) return;
+      const leaf = descend(tree, nodeId, choices);
+      setCentre({ nodeId, tick: Date.now() });
+      void openThread(leaf.slice(0, leaf.lastIndexOf(":")));
+    },
+    [tree, choices, openThread],
+  );
+  const onArchiveError = useCallback((message: string) => setError(message), []);
+  const archive = useArchive(onArchiveError);
+  const threadNames = useMemo(() => {
+    const names = new Map<string, string>();
+    for (const t of familyGraph?.threads ?? []) {
+      const first = view.flow?.cards.find((c) => c.threadId === t.thread_id && c.firstOfThread);
+      names.set(t.thread_id, t.name ?? t.summary ?? (first ? `the path from step ${first.label}` : t.title));
+    }
+    return names;
+  }, [familyGraph, view.flow]);
   const restoreFound = focus.onRestoreFound;
   const onRestoreFound = useCallback(() => void restoreFound(), [restoreFound]);
 
@@ -149,7 +224,12 @@ export function Studio() {
           loading={conversations.isLoading}
           currentThread={displayed}
           currentRoot={familyRoot}
-          onOpen={(c) => void openThread(c.thread_id)}
+          onOpen={(c) => {
+            // a hit of an earlier search does not follow the user to another path
+            focus.onDismissFound();
+            void openThread(c.thread_id);
+          }}
+          onArchive={(c) => void archive(c.thread_id, true)}
           onNew={() => void act.newConversation()}
           onRename={act.renameConversation}
           onDelete={(c) => void act.deleteConversation(c)}
@@ -231,8 +311,9 @@ export function Studio() {
             />
           </div>
           <div className="right">
+            <PathBar crumbs={crumbs} thread={displayed} names={threadNames} onJump={onJump} onArchive={archive} />
             <TrajectoryPanel
-              flow={view.flow}
+              flow={shownFlow}
               details={view.details}
               rejected={view.rejected}
               pick={focus.pick}
@@ -247,6 +328,8 @@ export function Studio() {
               onRestoreFound={onRestoreFound}
               onDismissFound={focus.onDismissFound}
               onOpenThread={onOpenThread}
+              onFold={onFold}
+              centre={centre}
               loading={graph.isLoading}
             />
             <CodeFilter nodes={view.graph?.nodes ?? NO_NODES} />
@@ -265,6 +348,7 @@ export function Studio() {
               handEdits={editsByNode}
               thread={displayed}
               turns={view.turns}
+              merges={view.merges}
               guide={view.guide}
               running={running && running.thread === displayed ? running : null}
               live={live}
@@ -276,10 +360,19 @@ export function Studio() {
               onStop={onStop}
               onRestore={onRestore}
               onOpenThread={onOpenThread}
+              siblings={siblings}
+              onSwitch={onSwitch}
             />
           </div>
         </main>
       )}
+      <MergeDialog
+        state={merging.merge}
+        onMode={merging.setMode}
+        onChoose={merging.choose}
+        onApply={() => void merging.apply()}
+        onClose={merging.close}
+      />
       <ConfirmDialog state={confirm} onCancel={dismiss} />
     </div>
   );

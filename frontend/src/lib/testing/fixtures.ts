@@ -9,6 +9,8 @@ export interface ThreadSpec {
   deleted?: boolean;
   reason?: string;
   name?: string;
+  summary?: string;
+  archived?: boolean;
   /** a root forked from another family at this turn: it owns only the turns after it */
   forkedAt?: number;
 }
@@ -29,6 +31,8 @@ export function family(
     reason: s.reason ?? null,
     turn_index: s.turns,
     deleted: s.deleted ?? false,
+    summary: s.summary ?? null,
+    archived: s.archived ?? false,
     ...(s.forkedAt !== undefined ? { forked_from_turn: s.forkedAt } : {}),
   }));
   const byId = new Map(threads.map((t) => [t.thread_id, t]));
@@ -67,6 +71,7 @@ export function family(
         state: "complete",
         model: null,
         codes: [],
+        kind: "turn",
       });
       let source: string | null = null;
       let kind: "turn" | "branch" = "turn";
