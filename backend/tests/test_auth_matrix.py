@@ -236,7 +236,7 @@ async def test_note_endpoints_token_mode(app: FastAPI, client: httpx.AsyncClient
     edit and delete go through."""
     from sqlalchemy import select
 
-    from app.db.models import Note, WorkspaceSnapshot
+    from app.db.models import Conversation, Note, WorkspaceSnapshot
     from app.domain import NodeState
 
     db = db_of(app)
@@ -245,6 +245,11 @@ async def test_note_endpoints_token_mode(app: FastAPI, client: httpx.AsyncClient
     seeded = await seed_conversation(app, owner)
     async with db.transaction() as s:
         s.add(WorkspaceSnapshot(thread_id=seeded.thread_id, turn_index=1, state=NodeState.COMPLETE))
+        # The thread's clock at that node, so the database stays consistent for the
+        # whole-database checks later tests in this process run.
+        conv = await s.get(Conversation, seeded.thread_id)
+        assert conv is not None
+        conv.turn_index = 1
         s.add(
             Note(
                 user_id=owner.id,

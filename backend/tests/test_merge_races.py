@@ -55,5 +55,7 @@ async def test_two_merges_with_one_expected_head(app: FastAPI, client: httpx.Asy
     assert (await history(client, root))["head_turn_id"] == node
     todos = [t["text"] for t in (await workspace(client, root))["todos"]]
     assert todos == ["first", *(f"r{i}" for i in range(ROUNDS))]
-    report = await consistency.check(db_of(app), app.state.runtime.store, max_age_seconds=3600)
+    # This family only: tests before this one in the process may have left rows
+    # written by hand (test_graph's half-built branches) that the check would report.
+    report = await consistency.check(db_of(app), None, max_age_seconds=3600, roots=[root])
     assert report.ok, report.to_json()
