@@ -72,6 +72,12 @@ class ConversationCreate(BaseModel):
     model_config = STRICT
     title: str | None = Field(default=None, max_length=TITLE_CHARS, pattern=NO_NUL)
     objective: str | None = Field(default=None, max_length=MAX_TEXT, pattern=NO_NUL)
+    # The studio names a conversation before its first send creates it.
+    thread_id: str | None = Field(
+        default=None,
+        pattern=r"^th_[0-9a-f]{32}$",
+        description="a client-chosen id (th_ and 32 hex digits); taken → 409 already_exists",
+    )
 
 
 MAX_NAME = 80

@@ -54,6 +54,7 @@ from app.schemas_export import (
 from app.services import search
 from app.services.conversations import to_view
 from app.services.family import first_owned_turn
+from app.services.titles import imported_title
 from app.services.snapshots import MAX_USER_MESSAGE_PREVIEW, SNAPSHOT_FORMAT, replace_workspace_in
 from app.services.workspace_state import PreferenceState, RejectedState, TodoState, WorkspaceState
 
@@ -181,7 +182,7 @@ async def _write_thread(
         thread_id=new_id,
         user_id=user_id,
         root_thread_id=plan.ids[plan.root.thread_id],
-        title=t.title,
+        title=imported_title(t.title),
         name=t.name,
         turn_index=t.turn_index,
         message_count=t.message_count,

@@ -49,7 +49,7 @@ from app.events import actions
 from app.events import log as action_log
 from app.events.bus import EventBus
 from app.events.coalescer import DeltaLog
-from app.services import heads, pruning, search
+from app.services import heads, pruning, search, titles
 from app.services.branching import promote_draft
 from app.services.conversations import get_owned
 from app.services.running_turn import RunningTurn, TurnEvent, make_process_id, short_error
@@ -74,6 +74,7 @@ class TurnManager:
         self.process_id = make_process_id()
         self.running: dict[str, RunningTurn] = {}
         self.deltas = DeltaLog(db)
+        self.titles = titles.Retitler(settings, db)
         # Own turns whose end could not be recorded (the database was unreachable):
         # the next sweep that reaches the database closes them as failed nodes.
         self.abandoned: set[str] = set()
@@ -99,6 +100,7 @@ class TurnManager:
             if turn.pump is not None:
                 turn.pump.cancel()
         await self.deltas.close()
+        await self.titles.close()
 
     async def _sweep_forever(self) -> None:
         while True:
@@ -262,6 +264,13 @@ class TurnManager:
         turn.reply = reply  # before the end is committed: the stream's last event carries it
         try:
             await asyncio.shield(self._finish(turn, reply, final))
+            if turn.state == NodeState.COMPLETE:
+                self.titles.after_turn(
+                    thread_id=turn.thread_id,
+                    turn_index=turn.turn_index,
+                    message=turn.content,
+                    reply=reply,
+                )
         except Exception:
             log.exception("could not record the end of turn %s", turn.node_id)
             self.abandoned.add(turn.node_id)
@@ -369,6 +378,8 @@ class TurnManager:
             ),
             index,
             repo.turn_finished(turn.thread_id),
+            # A thread still titled "New conversation" is named after this message.
+            titles.from_message_write(turn.thread_id, turn.content),
             # The head moves onto the turn only if its thread still is the working one.
             heads_repo.head_advance(
                 root_thread_id=turn.root_thread_id,
