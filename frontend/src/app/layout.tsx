@@ -8,6 +8,7 @@ import "./styles/chat.css";
 import "./styles/research.css";
 import "./styles/search.css";
 import "./styles/narrow.css";
+import "./styles/access.css";
 import { Providers } from "@/components/app/providers";
 
 export const metadata: Metadata = { title: "HAICO studio", description: "Human–AI co-construction studio" };

@@ -5,6 +5,7 @@ import type { LiveTurn } from "@/lib/events";
 import { giveBack } from "@/lib/drafts";
 import { countRender } from "@/lib/render-probe";
 import { useDraft } from "@/hooks/use-draft";
+import { useTouch } from "@/hooks/use-touch";
 import { describeTool, type ChatTurn, type ToolActivity } from "@/lib/transcript";
 import type { RunningTurn } from "@/hooks/use-turn";
 
@@ -51,6 +52,7 @@ export function ChatPanel(props: ChatPanelProps) {
   const [draft, updateDraft] = useDraft(props.thread);
   const scroller = useRef<HTMLDivElement>(null);
   const [flashing, setFlashing] = useState<string | null>(null);
+  const touch = useTouch();
 
   const shown = running?.turn != null ? turns.filter((t) => t.turn !== running.turn) : turns;
   const lastLength = [shown.length, running?.text.length, running?.tools.length, live?.text.length].join(":");
@@ -217,13 +219,19 @@ export function ChatPanel(props: ChatPanelProps) {
         )}
         <div className="composer-row">
           <textarea
+            id="message-input"
             data-testid="message-input"
-            placeholder="Message the agent (Enter to send, Shift+Enter for a new line)"
+            aria-label="Message the agent"
+            aria-keyshortcuts="c"
+            placeholder={
+              touch ? "Message the agent (the Send button sends)" : "Message the agent (Enter to send, Shift+Enter for a new line)"
+            }
             value={draft}
             rows={2}
             onChange={(e) => updateDraft(props.thread, () => e.target.value)}
             onKeyDown={(e) => {
-              if (e.key === "Enter" && !e.shiftKey) {
+              // On a touch keyboard Enter is a new line; the Send button sends.
+              if (e.key === "Enter" && !e.shiftKey && !touch) {
                 e.preventDefault();
                 submit();
               }

@@ -2,6 +2,7 @@
 import { useCallback, useRef, useState } from "react";
 import { useClickOutside } from "@/hooks/use-click-outside";
 import type { Conversation } from "@/lib/api/client";
+import { familySteps, stepsText } from "@/lib/where";
 
 export interface HistoryMenuProps {
   conversations: Conversation[] | undefined;
@@ -137,6 +138,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                     >
                       <input
                         data-testid="rename-input"
+                        aria-label="New title"
                         autoFocus
                         value={name}
                         onChange={(e) => setName(e.target.value)}
@@ -168,7 +170,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                           ? `branched at step ${c.branch_point_turn}`
                           : c.forked_from
                             ? `fork · from step ${c.forked_from.turn_index}`
-                            : `${c.turn_index} step${c.turn_index === 1 ? "" : "s"}`}
+                            : stepsText(familySteps(props.conversations ?? [], c))}
                         {c.forked_from && c.parent_thread_id !== null && " · fork"}
                       </span>
                       {c.forked_from && <span className="badge">fork</span>}
@@ -180,6 +182,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                         type="button"
                         className="icon"
                         title="Export this conversation with all its paths (a .json file)"
+                        aria-label={`Export “${c.title}”`}
                         data-testid="conversation-export"
                         onClick={() => {
                           setOpen(false);
@@ -193,6 +196,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                       type="button"
                       className="icon"
                       title="Rename"
+                      aria-label={`Rename “${c.title}”`}
                       data-testid="conversation-rename"
                       onClick={() => {
                         setName(c.title);
@@ -205,6 +209,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                       type="button"
                       className="icon"
                       title="Delete"
+                      aria-label={`Delete “${c.title}”`}
                       data-testid="conversation-delete"
                       onClick={() => {
                         if (window.confirm(`Delete “${c.title}”${c.parent_thread_id ? "" : " and all its branches"}?`))

@@ -3,21 +3,30 @@ import { useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { useConfirmDiscard } from "@/hooks/use-confirm-discard";
 import { useFamilyEvents } from "@/hooks/use-family-events";
+import { useGraphKeys } from "@/hooks/use-graph-keys";
+import { useNewConversation } from "@/hooks/use-new-conversation";
+import { usePageKeys } from "@/hooks/use-page-keys";
 import { messageOf, useStudioActions } from "@/hooks/use-studio-actions";
 import { useConversations, useGraph, useHistory, useMessages, useWorkspace } from "@/hooks/use-studio-data";
 import { useStudioView } from "@/hooks/use-studio-view";
 import { useTrajectoryFocus } from "@/hooks/use-trajectory-focus";
+import { useWayBack } from "@/hooks/use-way-back";
 import { UNREACHABLE } from "@/lib/api/client";
 import { ownsNoTurn, tipNodeId } from "@/lib/graph";
 import { progressText } from "@/lib/research";
+import { whereabouts } from "@/lib/where";
 import { ChatPanel } from "./chat-panel";
 import { CompareView } from "./compare-view";
 import { ConfirmDialog } from "./confirm-dialog";
 import type { CardActions } from "./graph/commit-card";
 import { TrajectoryPanel } from "./graph/trajectory-panel";
 import { HistoryMenu } from "./history-menu";
+import { KeysOverlay } from "./keys-overlay";
 import { Landing } from "./landing";
+import { RestoreBanner } from "./restore-banner";
 import { SearchBox } from "./search-box";
+import { StepMenu } from "./step-menu";
+import { TitleBar } from "./title-bar";
 import { WorkspacePanel } from "./workspace-panel";
 
 const EMPTY_LABELS: ReadonlyMap<string, string> = new Map();
@@ -36,20 +45,24 @@ export function Studio() {
   const anchor = params.get("thread");
 
   const conversations = useConversations();
-  const history = useHistory(anchor);
+  // A conversation not created yet (its first send or edit creates it) reads nothing.
+  const fresh = useNewConversation({ anchor, requested: params.get("new") === "1", conversations: conversations.data });
+  const { pending } = fresh;
+  const history = useHistory(pending ? null : anchor);
   // A path that owns no turn yet is shown on request; it becomes the working thread on send.
   const [stub, setStub] = useState<string | null>(null);
   const working = history.data?.working_thread_id ?? null;
   const head = history.data?.head_turn_id ?? null;
   const familyRoot = history.data?.root_thread_id ?? null;
   useEffect(() => setStub(null), [working, head]);
-  const displayed = stub ?? working;
+  const displayed = pending ? anchor : (stub ?? working);
   const clearStub = useCallback(() => setStub(null), []);
 
-  const graph = useGraph(displayed);
-  const messages = useMessages(displayed);
-  const workspace = useWorkspace(displayed);
-  const { live, connected } = useFamilyEvents(anchor);
+  const stored = pending ? null : displayed;
+  const graph = useGraph(stored);
+  const messages = useMessages(stored);
+  const workspace = useWorkspace(stored);
+  const { live, connected } = useFamilyEvents(pending ? null : anchor);
   const view = useStudioView({
     conversations: conversations.data,
     graph: graph.data,
@@ -75,7 +88,17 @@ export function Studio() {
     },
     [anchor, router],
   );
-  const focus = useTrajectoryFocus({ flow: view.flow, familyRoot, head, navigate, checkout });
+  const { current, restoredAt } = view;
+  const wayBack = useWayBack({
+    familyRoot,
+    head,
+    restored: restoredAt !== null,
+    graph: view.graph,
+    displayed,
+    checkout,
+  });
+  const { restore } = wayBack;
+  const focus = useTrajectoryFocus({ flow: view.flow, familyRoot, head, navigate, checkout: restore });
 
   const familyGraph = view.graph;
   const openThread = useCallback(
@@ -94,23 +117,64 @@ export function Studio() {
     [familyGraph, working, checkout, navigate],
   );
   const onOpenThread = useCallback((threadId: string) => void openThread(threadId), [openThread]);
-  const onRestore = useCallback((nodeId: string) => void checkout(nodeId), [checkout]);
+  const onRestore = useCallback((nodeId: string) => void restore(nodeId), [restore]);
   const { onFocusStep, onCompare } = focus;
+  const keys = useGraphKeys({ flow: view.flow, onRestore, onCompare });
+  const { openMenu } = keys;
   const cardActions: CardActions = useMemo(
-    () => ({ onRestore, onFocusStep, onCompare, onRename: renameThread }),
-    [onRestore, onFocusStep, onCompare, renameThread],
+    () => ({ onRestore, onFocusStep, onCompare, onRename: renameThread, onMenu: openMenu }),
+    [onRestore, onFocusStep, onCompare, renameThread, openMenu],
   );
+  const [showKeys, setShowKeys] = useState(false);
+  const toField = (testId: string) => () =>
+    document.querySelector<HTMLElement>(`[data-testid="${testId}"]`)?.focus();
+  usePageKeys({
+    help: () => setShowKeys((v) => !v),
+    composer: toField("message-input"),
+    search: toField("search-input"),
+    graph: toField("graph-keys"),
+    new: () => void act.newConversation(),
+    leave: () => {
+      if (showKeys) setShowKeys(false);
+      else if (keys.menu !== null) {
+        keys.closeMenu();
+        toField("graph-keys")();
+      } else if (confirm !== null) dismiss();
+      else if (restoredAt !== null) void wayBack.back();
+    },
+  });
+  const sendMessage = act.sendMessage;
+  const { ensure } = fresh;
+  const onSend = useCallback(
+    async (text: string): Promise<boolean> => {
+      try {
+        if (!(await ensure())) return false;
+      } catch (e) {
+        setError(messageOf(e));
+        return false;
+      }
+      return sendMessage(text);
+    },
+    [ensure, sendMessage],
+  );
+  const beforeWrite = pending ? ensure : undefined;
   const onStop = useCallback(() => void stop(), [stop]);
   const restoreFound = focus.onRestoreFound;
   const onRestoreFound = useCallback(() => void restoreFound(), [restoreFound]);
 
   const busy = running !== null || (history.data?.active_turn ?? null) !== null || live !== null;
   const labels = view.flow?.labels ?? EMPTY_LABELS;
-  const { current, restoredAt } = view;
   const { comparing } = focus;
+  const menuCard = keys.menu === null ? undefined : view.flow?.cards.find((c) => c.id === keys.menu);
 
   return (
     <div className="studio">
+      <a className="skip-link" href="#message-input" data-testid="skip-link" onClick={(e) => {
+        e.preventDefault();
+        toField("message-input")();
+      }}>
+        Skip to the message box
+      </a>
       <header className="topbar">
         <span className="brand">HAICO</span>
         <HistoryMenu
@@ -141,14 +205,26 @@ export function Studio() {
         >
           + New conversation
         </button>
-        <span className="conv-title" data-testid="conversation-title">
-          {current?.title}
-          {restoredAt && <span className="badge warn">restored · step {restoredAt}</span>}
-          {!restoredAt && current?.parent_thread_id && current.branch_point_turn !== null && (
-            <span className="badge">branched at step {current.branch_point_turn}</span>
-          )}
-        </span>
+        {anchor !== null && (
+          <TitleBar
+            conversation={current}
+            where={whereabouts(view.graph, view.flow, displayed)}
+            restoredAt={restoredAt}
+            onRename={act.renameConversation}
+          />
+        )}
         <SearchBox conversations={conversations.data} labels={labels} onPick={focus.onSearchHit} />
+        <button
+          type="button"
+          className="keys-button"
+          data-testid="keys-button"
+          aria-keyshortcuts="?"
+          title="Keys (?)"
+          onClick={() => setShowKeys(true)}
+        >
+          <span aria-hidden="true">?</span>
+          <span className="sr-only">Keyboard keys and step labels</span>
+        </button>
       </header>
       {error && (
         <div className="error-banner" data-testid="error-banner" role="alert">
@@ -157,6 +233,13 @@ export function Studio() {
             ✕
           </button>
         </div>
+      )}
+      {anchor !== null && restoredAt !== null && (
+        <RestoreBanner
+          label={restoredAt}
+          backLabel={wayBack.target === null ? null : (labels.get(wayBack.target) ?? null)}
+          onBack={() => void wayBack.back()}
+        />
       )}
       {anchor === null ? (
         <Landing
@@ -197,6 +280,7 @@ export function Studio() {
               loading={workspace.isLoading}
               restoredAt={restoredAt}
               onError={(e) => setError(messageOf(e))}
+              beforeWrite={beforeWrite}
             />
           </div>
           <div className="right">
@@ -217,6 +301,8 @@ export function Studio() {
               onDismissFound={focus.onDismissFound}
               onOpenThread={onOpenThread}
               loading={graph.isLoading}
+              selection={keys.selection}
+              onGraphKey={keys.onGraphKey}
             />
             <ChatPanel
               thread={displayed}
@@ -228,7 +314,7 @@ export function Studio() {
               loading={messages.isLoading}
               restoredAt={restoredAt}
               flash={focus.flash}
-              onSend={act.sendMessage}
+              onSend={onSend}
               onStop={onStop}
               onRestore={onRestore}
               onOpenThread={onOpenThread}
@@ -236,6 +322,17 @@ export function Studio() {
           </div>
         </main>
       )}
+      {menuCard && menuCard.kind === "turn" && (
+        <StepMenu
+          card={menuCard}
+          comparing={focus.pick.a !== null && focus.pick.a !== menuCard.id}
+          onRestore={onRestore}
+          onCompare={onCompare}
+          onShow={onFocusStep}
+          onClose={keys.closeMenu}
+        />
+      )}
+      <KeysOverlay open={showKeys} onClose={() => setShowKeys(false)} />
       <ConfirmDialog state={confirm} onCancel={dismiss} />
     </div>
   );

@@ -17,6 +17,8 @@ export interface WorkspacePanelProps {
   loading: boolean;
   restoredAt: string | null;
   onError: (error: unknown) => void;
+  /** runs before every write: creates a conversation not created yet (useNewConversation) */
+  beforeWrite?: () => Promise<boolean>;
 }
 
 function LockIcon({ locked }: { locked: boolean }) {
@@ -87,7 +89,7 @@ function ArtifactItem({ thread, id, title, turn }: { thread: string; id: number;
 }
 
 /** The workspace column: objective, document, preferences, todos, artifacts. */
-export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError }: WorkspacePanelProps) {
+export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError, beforeWrite }: WorkspacePanelProps) {
   const { client } = useApi();
   const qc = useQueryClient();
   const path = { params: { path: { thread_id: thread } } };
@@ -100,6 +102,7 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
   /** Runs an edit; on failure shows why, rereads the workspace, resolves to false. */
   const run = async (fn: () => Promise<unknown>): Promise<boolean> => {
     try {
+      if (beforeWrite && !(await beforeWrite())) return false;
       await fn();
       return true;
     } catch (e) {

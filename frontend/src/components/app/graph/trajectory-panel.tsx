@@ -10,8 +10,10 @@ import {
   type Edge,
   type NodeTypes,
 } from "@xyflow/react";
-import { memo, useEffect, useMemo, useRef } from "react";
+import { memo, useEffect, useMemo, useRef, type KeyboardEvent } from "react";
+import { useNarrow, useTouch } from "@/hooks/use-touch";
 import { carryMeasured, type FlowGraph } from "@/lib/graph";
+import { graphCounts } from "@/lib/where";
 import type { ComparePick, Rejected } from "@/lib/research";
 import { CommitCard, StubCard, type CardActions, type CardDetail, type TrajectoryNode } from "./commit-card";
 
@@ -40,6 +42,10 @@ export interface TrajectoryProps {
   onDismissFound: () => void;
   onOpenThread: (threadId: string) => void;
   loading: boolean;
+  /** the step the keyboard selection is on, and when it last moved (the view follows it) */
+  selection: { nodeId: string | null; tick: number };
+  /** a key pressed while the trajectory has the focus (lib/keymap, scope "graph") */
+  onGraphKey: (e: KeyboardEvent<HTMLElement>) => void;
 }
 
 const NONE: readonly Rejected[] = [];
@@ -57,9 +63,23 @@ function FocusOnFound({ found, present }: { found: { nodeId: string; tick: numbe
   return null;
 }
 
+/** Keeps the card the keyboard selected in view, at the zoom of the moment. */
+function FollowSelection({ selection }: { selection: { nodeId: string | null; tick: number } }) {
+  const { getNode, getZoom, setCenter } = useReactFlow();
+  useEffect(() => {
+    if (selection.tick === 0 || selection.nodeId === null) return;
+    const node = getNode(selection.nodeId);
+    if (!node) return;
+    const w = node.measured?.width ?? 190;
+    const h = node.measured?.height ?? 60;
+    void setCenter(node.position.x + w / 2, node.position.y + h / 2, { zoom: Math.max(getZoom(), 0.6), duration: 150 });
+  }, [selection, getNode, getZoom, setCenter]);
+  return null;
+}
+
 /** Re-frames the view when the set of cards changes: the whole family while it is
  * small, else the last steps of the displayed path around the head. */
-function FitOnChange({ signature, focus }: { signature: string; focus: string[] }) {
+function FitOnChange({ signature, focus, minZoom }: { signature: string; focus: string[]; minZoom: number }) {
   const { fitView } = useReactFlow();
   const first = useRef(true);
   const focusRef = useRef(focus);
@@ -67,11 +87,11 @@ function FitOnChange({ signature, focus }: { signature: string; focus: string[] 
   useEffect(() => {
     const id = window.setTimeout(() => {
       const nodes = focusRef.current.length > 0 ? focusRef.current.map((n) => ({ id: n })) : undefined;
-      void fitView({ padding: 0.12, maxZoom: 1, minZoom: 0.3, duration: first.current ? 0 : 200, nodes });
+      void fitView({ padding: 0.12, maxZoom: 1, minZoom, duration: first.current ? 0 : 200, nodes });
       first.current = false;
     }, 80);
     return () => window.clearTimeout(id);
-  }, [signature, fitView]);
+  }, [signature, fitView, minZoom]);
   return null;
 }
 
@@ -80,6 +100,11 @@ function FitOnChange({ signature, focus }: { signature: string; focus: string[] 
  * which re-renders the page and the chat, re-renders neither the panel nor a card. */
 export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryProps) {
   const { flow, details, rejected, pick, found, actions, onOpenThread } = props;
+  const selectedId = props.selection.nodeId;
+  const touch = useTouch();
+  // On a phone the view opens at full size, where a card's buttons are finger-sized
+  // (24 px and more); pinching out still shows more of the family.
+  const narrow = useNarrow();
   const nodes: TrajectoryNode[] = useMemo(
     () =>
       (flow?.cards ?? []).map((card) =>
@@ -100,11 +125,12 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                 rejected: card.active ? (rejected.get(card.id) ?? NONE) : NONE,
                 picked: pick.a === card.id ? "a" : pick.b === card.id ? "b" : null,
                 found: found?.nodeId === card.id,
+                selected: selectedId === card.id,
                 actions,
               },
             },
       ),
-    [flow, details, rejected, pick, found, actions, onOpenThread],
+    [flow, details, rejected, pick, found, actions, onOpenThread, selectedId],
   );
   const edges: Edge[] = useMemo(
     () =>
@@ -128,8 +154,9 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
       }),
     [flow],
   );
-  // Cards can be dragged; a new answer from the server lays them out again, keeping
-  // each card's measured size so that it stays visible (see carryMeasured).
+  // Cards stay where the layout puts them (nothing drags them); a new answer from the
+  // server lays them out again, keeping each card's measured size so that it stays
+  // visible (see carryMeasured).
   const [rfNodes, setRfNodes, onNodesChange] = useNodesState<TrajectoryNode>(nodes);
   useEffect(() => setRfNodes((previous) => carryMeasured(previous, nodes)), [nodes, setRfNodes]);
   const signature = useMemo(
@@ -138,11 +165,13 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
   );
   const focus = useMemo(() => {
     const cards = flow?.cards ?? [];
-    if (cards.length <= 12) return [];
     const path = cards.filter((c) => c.active || c.head).sort((a, b) => a.turn - b.turn);
+    // a phone shows the newest step of the path at full size
+    if (narrow) return path.slice(-1).map((c) => c.id);
+    if (cards.length <= 12) return [];
     return path.slice(-6).map((c) => c.id);
-  }, [flow]);
-  const nodeCount = flow?.cards.filter((c) => c.kind === "turn").length ?? 0;
+  }, [flow, narrow]);
+  const { steps: nodeCount, paths: pathCount } = graphCounts(flow);
   const foundPresent = found !== null && (flow?.labels.has(found.nodeId) ?? false);
   const picking = pick.a !== null && pick.b === null;
 
@@ -159,7 +188,9 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
           {props.collapsed ? "▸" : "▾"} Co-construction Trajectory
         </button>
         <span className="muted">
-          {nodeCount} step{nodeCount === 1 ? "" : "s"} · {flow?.laneCount ?? 0} path{flow?.laneCount === 1 ? "" : "s"}
+          <span data-testid="graph-counts">
+            {nodeCount} step{nodeCount === 1 ? "" : "s"} · {pathCount} path{pathCount === 1 ? "" : "s"}
+          </span>
         </span>
         {flow?.truncated && (
           <span
@@ -190,7 +221,11 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
             </button>
           </span>
         ) : (
-          <span className="muted hint">double-click a step to restore it · ⇄ to compare two</span>
+          <span className="muted hint" data-testid="graph-hint">
+            {touch
+              ? "long-press a step for its menu · ↺ restores · ⇄ compares two"
+              : "double-click a step to restore it · ⇄ to compare two · ? for keys"}
+          </span>
         )}
       </header>
       {found !== null && (
@@ -221,7 +256,15 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
         </div>
       )}
       {!props.collapsed && (
-        <div className="graph-body">
+        <div
+          className="graph-body"
+          data-testid="graph-keys"
+          tabIndex={0}
+          role="group"
+          aria-label="Trajectory: arrow keys move between steps, Enter opens the selected step, r restores it"
+          aria-keyshortcuts="ArrowLeft ArrowRight ArrowUp ArrowDown Enter r x"
+          onKeyDown={props.onGraphKey}
+        >
           {props.loading && !flow ? (
             <div className="empty">Loading the trajectory…</div>
           ) : nodes.length === 0 ? (
@@ -234,16 +277,23 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                 edges={edges}
                 nodeTypes={nodeTypes}
                 nodesConnectable={false}
+                nodesDraggable={false}
+                nodesFocusable={false}
+                edgesFocusable={false}
+                elementsSelectable={false}
+                disableKeyboardA11y
                 zoomOnDoubleClick={false}
                 minZoom={0.1}
                 maxZoom={1.5}
                 proOptions={{ hideAttribution: true }}
               >
                 <Background gap={24} size={1} color="#e5e7eb" />
-                <Controls showInteractive={false} position="bottom-right" />
-                <FitOnChange signature={signature} focus={focus} />
+                <FitOnChange signature={signature} focus={focus} minZoom={narrow ? 1 : 0.3} />
                 <FocusOnFound found={found} present={foundPresent} />
+                <FollowSelection selection={props.selection} />
               </ReactFlow>
+              {/* Outside the canvas, in a strip of its own: the zoom buttons never cover a card. */}
+              <Controls showInteractive={false} position="bottom-right" orientation="horizontal" />
             </ReactFlowProvider>
           )}
         </div>

@@ -1,0 +1,75 @@
+"use client";
+import { useCallback, useEffect, useState, type KeyboardEvent } from "react";
+import type { FlowGraph } from "@/lib/graph";
+import { actionOf, initialSelection, neighbour } from "@/lib/keymap";
+
+/**
+ * The trajectory's keyboard selection and keys (lib/keymap, scope "graph"): arrows move
+ * the selection along and across paths, Enter (or Space) opens the step's menu, `r`
+ * restores the step, `x` picks it for a comparison. The selection starts on the head
+ * and returns there when the family's cards change under it. The step menu (`menu`)
+ * is also what a long press on a card opens.
+ */
+export function useGraphKeys({
+  flow,
+  onRestore,
+  onCompare,
+}: {
+  flow: FlowGraph | null;
+  onRestore: (nodeId: string) => void;
+  onCompare: (nodeId: string) => void;
+}) {
+  const [selection, setSelection] = useState<{ nodeId: string | null; tick: number }>({ nodeId: null, tick: 0 });
+  const [menu, setMenu] = useState<string | null>(null);
+
+  // A selection the graph no longer has (another family, a pruned step) goes back to the head.
+  useEffect(() => {
+    setSelection((s) =>
+      s.nodeId !== null && flow?.labels.has(s.nodeId) ? s : { nodeId: initialSelection(flow), tick: 0 },
+    );
+    setMenu((m) => (m !== null && flow?.labels.has(m) ? m : null));
+  }, [flow]);
+
+  const onGraphKey = useCallback(
+    (e: KeyboardEvent<HTMLElement>) => {
+      if (e.target !== e.currentTarget) return; // a card's own button or the name editor
+      const action = actionOf(e, "graph");
+      if (action === null || flow === null) return;
+      const current = selection.nodeId ?? initialSelection(flow);
+      if (current === null) return;
+      e.preventDefault();
+      e.stopPropagation();
+      const card = flow.cards.find((c) => c.id === current);
+      switch (action) {
+        case "parent":
+        case "child":
+        case "up":
+        case "down": {
+          const next = neighbour(flow, current, action);
+          if (next !== null) setSelection((s) => ({ nodeId: next, tick: s.tick + 1 }));
+          break;
+        }
+        case "open":
+          if (card?.kind === "turn") setMenu(current);
+          break;
+        case "restore":
+          if (card?.kind === "turn") onRestore(current);
+          break;
+        case "compare":
+          if (card?.kind === "turn") onCompare(current);
+          break;
+        default:
+          break;
+      }
+    },
+    [flow, selection.nodeId, onRestore, onCompare],
+  );
+
+  const openMenu = useCallback((nodeId: string) => {
+    setSelection((s) => ({ nodeId, tick: s.tick }));
+    setMenu(nodeId);
+  }, []);
+  const closeMenu = useCallback(() => setMenu(null), []);
+
+  return { selection, onGraphKey, menu, openMenu, closeMenu };
+}
