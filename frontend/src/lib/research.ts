@@ -215,8 +215,10 @@ function refusalText(detail: readonly unknown[]): string {
   });
   if (locs.some((l) => l.type === "json_invalid"))
     return "This file is not valid JSON, so it is not a conversation exported from HAICO.";
-  if (locs.some((l) => l.at === "" || l.at === "format" || l.at === "version"))
+  if (locs.some((l) => l.at === "" || l.at === "format" || (l.at === "version" && l.type === "missing")))
     return "This file is not a conversation exported from HAICO (it lacks the export's format and version marks). Choose a .json file saved with “Export”.";
+  if (locs.some((l) => l.at === "version"))
+    return "This export was made by a version of HAICO that this server cannot read.";
   const n = locs.length;
   return `This export could not be read: ${n} part${n === 1 ? " is" : "s are"} missing or damaged (first: ${locs[0]?.at || "the document"}). It may come from another version of HAICO, or have been edited.`;
 }

@@ -140,6 +140,7 @@ export function Studio() {
         keys.closeMenu();
         toField("graph-keys")();
       } else if (confirm !== null) dismiss();
+      else if (focus.pick.a !== null) focus.onCancelCompare();
       else if (restoredAt !== null) void wayBack.back();
     },
   });
