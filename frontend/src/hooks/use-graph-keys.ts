@@ -1,5 +1,5 @@
 "use client";
-import { useCallback, useEffect, useState, type KeyboardEvent } from "react";
+import { useCallback, useEffect, useRef, useState, type KeyboardEvent } from "react";
 import type { FlowGraph } from "@/lib/graph";
 import { actionOf, initialSelection, neighbour } from "@/lib/keymap";
 
@@ -22,13 +22,18 @@ export function useGraphKeys({
   const [selection, setSelection] = useState<{ nodeId: string | null; tick: number }>({ nodeId: null, tick: 0 });
   const [menu, setMenu] = useState<string | null>(null);
 
-  // A selection the graph no longer has (another family, a pruned step) goes back to the head.
+  // The selection goes to the head whenever the head moves (a new step, a restore, the
+  // way back), and when the graph no longer has the step selected (another family).
+  const head = initialSelection(flow);
+  const lastHead = useRef<string | null>(null);
   useEffect(() => {
+    const moved = head !== lastHead.current;
+    lastHead.current = head;
     setSelection((s) =>
-      s.nodeId !== null && flow?.labels.has(s.nodeId) ? s : { nodeId: initialSelection(flow), tick: 0 },
+      !moved && s.nodeId !== null && flow?.labels.has(s.nodeId) ? s : { nodeId: head, tick: 0 },
     );
     setMenu((m) => (m !== null && flow?.labels.has(m) ? m : null));
-  }, [flow]);
+  }, [flow, head]);
 
   const onGraphKey = useCallback(
     (e: KeyboardEvent<HTMLElement>) => {

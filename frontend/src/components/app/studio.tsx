@@ -46,7 +46,8 @@ export function Studio() {
 
   const conversations = useConversations();
   // A conversation not created yet (its first send or edit creates it) reads nothing.
-  const fresh = useNewConversation({ anchor, requested: params.get("new") === "1", conversations: conversations.data });
+  const requestedNew = params.get("new") === "1";
+  const fresh = useNewConversation({ anchor, requested: requestedNew, conversations: conversations.data });
   const { pending } = fresh;
   const history = useHistory(pending ? null : anchor);
   // A path that owns no turn yet is shown on request; it becomes the working thread on send.
@@ -55,7 +56,8 @@ export function Studio() {
   const head = history.data?.head_turn_id ?? null;
   const familyRoot = history.data?.root_thread_id ?? null;
   useEffect(() => setStub(null), [working, head]);
-  const displayed = pending ? anchor : (stub ?? working);
+  // (while a conversation just created loads, its id stays on screen)
+  const displayed = pending ? anchor : (stub ?? working ?? (requestedNew ? anchor : null));
   const clearStub = useCallback(() => setStub(null), []);
 
   const stored = pending ? null : displayed;

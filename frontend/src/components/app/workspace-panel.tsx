@@ -3,7 +3,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { useApi } from "@/hooks/use-api";
 import { useArtifact } from "@/hooks/use-studio-data";
-import { keys } from "@/lib/query-keys";
+import { every, keys } from "@/lib/query-keys";
 import { AddItem, ItemRow } from "./item-row";
 import { unwrap, type Workspace } from "@/lib/api/client";
 
@@ -116,13 +116,15 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
     if (!objective.dirty) return;
     const text = objective.value;
     objective.saved(
-      await run(async () =>
+      await run(async () => {
         setWorkspace(
           unwrap(
             await client.PUT("/api/conversations/{thread_id}/objective", { ...path, body: { text: text || null } }),
           ),
-        ),
-      ),
+        );
+        // a conversation still titled "New conversation" is named after its objective
+        await qc.invalidateQueries({ queryKey: every.conversations });
+      }),
     );
   };
   const saveDocument = async () => {
