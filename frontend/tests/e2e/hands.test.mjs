@@ -290,20 +290,20 @@ test("at 390 px: every target at least 24 × 24, one scroll area, zoom buttons o
   assert.doesNotMatch(await s.byTest("message-input").getAttribute("placeholder"), /Shift\+Enter/);
   await screenshot(page, "hands-390-conversation");
 
-  // a long press on a card opens its menu
-  const step2 = s.node(`${root}:2`);
-  await step2.scrollIntoViewIfNeeded();
-  const box = await step2.boundingBox();
+  // a long press on a card (the newest, on screen) opens its menu
+  const tip = s.node(`${root}:3`);
+  const box = await tip.boundingBox();
   const at = { clientX: box.x + 40, clientY: box.y + box.height - 8, pointerType: "touch", button: 0, isPrimary: true };
-  await step2.dispatchEvent("pointerdown", at);
+  await tip.dispatchEvent("pointerdown", at);
   await s.byTest("step-menu").waitFor({ timeout: T });
-  await step2.dispatchEvent("pointerup", at);
-  assert.equal(await s.byTest("step-menu").getAttribute("data-node-id"), `${root}:2`);
+  await tip.dispatchEvent("pointerup", at);
+  assert.equal(await s.byTest("step-menu").getAttribute("data-node-id"), `${root}:3`);
   assert.deepEqual(await smallTargets(page), [], "step menu");
   await screenshot(page, "hands-390-step-menu");
+  await s.byTest("step-menu-close").click();
 
-  // restore from the menu, reload: still restored, and the way back is there
-  await s.byTest("step-menu-restore").click();
+  // restore step 2, reload: still restored, and the way back is there
+  await page.locator(`[data-testid="restore-divider"][data-node-id="${root}:2"]`).click();
   await s.byTest("restore-banner").waitFor({ timeout: T });
   await s.expectHead(`${root}:2`);
   await page.reload();
