@@ -72,7 +72,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
         ☰ Conversations
       </button>
       {open && (
-        <div className="menu" role="menu" data-testid="history-menu">
+        <div className="menu" role="dialog" aria-label="Conversations" data-testid="history-menu">
           <button
             type="button"
             className="menu-new"

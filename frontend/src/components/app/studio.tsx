@@ -172,12 +172,19 @@ export function Studio() {
 
   return (
     <div className="studio">
-      <a className="skip-link" href="#message-input" data-testid="skip-link" onClick={(e) => {
-        e.preventDefault();
-        toField("message-input")();
-      }}>
-        Skip to the message box
-      </a>
+      {anchor !== null && (
+        <a
+          className="skip-link"
+          href="#message-input"
+          data-testid="skip-link"
+          onClick={(e) => {
+            e.preventDefault();
+            toField("message-input")();
+          }}
+        >
+          Skip to the message box
+        </a>
+      )}
       <header className="topbar">
         <span className="brand">HAICO</span>
         <HistoryMenu
