@@ -6,7 +6,7 @@ names it, whichever comes first:
 
 - an objective, when the thread is created with one or when it is set (by hand or by
   the agent's tool: `workspace.set_objective_in` calls `title_from_objective`);
-- the first turn's message, written with the turn's close (`from_message_write`, a
+- the first turn's message, written with the turn's close (`from_message`, a
   conditional update that leaves any other title alone).
 
 Both derivations are deterministic (`derive`). With a real model (`HAICO_LLM` other
@@ -28,7 +28,6 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from app import background
 from app.agent.models import make_chat_model, split_parts
 from app.config import Settings
-from app.db.dialect import Write
 from app.db.engine import Database
 from app.db.models import Conversation
 from app.db.repositories import threads as repo
@@ -95,12 +94,12 @@ def title_from_objective(conv: Conversation) -> bool:
     return True
 
 
-def from_message_write(thread_id: str, message: str) -> Write | None:
-    """The write that names a still default-titled thread after a turn's message."""
+def from_message(message: str) -> tuple[str, str] | None:
+    """(the default title, the title) that names a still default-titled thread after a
+    turn's message, for the turn's close (`threads.turn_finished`); None: nothing to
+    name it after."""
     title = derive(message)
-    if title is None:
-        return None
-    return titles_repo.set_title_write(thread_id, expected=DEFAULT_TITLE, title=title)
+    return None if title is None else (DEFAULT_TITLE, title)
 
 
 def _clean(answer: str) -> str | None:

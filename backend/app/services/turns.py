@@ -377,9 +377,8 @@ class TurnManager:
                 reply=reply[:MAX_REPLY_CHARS],
             ),
             index,
-            repo.turn_finished(turn.thread_id),
-            # A thread still titled "New conversation" is named after this message.
-            titles.from_message_write(turn.thread_id, turn.content),
+            # (a thread still titled "New conversation" is named after this message)
+            repo.turn_finished(turn.thread_id, retitle=titles.from_message(turn.content)),
             # The head moves onto the turn only if its thread still is the working one.
             heads_repo.head_advance(
                 root_thread_id=turn.root_thread_id,

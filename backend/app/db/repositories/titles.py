@@ -1,4 +1,4 @@
-"""Titles: the conditional writes that name a thread (the rules: `services.titles`)."""
+"""Titles: the conditional write that renames a thread (the rules: `services.titles`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from sqlalchemy import bindparam, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import table_of
-from app.db.dialect import Write
 from app.db.models import Conversation
 
 _conv = table_of(Conversation)
@@ -19,17 +18,14 @@ _SET_IF = (
 )
 
 
-def set_title_write(thread_id: str, *, expected: str, title: str) -> Write:
-    """Set the thread's title if it still is `expected` (else the write changes nothing)."""
-    return _SET_IF, {"ti_thread": thread_id, "ti_expected": expected, "ti_title": title}
-
-
 async def set_title_if(
     s: AsyncSession, thread_id: str, *, expected: str, title: str
 ) -> Conversation | None:
-    """`set_title_write` now; the thread when its title was changed, else None."""
-    statement, params = set_title_write(thread_id, expected=expected, title=title)
-    result = await s.execute(statement, params)
+    """Set the thread's title if it still is `expected`; the thread when it changed,
+    else None (a rename made meanwhile wins)."""
+    result = await s.execute(
+        _SET_IF, {"ti_thread": thread_id, "ti_expected": expected, "ti_title": title}
+    )
     if getattr(result, "rowcount", 0) != 1:
         return None
     conv = await s.get(Conversation, thread_id)
