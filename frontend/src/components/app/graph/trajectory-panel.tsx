@@ -19,6 +19,8 @@ import { CommitCard, StubCard, type CardActions, type CardDetail, type Trajector
 
 // Module constants: React Flow re-mounts every node when these change identity.
 const nodeTypes: NodeTypes = { commit: CommitCard, stub: StubCard };
+// The canvas leaves a strip at the bottom for the zoom buttons (access.css).
+const CANVAS_STYLE = { height: "calc(100% - 36px)" };
 const ACTIVE = "#c8102e";
 const DIM = "#b8bcc4";
 
@@ -282,6 +284,7 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                 edgesFocusable={false}
                 elementsSelectable={false}
                 disableKeyboardA11y
+                style={CANVAS_STYLE}
                 zoomOnDoubleClick={false}
                 minZoom={0.1}
                 maxZoom={1.5}
