@@ -83,6 +83,7 @@ test("keyboard only: create, send, restore, go back, branch, compare, search; no
   );
   await typeAndSend(page, s, "todo: third step");
   await s.expectHead(`${root}:3`);
+  await screenshot(page, "hands-1440-conversation");
 
   // restore: g goes to the trajectory, the selection starts on the head; ← then r
   await page.keyboard.press("g");
