@@ -169,6 +169,7 @@ export function Studio() {
   const labels = view.flow?.labels ?? EMPTY_LABELS;
   const { comparing } = focus;
   const menuCard = keys.menu === null ? undefined : view.flow?.cards.find((c) => c.id === keys.menu);
+  const where = useMemo(() => whereabouts(view.graph, view.flow, displayed), [view.graph, view.flow, displayed]);
 
   return (
     <div className="studio">
@@ -218,7 +219,7 @@ export function Studio() {
         {anchor !== null && (
           <TitleBar
             conversation={current}
-            where={whereabouts(view.graph, view.flow, displayed)}
+            where={where}
             restoredAt={restoredAt}
             onRename={act.renameConversation}
           />
