@@ -134,8 +134,7 @@ class FakeModel:
                 self.title_requests += 1
                 if self.fail:
                     return JSONResponse({"error": {"message": "no"}}, status_code=400)
-                while not self.release.is_set():
-                    await asyncio.sleep(0.01)
+                await asyncio.to_thread(self.release.wait, 30)
                 return stream(f'"{self.title}."')
             return stream("Noted, thank you.")
 

@@ -3,7 +3,8 @@
 `make_chat_model(settings)` picks one by `settings.llm`. The offline model needs no
 key and implements the command table of docs/api.md ("The offline model"): each line, or
 `;`-separated part, of the user's message that matches a command becomes a real tool
-call (a `;` splits only where a command follows it, so text keeps its semicolons); anything else gets a short streamed reply describing the workspace (read from
+call (a `;` splits only where a command follows it, so text keeps its semicolons);
+anything else gets a short streamed reply describing the workspace (read from
 the system prompt's summary line). After tool results come back it streams a short
 summary of what it did.
 """

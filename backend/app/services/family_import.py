@@ -54,8 +54,8 @@ from app.schemas_export import (
 from app.services import search
 from app.services.conversations import to_view
 from app.services.family import first_owned_turn
-from app.services.titles import imported_title
 from app.services.snapshots import MAX_USER_MESSAGE_PREVIEW, SNAPSHOT_FORMAT, replace_workspace_in
+from app.services.titles import imported_title
 from app.services.workspace_state import PreferenceState, RejectedState, TodoState, WorkspaceState
 
 log = logging.getLogger("haico.import")

@@ -151,10 +151,16 @@ class Retitler:
             if proposed is None or proposed == current:
                 return
             async with self.db.transaction() as s:
-                changed = await titles_repo.set_title_if(s, thread_id, expected=current, title=proposed)
+                changed = await titles_repo.set_title_if(
+                    s, thread_id, expected=current, title=proposed
+                )
                 if changed is not None:
                     await action_log.append_catalogue(
-                        s, changed.root_thread_id, thread_id, "renamed", title=proposed,
+                        s,
+                        changed.root_thread_id,
+                        thread_id,
+                        "renamed",
+                        title=proposed,
                         name=changed.name,
                     )
         except asyncio.CancelledError:
@@ -168,7 +174,9 @@ class Retitler:
         answer = await model.ainvoke(
             [
                 SystemMessage(content=_PROMPT),
-                HumanMessage(content=f"{about}First message: {message[:2000]}\nReply: {reply[:1000]}"),
+                HumanMessage(
+                    content=f"{about}First message: {message[:2000]}\nReply: {reply[:1000]}"
+                ),
             ]
         )
         text = answer.content if isinstance(answer.content, str) else str(answer.content)

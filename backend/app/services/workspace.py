@@ -50,7 +50,12 @@ async def set_objective_in(session: AsyncSession, conv: Conversation, text: str 
     await changed(session, conv, "objective", "set", {"text": conv.objective})
     if titles.title_from_objective(conv):
         await action_log.append_catalogue(
-            session, conv.root_thread_id, conv.thread_id, "renamed", title=conv.title, name=conv.name
+            session,
+            conv.root_thread_id,
+            conv.thread_id,
+            "renamed",
+            title=conv.title,
+            name=conv.name,
         )
 
 

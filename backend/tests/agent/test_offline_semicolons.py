@@ -40,12 +40,37 @@ def test_text_before_the_first_command_is_its_own_part() -> None:
 # Text made of words, spaces, semicolons and command keywords, so that splits at
 # commands and semicolons inside text are both drawn often.
 _PIECES = st.sampled_from(
-    ["write:", "todo:", "prefer:", "objective:", "wait: 1", "done todo 2", ";", "; ", " ", "a", "b c", "é", ":"]
+    [
+        "write:",
+        "todo:",
+        "prefer:",
+        "objective:",
+        "wait: 1",
+        "done todo 2",
+        ";",
+        "; ",
+        " ",
+        "a",
+        "b c",
+        "é",
+        ":",
+    ]
 )
-_LINES = st.lists(st.one_of(_PIECES, st.text(alphabet=st.characters(exclude_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), max_size=8)), max_size=12).map("".join)
+_LINES = st.lists(
+    st.one_of(
+        _PIECES,
+        st.text(
+            alphabet=st.characters(exclude_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
+            max_size=8,
+        ),
+    ),
+    max_size=12,
+).map("".join)
 
 
-@settings(max_examples=EXAMPLES, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=EXAMPLES, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+)
 @given(line=_LINES)
 def test_no_character_of_a_line_is_lost(line: str) -> None:
     parts = split_parts(line)
@@ -55,7 +80,9 @@ def test_no_character_of_a_line_is_lost(line: str) -> None:
         assert parse_commands(part)[0] or parse_commands(part)[1] or "wait:" in part.lower()
 
 
-@settings(max_examples=EXAMPLES, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=EXAMPLES, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+)
 @given(text=st.text(alphabet=st.sampled_from("abc ;,.é"), min_size=1, max_size=40))
 def test_a_write_without_commands_keeps_every_character(text: str) -> None:
     calls, _ = parse_commands(f"write: {text}")

@@ -360,7 +360,9 @@ _TURN_FINISHED = (
 # PostgreSQL runs the close's writes as one statement, where a row updated twice keeps
 # only one of the updates).
 _TURN_FINISHED_TITLED = _TURN_FINISHED.values(
-    title=case((_conv_t.c.title == bindparam("tf_default"), bindparam("tf_title")), else_=_conv_t.c.title)
+    title=case(
+        (_conv_t.c.title == bindparam("tf_default"), bindparam("tf_title")), else_=_conv_t.c.title
+    )
 )
 
 
