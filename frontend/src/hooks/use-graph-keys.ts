@@ -29,9 +29,7 @@ export function useGraphKeys({
   useEffect(() => {
     const moved = head !== lastHead.current;
     lastHead.current = head;
-    setSelection((s) =>
-      !moved && s.nodeId !== null && flow?.labels.has(s.nodeId) ? s : { nodeId: head, tick: 0 },
-    );
+    setSelection((s) => (!moved && s.nodeId !== null && flow?.labels.has(s.nodeId) ? s : { nodeId: head, tick: 0 }));
     setMenu((m) => (m !== null && flow?.labels.has(m) ? m : null));
   }, [flow, head]);
 

@@ -17,7 +17,8 @@ export function usePageKeys(handlers: Partial<Record<KeyAction, () => void>>) {
       if (e.defaultPrevented) return;
       const target = e.target instanceof Element ? e.target : null;
       if (isTyping(target)) {
-        if (e.key === "Escape" && target instanceof HTMLElement && !target.closest("[data-keeps-escape]")) target.blur();
+        if (e.key === "Escape" && target instanceof HTMLElement && !target.closest("[data-keeps-escape]"))
+          target.blur();
         return;
       }
       // the confirm dialog keeps its keys (its own buttons); Escape cancels it

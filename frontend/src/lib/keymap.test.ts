@@ -23,7 +23,16 @@ describe("the keymap", () => {
         expect(seen.has(id)).toBe(false);
         seen.add(id);
       }
-    for (const k of ["page:?", "page:c", "page:/", "page:Escape", "graph:Enter", "graph:r", "graph:b", "graph:ArrowLeft"])
+    for (const k of [
+      "page:?",
+      "page:c",
+      "page:/",
+      "page:Escape",
+      "graph:Enter",
+      "graph:r",
+      "graph:b",
+      "graph:ArrowLeft",
+    ])
       expect(seen.has(k)).toBe(true);
   });
 

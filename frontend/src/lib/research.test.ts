@@ -200,7 +200,9 @@ describe("export and import helpers", () => {
     expect(said).toMatch(/not a conversation exported from HAICO/);
     expect(said).not.toMatch(/Input should be|Field required/);
     const damaged = { detail: [{ type: "missing", loc: ["body", "threads", 0, "title"], msg: "Field required" }] };
-    expect(uploadErrorMessage(422, JSON.stringify(damaged))).toMatch(/1 part is missing or damaged \(first: threads\.0\.title\)/);
+    expect(uploadErrorMessage(422, JSON.stringify(damaged))).toMatch(
+      /1 part is missing or damaged \(first: threads\.0\.title\)/,
+    );
     const future = { detail: [{ type: "literal_error", loc: ["body", "version"], msg: "Input should be 1" }] };
     expect(uploadErrorMessage(422, JSON.stringify(future))).toMatch(/version of HAICO that this server cannot read/);
     expect(uploadErrorMessage(422, JSON.stringify({ detail: [{ type: "json_invalid", loc: ["body", 3] }] }))).toMatch(

@@ -17,10 +17,18 @@ const SIZES = [
 
 async function violations(page, view) {
   await page.waitForTimeout(300); // the graph's framing animation settles
-  const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]).analyze();
+  const result = await new AxeBuilder({ page })
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"])
+    .analyze();
   return result.violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${view}: ${v.id} (${v.impact}) ${v.help}: ${v.nodes.map((n) => n.target.join(" ")).slice(0, 4).join(", ")}`);
+    .map(
+      (v) =>
+        `${view}: ${v.id} (${v.impact}) ${v.help}: ${v.nodes
+          .map((n) => n.target.join(" "))
+          .slice(0, 4)
+          .join(", ")}`,
+    );
 }
 
 test("axe finds no serious or critical violation on the main views at 1440 px and 390 px", async () => {

@@ -221,7 +221,9 @@ function smallTargets(page) {
       if (r.width === 0 && r.height === 0) continue;
       if (el.classList.contains("skip-link")) continue; // off screen until focused
       if (r.width < 23.5 || r.height < 23.5)
-        small.push(`${el.tagName.toLowerCase()}[${el.getAttribute("data-testid") ?? el.className}] ${r.width.toFixed(1)}×${r.height.toFixed(1)} "${(el.textContent ?? "").trim().slice(0, 20)}"`);
+        small.push(
+          `${el.tagName.toLowerCase()}[${el.getAttribute("data-testid") ?? el.className}] ${r.width.toFixed(1)}×${r.height.toFixed(1)} "${(el.textContent ?? "").trim().slice(0, 20)}"`,
+        );
     }
     return small;
   });
@@ -278,7 +280,10 @@ test("at 390 px: every target at least 24 × 24, one scroll area, zoom buttons o
       };
     });
   });
-  assert.ok(shown.some((b) => b.right > b.left && b.bottom > b.top), "a card is on screen");
+  assert.ok(
+    shown.some((b) => b.right > b.left && b.bottom > b.top),
+    "a card is on screen",
+  );
   for (const box of shown) {
     if (box.right <= box.left || box.bottom <= box.top) continue; // not on screen
     const apart =

@@ -224,7 +224,9 @@ export function ChatPanel(props: ChatPanelProps) {
             aria-label="Message the agent"
             aria-keyshortcuts="c"
             placeholder={
-              touch ? "Message the agent (the Send button sends)" : "Message the agent (Enter to send, Shift+Enter for a new line)"
+              touch
+                ? "Message the agent (the Send button sends)"
+                : "Message the agent (Enter to send, Shift+Enter for a new line)"
             }
             value={draft}
             rows={2}

@@ -22,7 +22,13 @@ export function StepMenu({ card, comparing, onRestore, onCompare, onShow, onClos
     fn(card.id);
   };
   return (
-    <div className="step-menu" role="dialog" aria-label={`Step ${card.label}`} data-testid="step-menu" data-node-id={card.id}>
+    <div
+      className="step-menu"
+      role="dialog"
+      aria-label={`Step ${card.label}`}
+      data-testid="step-menu"
+      data-node-id={card.id}
+    >
       <div className="step-menu-head">
         <strong>Step {card.label}</strong>
         <span className="muted step-menu-q">{card.question || "(no message)"}</span>

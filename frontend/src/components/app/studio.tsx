@@ -128,8 +128,7 @@ export function Studio() {
     [onRestore, onFocusStep, onCompare, renameThread, openMenu],
   );
   const [showKeys, setShowKeys] = useState(false);
-  const toField = (testId: string) => () =>
-    document.querySelector<HTMLElement>(`[data-testid="${testId}"]`)?.focus();
+  const toField = (testId: string) => () => document.querySelector<HTMLElement>(`[data-testid="${testId}"]`)?.focus();
   usePageKeys({
     help: () => setShowKeys((v) => !v),
     composer: toField("message-input"),
@@ -217,12 +216,7 @@ export function Studio() {
           + New conversation
         </button>
         {anchor !== null && (
-          <TitleBar
-            conversation={current}
-            where={where}
-            restoredAt={restoredAt}
-            onRename={act.renameConversation}
-          />
+          <TitleBar conversation={current} where={where} restoredAt={restoredAt} onRename={act.renameConversation} />
         )}
         <SearchBox conversations={conversations.data} labels={labels} onPick={focus.onSearchHit} />
         <button
