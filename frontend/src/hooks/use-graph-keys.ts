@@ -27,8 +27,9 @@ export function useGraphKeys({
   const head = initialSelection(flow);
   const lastHead = useRef<string | null>(null);
   useEffect(() => {
-    const moved = head !== lastHead.current;
-    lastHead.current = head;
+    // (a graph on its way, with no card yet, is not a move)
+    const moved = head !== null && head !== lastHead.current;
+    if (head !== null) lastHead.current = head;
     setSelection((s) => (!moved && s.nodeId !== null && flow?.labels.has(s.nodeId) ? s : { nodeId: head, tick: 0 }));
     setMenu((m) => (m !== null && flow?.labels.has(m) ? m : null));
   }, [flow, head]);

@@ -1,7 +1,7 @@
 "use client";
 import { useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
-import { useCallback, useEffect, useRef } from "react";
+import { useCallback, useRef } from "react";
 import { useApi } from "./use-api";
 import { invalidate } from "./use-studio-data";
 import { unwrap, type Conversation } from "@/lib/api/client";
@@ -24,7 +24,7 @@ export function pendingUrl(threadId: string): string {
  * conversation" opens `/?thread=<a fresh id>&new=1`: the studio shows an empty
  * conversation under that id, and `ensure` creates it (`POST /api/conversations` with
  * the id) just before the first write; once the server lists it, the address loses
- * `new=1`. `pending` is true while the id is not created.
+ * `new=1` (`settle`). `pending` is true while the id is not created.
  */
 export function useNewConversation({
   anchor,
@@ -43,9 +43,14 @@ export function useNewConversation({
   const pending = requested && anchor !== null && !created;
   const creating = useRef<{ id: string; done: Promise<boolean> } | null>(null);
 
-  useEffect(() => {
-    if (requested && anchor !== null && created) router.replace(`/?thread=${anchor}`);
-  }, [requested, anchor, created, router]);
+  /** Once the conversation is created and `loaded` (its history read), the address
+   * drops `new=1`; until then the page keeps showing it under its id. */
+  const settle = useCallback(
+    (loaded: boolean) => {
+      if (requested && anchor !== null && created && loaded) router.replace(`/?thread=${anchor}`);
+    },
+    [requested, anchor, created, router],
+  );
 
   /** Creates the pending conversation (once, however many writes ask); resolves to
    * whether it exists now. Not pending: resolves true at once. */
@@ -67,5 +72,5 @@ export function useNewConversation({
     return creating.current.done;
   }, [pending, anchor, client, qc]);
 
-  return { pending, ensure };
+  return { pending, ensure, settle };
 }

@@ -20,8 +20,12 @@ export function LabelLegend() {
 /** The `?` list: every key of the studio (lib/keymap) and what the labels mean. */
 export function KeysOverlay({ open, onClose }: { open: boolean; onClose: () => void }) {
   const closeButton = useRef<HTMLButtonElement>(null);
+  // Focus goes into the list, and back to where it was when the list closes.
   useEffect(() => {
-    if (open) closeButton.current?.focus();
+    if (!open) return;
+    const before = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    closeButton.current?.focus();
+    return () => before?.focus();
   }, [open]);
   if (!open) return null;
   const scopes = [

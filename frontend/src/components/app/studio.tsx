@@ -58,6 +58,9 @@ export function Studio() {
   useEffect(() => setStub(null), [working, head]);
   // (while a conversation just created loads, its id stays on screen)
   const displayed = pending ? anchor : (stub ?? working ?? (requestedNew ? anchor : null));
+  const { settle } = fresh;
+  const loaded = history.data !== undefined;
+  useEffect(() => settle(loaded), [settle, loaded]);
   const clearStub = useCallback(() => setStub(null), []);
 
   const stored = pending ? null : displayed;
