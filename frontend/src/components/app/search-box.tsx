@@ -71,7 +71,7 @@ export function SearchBox({ conversations, labels, onPick }: SearchBoxProps) {
         }}
       />
       {open && text.trim().length > 0 && (
-        <div className="search-results" data-testid="search-results" role="listbox">
+        <div className="search-results" data-testid="search-results" role="listbox" aria-label="Search results">
           {search.isFetching && hits.length === 0 ? (
             <div className="muted pad">Searching…</div>
           ) : search.error ? (
