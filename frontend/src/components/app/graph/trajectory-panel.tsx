@@ -282,7 +282,6 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                 nodesDraggable={false}
                 nodesFocusable={false}
                 edgesFocusable={false}
-                elementsSelectable={false}
                 disableKeyboardA11y
                 style={CANVAS_STYLE}
                 zoomOnDoubleClick={false}
