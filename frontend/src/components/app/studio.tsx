@@ -67,7 +67,8 @@ export function Studio() {
   const graph = useGraph(stored);
   const messages = useMessages(stored);
   const workspace = useWorkspace(stored);
-  const { live, connected } = useFamilyEvents(pending ? null : anchor);
+  const events = useFamilyEvents(pending ? null : anchor);
+  const { connected } = events;
   const view = useStudioView({
     conversations: conversations.data,
     graph: graph.data,
@@ -167,7 +168,12 @@ export function Studio() {
   const restoreFound = focus.onRestoreFound;
   const onRestoreFound = useCallback(() => void restoreFound(), [restoreFound]);
 
-  const busy = running !== null || (history.data?.active_turn ?? null) !== null || live !== null;
+  // Another client's turn, as the event stream tells it, while the server says a turn
+  // is active: a stream that joined mid-turn and missed its end never leaves the
+  // composer locked.
+  const activeTurn = history.data?.active_turn ?? null;
+  const live = activeTurn !== null || history.isFetching ? events.live : null;
+  const busy = running !== null || activeTurn !== null || live !== null;
   const labels = view.flow?.labels ?? EMPTY_LABELS;
   const { comparing } = focus;
   const menuCard = keys.menu === null ? undefined : view.flow?.cards.find((c) => c.id === keys.menu);
