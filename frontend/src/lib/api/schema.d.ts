@@ -5,3407 +5,3405 @@
  */
 
 export interface paths {
-  "/api/conversations": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Conversations */
+        get: operations["list_conversations_api_conversations_get"];
+        put?: never;
+        /**
+         * Create Conversation
+         * @description A new conversation; without a title it is named after its objective, or else
+         *     after its first message.
+         */
+        post: operations["create_conversation_api_conversations_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** List Conversations */
-    get: operations["list_conversations_api_conversations_get"];
-    put?: never;
-    /**
-     * Create Conversation
-     * @description A new conversation; without a title it is named after its objective, or else
-     *     after its first message.
-     */
-    post: operations["create_conversation_api_conversations_post"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/import": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import Family
+         * @description Recreate an exported family as a new family of the caller (its new root). An
+         *     invalid document or a newer format version answers 422 and creates nothing.
+         */
+        post: operations["import_family_api_conversations_import_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /**
-     * Import Family
-     * @description Recreate an exported family as a new family of the caller (its new root). An
-     *     invalid document or a newer format version answers 422 and creates nothing.
-     */
-    post: operations["import_family_api_conversations_import_post"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Conversation */
+        get: operations["get_conversation_api_conversations__thread_id__get"];
+        put?: never;
+        post?: never;
+        /** Delete Conversation */
+        delete: operations["delete_conversation_api_conversations__thread_id__delete"];
+        options?: never;
+        head?: never;
+        /** Rename Conversation */
+        patch: operations["rename_conversation_api_conversations__thread_id__patch"];
+        trace?: never;
     };
-    /** Get Conversation */
-    get: operations["get_conversation_api_conversations__thread_id__get"];
-    put?: never;
-    post?: never;
-    /** Delete Conversation */
-    delete: operations["delete_conversation_api_conversations__thread_id__delete"];
-    options?: never;
-    head?: never;
-    /** Rename Conversation */
-    patch: operations["rename_conversation_api_conversations__thread_id__patch"];
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/artifacts/{artifact_id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/artifacts/{artifact_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Artifact */
+        get: operations["get_artifact_api_conversations__thread_id__artifacts__artifact_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** Get Artifact */
-    get: operations["get_artifact_api_conversations__thread_id__artifacts__artifact_id__get"];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/branch": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/branch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create Branch */
+        post: operations["create_branch_api_conversations__thread_id__branch_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Create Branch */
-    post: operations["create_branch_api_conversations__thread_id__branch_post"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/checkout": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Checkout */
+        post: operations["checkout_api_conversations__thread_id__checkout_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Checkout */
-    post: operations["checkout_api_conversations__thread_id__checkout_post"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/compare": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare Nodes
+         * @description The workspace at node `b` against node `a` (any two nodes the caller owns).
+         */
+        get: operations["compare_nodes_api_conversations__thread_id__compare_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /**
-     * Compare Nodes
-     * @description The workspace at node `b` against node `a` (any two nodes the caller owns).
-     */
-    get: operations["compare_nodes_api_conversations__thread_id__compare_get"];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/document": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/document": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Put Document */
+        put: operations["put_document_api_conversations__thread_id__document_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    /** Put Document */
-    put: operations["put_document_api_conversations__thread_id__document_put"];
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/events": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events
+         * @description Every action of the thread's family after `after` (or the `Last-Event-ID`
+         *     header), in serverSeq order; `event: action`, `id: <serverSeq>`.
+         */
+        get: operations["events_api_conversations__thread_id__events_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /**
-     * Events
-     * @description Every action of the thread's family after `after` (or the `Last-Event-ID`
-     *     header), in serverSeq order; `event: action`, `id: <serverSeq>`.
-     */
-    get: operations["events_api_conversations__thread_id__events_get"];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/export": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Family
+         * @description The whole family of the thread as one versioned JSON document.
+         */
+        get: operations["export_family_api_conversations__thread_id__export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /**
-     * Export Family
-     * @description The whole family of the thread as one versioned JSON document.
-     */
-    get: operations["export_family_api_conversations__thread_id__export_get"];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/fork": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create Fork */
+        post: operations["create_fork_api_conversations__thread_id__fork_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Create Fork */
-    post: operations["create_fork_api_conversations__thread_id__fork_post"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/graph": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Graph */
+        get: operations["get_graph_api_conversations__thread_id__graph_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** Get Graph */
-    get: operations["get_graph_api_conversations__thread_id__graph_get"];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/history": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get History */
+        get: operations["get_history_api_conversations__thread_id__history_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** Get History */
-    get: operations["get_history_api_conversations__thread_id__history_get"];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/messages": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Messages */
+        get: operations["get_messages_api_conversations__thread_id__messages_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** Get Messages */
-    get: operations["get_messages_api_conversations__thread_id__messages_get"];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/objective": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/objective": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Put Objective */
+        put: operations["put_objective_api_conversations__thread_id__objective_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    /** Put Objective */
-    put: operations["put_objective_api_conversations__thread_id__objective_put"];
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/preferences": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add Preference */
+        post: operations["add_preference_api_conversations__thread_id__preferences_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Add Preference */
-    post: operations["add_preference_api_conversations__thread_id__preferences_post"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/preferences/{pref_id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/preferences/{pref_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Preference */
+        delete: operations["delete_preference_api_conversations__thread_id__preferences__pref_id__delete"];
+        options?: never;
+        head?: never;
+        /** Update Preference */
+        patch: operations["update_preference_api_conversations__thread_id__preferences__pref_id__patch"];
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    post?: never;
-    /** Delete Preference */
-    delete: operations["delete_preference_api_conversations__thread_id__preferences__pref_id__delete"];
-    options?: never;
-    head?: never;
-    /** Update Preference */
-    patch: operations["update_preference_api_conversations__thread_id__preferences__pref_id__patch"];
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/todos": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/todos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add Todo */
+        post: operations["add_todo_api_conversations__thread_id__todos_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Add Todo */
-    post: operations["add_todo_api_conversations__thread_id__todos_post"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/todos/{todo_id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/todos/{todo_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Todo */
+        delete: operations["delete_todo_api_conversations__thread_id__todos__todo_id__delete"];
+        options?: never;
+        head?: never;
+        /** Update Todo */
+        patch: operations["update_todo_api_conversations__thread_id__todos__todo_id__patch"];
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    post?: never;
-    /** Delete Todo */
-    delete: operations["delete_todo_api_conversations__thread_id__todos__todo_id__delete"];
-    options?: never;
-    head?: never;
-    /** Update Todo */
-    patch: operations["update_todo_api_conversations__thread_id__todos__todo_id__patch"];
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/turns": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/turns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post Turn
+         * @description turn_started, then token / tool_call / workspace_changed, then turn_completed or error.
+         */
+        post: operations["post_turn_api_conversations__thread_id__turns_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /**
-     * Post Turn
-     * @description turn_started, then token / tool_call / workspace_changed, then turn_completed or error.
-     */
-    post: operations["post_turn_api_conversations__thread_id__turns_post"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/turns/cancel": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/turns/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel Turn */
+        post: operations["cancel_turn_api_conversations__thread_id__turns_cancel_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Cancel Turn */
-    post: operations["cancel_turn_api_conversations__thread_id__turns_cancel_post"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/conversations/{thread_id}/workspace": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/conversations/{thread_id}/workspace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Workspace */
+        get: operations["get_workspace_api_conversations__thread_id__workspace_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** Get Workspace */
-    get: operations["get_workspace_api_conversations__thread_id__workspace_get"];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/health": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Health */
+        get: operations["health_api_health_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** Health */
-    get: operations["health_api_health_get"];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/search": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search
+         * @description The caller's nodes (every branch; drafts and deleted threads aside) whose user
+         *     message, reply or document matches `q`: full-text search on PostgreSQL, every word
+         *     as a substring on SQLite.
+         */
+        get: operations["search_api_search_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /**
-     * Search
-     * @description The caller's nodes (every branch; drafts and deleted threads aside) whose user
-     *     message, reply or document matches `q`: full-text search on PostgreSQL, every word
-     *     as a substring on SQLite.
-     */
-    get: operations["search_api_search_get"];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
-  schemas: {
-    /** ActiveTurnOut */
-    ActiveTurnOut: {
-      /** Parent Turn Id */
-      parent_turn_id: string | null;
-      /** Turn Id */
-      turn_id: string;
-    };
-    /** ArtifactOut */
-    ArtifactOut: {
-      /** Content */
-      content: string;
-      /** Id */
-      id: number;
-      /** Kind */
-      kind: string;
-      /** Title */
-      title: string;
-      /** Turn Index */
-      turn_index: number;
-    };
-    /** ArtifactSummary */
-    ArtifactSummary: {
-      /** Id */
-      id: number;
-      /** Kind */
-      kind: string;
-      /** Title */
-      title: string;
-      /** Turn Index */
-      turn_index: number;
-    };
-    /**
-     * ArtifactsDiff
-     * @description Artifacts present at `b` and not at `a` (added), and the reverse (removed).
-     */
-    ArtifactsDiff: {
-      /** Added */
-      added: components["schemas"]["ArtifactSummary"][];
-      /** Removed */
-      removed: components["schemas"]["ArtifactSummary"][];
-    };
-    /** BranchIn */
-    BranchIn: {
-      /** From Turn */
-      from_turn: number;
-      /** Reason */
-      reason?: string | null;
-      workspace?: components["schemas"]["BranchWorkspaceOverride"] | null;
-    };
-    /**
-     * BranchWorkspaceOverride
-     * @description The edited preview sent with a branch; omitted fields fall back to the restored state.
-     */
-    BranchWorkspaceOverride: {
-      document?: components["schemas"]["OverrideDocument"] | null;
-      /** Objective */
-      objective?: string | null;
-      /** Preferences */
-      preferences?: components["schemas"]["OverridePreference"][] | null;
-      /** Todos */
-      todos?: components["schemas"]["OverrideTodo"][] | null;
-    };
-    /**
-     * CheckoutIn
-     * @description `expected_head_turn_id`: absent = no assertion, null = the baseline.
-     */
-    CheckoutIn: {
-      /** Expected Head Turn Id */
-      expected_head_turn_id?: string | null;
-      /**
-       * Force
-       * @default false
-       */
-      force: boolean;
-      /** Turn Id */
-      turn_id: string | null;
-    };
-    /**
-     * CompareNode
-     * @description One end of a comparison (or their common ancestor).
-     */
-    CompareNode: {
-      /** Node Id */
-      node_id: string;
-      /** Root Thread Id */
-      root_thread_id: string;
-      /** Thread Id */
-      thread_id: string;
-      /** Turn Index */
-      turn_index: number;
-    };
-    /**
-     * Comparison
-     * @description Two nodes' workspaces side by side, from `a` (before) to `b` (after).
-     *
-     *     `common_ancestor` is the newest node on both paths (across a fork too), or null.
-     */
-    Comparison: {
-      a: components["schemas"]["CompareNode"];
-      artifacts: components["schemas"]["ArtifactsDiff"];
-      b: components["schemas"]["CompareNode"];
-      common_ancestor: components["schemas"]["CompareNode"] | null;
-      document: components["schemas"]["DocumentDiff"];
-      objective: components["schemas"]["ObjectiveDiff"];
-      preferences: components["schemas"]["PreferencesDiff"];
-      rejected: components["schemas"]["RejectedSides"];
-      todos: components["schemas"]["TodosDiff"];
-    };
-    /** ConversationCreate */
-    ConversationCreate: {
-      /** Objective */
-      objective?: string | null;
-      /**
-       * Thread Id
-       * @description a client-chosen id (th_ and 32 hex digits); taken → 409 already_exists
-       */
-      thread_id?: string | null;
-      /** Title */
-      title?: string | null;
-    };
-    /** ConversationOut */
-    ConversationOut: {
-      /** Branch Point Turn */
-      branch_point_turn?: number | null;
-      /**
-       * Created At
-       * Format: date-time
-       */
-      created_at: string;
-      forked_from?: components["schemas"]["ForkedFrom"] | null;
-      /** Message Count */
-      message_count: number;
-      /** Name */
-      name: string | null;
-      /** Objective */
-      objective: string | null;
-      /** Parent Thread Id */
-      parent_thread_id?: string | null;
-      /** Reason */
-      reason?: string | null;
-      /** Root Thread Id */
-      root_thread_id: string;
-      /** Thread Id */
-      thread_id: string;
-      /** Title */
-      title: string;
-      /** Turn Index */
-      turn_index: number;
-      /**
-       * Updated At
-       * Format: date-time
-       */
-      updated_at: string;
-    };
-    /**
-     * ConversationPatch
-     * @description A rename: `title` and/or the short branch `name` (`name: null` clears it).
-     */
-    ConversationPatch: {
-      /** Name */
-      name?: string | null;
-      /** Title */
-      title?: string | null;
-    };
-    /**
-     * DocumentDiff
-     * @description The document from `a` to `b`: titles, and the body as a unified diff.
-     */
-    DocumentDiff: {
-      /** Added Lines */
-      added_lines: number;
-      /** Changed */
-      changed: boolean;
-      /** Diff */
-      diff: string;
-      /** Removed Lines */
-      removed_lines: number;
-      /** Title After */
-      title_after: string | null;
-      /** Title Before */
-      title_before: string | null;
-    };
-    /** DocumentIn */
-    DocumentIn: {
-      /** Content */
-      content: string;
-      /** Title */
-      title?: string | null;
-    };
-    /** DocumentOut */
-    DocumentOut: {
-      /** Content */
-      content: string;
-      /** Title */
-      title: string;
-    };
-    /**
-     * ErrorOut
-     * @description Every error answer: a snake_case `code` and a human `message`.
-     */
-    ErrorOut: {
-      /** Code */
-      code: string;
-      /** Data */
-      data?: {
-        [key: string]: unknown;
-      } | null;
-      /** Message */
-      message: string;
-    };
-    /** ExportArtifact */
-    ExportArtifact: {
-      /** Content */
-      content: string;
-      /** Created At */
-      created_at?: string | null;
-      /** Kind */
-      kind: string;
-      /** Title */
-      title: string;
-      /** Turn Index */
-      turn_index: number;
-    };
-    /**
-     * ExportArtifactRef
-     * @description An artifact a workspace lists, without its row id.
-     */
-    ExportArtifactRef: {
-      /** Kind */
-      kind: string;
-      /** Title */
-      title: string;
-      /** Turn Index */
-      turn_index: number;
-    };
-    /** ExportDocument */
-    ExportDocument: {
-      /** Content */
-      content: string;
-      /** Title */
-      title: string;
-    };
-    /**
-     * ExportForkedFrom
-     * @description Fork provenance: the node of another family this one was forked from
-     *     (`thread_id` null when that thread is not known here).
-     */
-    ExportForkedFrom: {
-      /** Thread Id */
-      thread_id: string | null;
-      /** Turn Index */
-      turn_index: number;
-    };
-    /**
-     * ExportMessage
-     * @description One transcript entry: a user message, a reply (with its tool calls) or a tool result.
-     */
-    ExportMessage: {
-      /** Content */
-      content: string;
-      /** Name */
-      name?: string | null;
-      /**
-       * Role
-       * @enum {string}
-       */
-      role: "user" | "assistant" | "tool";
-      /** State */
-      state?: string | null;
-      /** Status */
-      status?: string | null;
-      /** Tool Call Id */
-      tool_call_id?: string | null;
-      /** Tool Calls */
-      tool_calls?: components["schemas"]["ExportToolCall"][] | null;
-      /** Turn Index */
-      turn_index?: number | null;
-    };
-    /**
-     * ExportNode
-     * @description A turn: its messages, and the workspace after it (null when no snapshot kept it).
-     */
-    ExportNode: {
-      /** Captured At */
-      captured_at?: string | null;
-      /** Completed At */
-      completed_at?: string | null;
-      /** Id */
-      id: string;
-      /** Messages */
-      messages: components["schemas"]["ExportMessage"][];
-      /** Reply */
-      reply: string;
-      state: components["schemas"]["NodeState"];
-      /** Thread Id */
-      thread_id: string;
-      /** Turn Index */
-      turn_index: number;
-      /** User Message */
-      user_message: string;
-      workspace: components["schemas"]["ExportWorkspace"] | null;
-    };
-    /** ExportPreference */
-    ExportPreference: {
-      /**
-       * Locked
-       * @default false
-       */
-      locked: boolean;
-      /** Text */
-      text: string;
-      /** Uid */
-      uid: string;
-    };
-    /** ExportRejected */
-    ExportRejected: {
-      /** Rejected After Turn */
-      rejected_after_turn: number;
-      /**
-       * Surface
-       * @enum {string}
-       */
-      surface: "preference" | "todo";
-      /** Text */
-      text: string;
-      /** Uid */
-      uid: string;
-    };
-    /**
-     * ExportThread
-     * @description A thread with its branch link; `start_workspace` is what its first own turn
-     *     started from, `workspace` its live rows.
-     */
-    ExportThread: {
-      /** Artifacts */
-      artifacts: components["schemas"]["ExportArtifact"][];
-      /** Branch Point Turn */
-      branch_point_turn: number | null;
-      /** Created At */
-      created_at?: string | null;
-      /**
-       * Message Count
-       * @default 0
-       */
-      message_count: number;
-      /** Name */
-      name?: string | null;
-      /** Parent Thread Id */
-      parent_thread_id: string | null;
-      /** Reason */
-      reason?: string | null;
-      start_workspace: components["schemas"]["ExportWorkspace"] | null;
-      /** Thread Id */
-      thread_id: string;
-      /** Title */
-      title: string;
-      /** Turn Index */
-      turn_index: number;
-      /** Updated At */
-      updated_at?: string | null;
-      workspace: components["schemas"]["ExportWorkspace"];
-    };
-    /** ExportTodo */
-    ExportTodo: {
-      /**
-       * Depth
-       * @default 0
-       */
-      depth: number;
-      /**
-       * Done
-       * @default false
-       */
-      done: boolean;
-      /** Text */
-      text: string;
-      /** Uid */
-      uid: string;
-    };
-    /** ExportToolCall */
-    ExportToolCall: {
-      /** Args */
-      args?: {
-        [key: string]: unknown;
-      };
-      /** Id */
-      id?: string | null;
-      /** Name */
-      name: string;
-    };
-    /**
-     * ExportWorkspace
-     * @description A workspace as one point of the family saw it (no row ids).
-     */
-    ExportWorkspace: {
-      /** Artifacts */
-      artifacts?: components["schemas"]["ExportArtifactRef"][];
-      document: components["schemas"]["ExportDocument"] | null;
-      /** Objective */
-      objective: string | null;
-      /** Preferences */
-      preferences: components["schemas"]["ExportPreference"][];
-      /** Rejected */
-      rejected?: components["schemas"]["ExportRejected"][];
-      /** Todos */
-      todos: components["schemas"]["ExportTodo"][];
-    };
-    /**
-     * FamilyExport
-     * @description A whole family as one versioned document (`GET …/export`, `POST …/import`).
-     *
-     *     `inherited_messages` is the transcript a fork carries from its source (turns up to
-     *     the fork point); threads come parents first.
-     */
-    FamilyExport: {
-      /** Exported At */
-      exported_at?: string | null;
-      forked_from?: components["schemas"]["ExportForkedFrom"] | null;
-      /**
-       * Format
-       * @constant
-       */
-      format: "haico.family";
-      /** Inherited Messages */
-      inherited_messages?: components["schemas"]["ExportMessage"][];
-      /** Nodes */
-      nodes: components["schemas"]["ExportNode"][];
-      /** Root Thread Id */
-      root_thread_id: string;
-      /** Threads */
-      threads: components["schemas"]["ExportThread"][];
-      /** Version */
-      version: number;
-    };
-    /** ForkIn */
-    ForkIn: {
-      /** From Turn */
-      from_turn: number;
-    };
-    /** ForkedFrom */
-    ForkedFrom: {
-      /** Thread Id */
-      thread_id: string;
-      /** Turn Index */
-      turn_index: number;
-    };
-    /**
-     * GraphEdge
-     * @description `id` = `"{source}->{target}"`; a branch edge carries the child thread's reason.
-     */
-    GraphEdge: {
-      /** Id */
-      id: string;
-      /**
-       * Kind
-       * @enum {string}
-       */
-      kind: "turn" | "branch";
-      /** Reason */
-      reason?: string | null;
-      /** Source */
-      source: string;
-      /** Target */
-      target: string;
-    };
-    /**
-     * GraphNode
-     * @description One turn, `id` = `"{thread_id}:{turn_index}"`.
-     */
-    GraphNode: {
-      /** Artifact Count */
-      artifact_count: number;
-      /**
-       * Captured At
-       * Format: date-time
-       */
-      captured_at: string;
-      /** Id */
-      id: string;
-      /** Is On Active Path */
-      is_on_active_path: boolean;
-      state: components["schemas"]["NodeState"];
-      /** Thread Id */
-      thread_id: string;
-      /** Turn Index */
-      turn_index: number;
-      /** User Message */
-      user_message: string;
-    };
-    /** GraphOut */
-    GraphOut: {
-      /** Edges */
-      edges: components["schemas"]["GraphEdge"][];
-      /** Head Turn Id */
-      head_turn_id: string | null;
-      /** Nodes */
-      nodes: components["schemas"]["GraphNode"][];
-      /** Root Thread Id */
-      root_thread_id: string;
-      /** Threads */
-      threads: components["schemas"]["GraphThread"][];
-      /** Truncated */
-      truncated: boolean;
-    };
-    /**
-     * GraphThread
-     * @description One thread of a family graph; a root has no parent and no branch point.
-     */
-    GraphThread: {
-      /** Branch Point Turn */
-      branch_point_turn: number | null;
-      /** Deleted */
-      deleted: boolean;
-      /** Name */
-      name: string | null;
-      /** Parent Thread Id */
-      parent_thread_id: string | null;
-      /** Reason */
-      reason: string | null;
-      /** Thread Id */
-      thread_id: string;
-      /** Title */
-      title: string;
-      /** Turn Index */
-      turn_index: number;
-    };
-    /** HealthOut */
-    HealthOut: {
-      /**
-       * Backend
-       * @enum {string}
-       */
-      backend: "sqlite" | "postgresql";
-      /**
-       * Database
-       * @enum {string}
-       */
-      database: "ok" | "unreachable";
-      /**
-       * Status
-       * @enum {string}
-       */
-      status: "ok" | "degraded";
-    };
-    /** HistoryOut */
-    HistoryOut: {
-      active_turn: components["schemas"]["ActiveTurnOut"] | null;
-      /** Head Turn Id */
-      head_turn_id: string | null;
-      /** Retains Branches */
-      retains_branches: boolean;
-      /** Root Thread Id */
-      root_thread_id: string;
-      /**
-       * Version
-       * @default 0
-       */
-      version: number;
-      /** Working Thread Id */
-      working_thread_id: string;
-    };
-    /** MessageOut */
-    MessageOut: {
-      /** Content */
-      content: string;
-      /** Role */
-      role: string;
-      /** Turn Index */
-      turn_index: number;
-    } & {
-      [key: string]: unknown;
-    };
-    /**
-     * NodeState
-     * @description The state of a turn (a graph node): running until it ends complete, cancelled or
-     *     in error. REST and the AHP host's turns spell it the same way.
-     * @enum {string}
-     */
-    NodeState: "running" | "complete" | "cancelled" | "error";
-    /** ObjectiveDiff */
-    ObjectiveDiff: {
-      /** After */
-      after: string | null;
-      /** Before */
-      before: string | null;
-      /** Changed */
-      changed: boolean;
-    };
-    /** ObjectiveIn */
-    ObjectiveIn: {
-      /** Text */
-      text: string | null;
-    };
-    /** OverrideDocument */
-    OverrideDocument: {
-      /** Content */
-      content: string;
-      /** Title */
-      title?: string | null;
-    };
-    /** OverridePreference */
-    OverridePreference: {
-      /**
-       * Locked
-       * @default false
-       */
-      locked: boolean;
-      /** Text */
-      text: string;
-      /** Uid */
-      uid?: string | null;
-    };
-    /** OverrideTodo */
-    OverrideTodo: {
-      /**
-       * Depth
-       * @default 0
-       */
-      depth: number;
-      /**
-       * Done
-       * @default false
-       */
-      done: boolean;
-      /** Text */
-      text: string;
-      /** Uid */
-      uid?: string | null;
-    };
-    /** PreferenceChange */
-    PreferenceChange: {
-      after: components["schemas"]["PreferenceOut"];
-      before: components["schemas"]["PreferenceOut"];
-      /** Fields */
-      fields: ("text" | "locked")[];
-      /** Uid */
-      uid: string;
-    };
-    /** PreferenceIn */
-    PreferenceIn: {
-      /**
-       * Locked
-       * @default false
-       */
-      locked: boolean;
-      /** Text */
-      text: string;
-    };
-    /** PreferenceOut */
-    PreferenceOut: {
-      /** Id */
-      id: number | null;
-      /** Locked */
-      locked: boolean;
-      /** Position */
-      position: number;
-      /** Text */
-      text: string;
-      /** Uid */
-      uid: string;
-    };
-    /** PreferencePatch */
-    PreferencePatch: {
-      /** Locked */
-      locked?: boolean | null;
-      /** Position */
-      position?: number | null;
-      /** Text */
-      text?: string | null;
-    };
-    /**
-     * PreferencesDiff
-     * @description Matched by `uid`: only in `b` is added, only in `a` removed.
-     */
-    PreferencesDiff: {
-      /** Added */
-      added: components["schemas"]["PreferenceOut"][];
-      /** Changed */
-      changed: components["schemas"]["PreferenceChange"][];
-      /** Removed */
-      removed: components["schemas"]["PreferenceOut"][];
-    };
-    /**
-     * RejectedOut
-     * @description A deleted preference or todo, kept as a rejected decision.
-     */
-    RejectedOut: {
-      /** Rejected After Turn */
-      rejected_after_turn: number;
-      /**
-       * Surface
-       * @enum {string}
-       */
-      surface: "preference" | "todo";
-      /** Text */
-      text: string;
-      /** Uid */
-      uid: string;
-    };
-    /** RejectedSides */
-    RejectedSides: {
-      /** A */
-      a: components["schemas"]["RejectedOut"][];
-      /** B */
-      b: components["schemas"]["RejectedOut"][];
-    };
-    /** SearchHit */
-    SearchHit: {
-      /**
-       * Kind
-       * @enum {string}
-       */
-      kind: "user" | "assistant" | "document";
-      /** Node Id */
-      node_id: string;
-      /** Root Thread Id */
-      root_thread_id: string;
-      /** Snippet */
-      snippet: string;
-      /** Thread Id */
-      thread_id: string;
-    };
-    /** SearchOut */
-    SearchOut: {
-      /** Results */
-      results: components["schemas"]["SearchHit"][];
-    };
-    /** TodoChange */
-    TodoChange: {
-      after: components["schemas"]["TodoOut"];
-      before: components["schemas"]["TodoOut"];
-      /** Fields */
-      fields: ("text" | "done" | "depth")[];
-      /** Uid */
-      uid: string;
-    };
-    /** TodoIn */
-    TodoIn: {
-      /**
-       * Depth
-       * @default 0
-       */
-      depth: number;
-      /**
-       * Done
-       * @default false
-       */
-      done: boolean;
-      /** Text */
-      text: string;
-    };
-    /** TodoOut */
-    TodoOut: {
-      /** Depth */
-      depth: number;
-      /** Done */
-      done: boolean;
-      /** Id */
-      id: number | null;
-      /** Position */
-      position: number;
-      /** Text */
-      text: string;
-      /** Uid */
-      uid: string;
-    };
-    /** TodoPatch */
-    TodoPatch: {
-      /** Depth */
-      depth?: number | null;
-      /** Done */
-      done?: boolean | null;
-      /** Position */
-      position?: number | null;
-      /** Text */
-      text?: string | null;
-    };
-    /** TodosDiff */
-    TodosDiff: {
-      /** Added */
-      added: components["schemas"]["TodoOut"][];
-      /** Changed */
-      changed: components["schemas"]["TodoChange"][];
-      /** Removed */
-      removed: components["schemas"]["TodoOut"][];
-    };
-    /** TurnIn */
-    TurnIn: {
-      /** Content */
-      content: string;
-    };
-    /**
-     * ValidationErrorOut
-     * @description A request that does not match its schema; `detail` is FastAPI's error list.
-     */
-    ValidationErrorOut: {
-      /** Code */
-      code: string;
-      /** Data */
-      data?: {
-        [key: string]: unknown;
-      } | null;
-      /** Detail */
-      detail?:
-        | {
+    schemas: {
+        /** ActiveTurnOut */
+        ActiveTurnOut: {
+            /** Parent Turn Id */
+            parent_turn_id: string | null;
+            /** Turn Id */
+            turn_id: string;
+        };
+        /** ArtifactOut */
+        ArtifactOut: {
+            /** Content */
+            content: string;
+            /** Id */
+            id: number;
+            /** Kind */
+            kind: string;
+            /** Title */
+            title: string;
+            /** Turn Index */
+            turn_index: number;
+        };
+        /** ArtifactSummary */
+        ArtifactSummary: {
+            /** Id */
+            id: number;
+            /** Kind */
+            kind: string;
+            /** Title */
+            title: string;
+            /** Turn Index */
+            turn_index: number;
+        };
+        /**
+         * ArtifactsDiff
+         * @description Artifacts present at `b` and not at `a` (added), and the reverse (removed).
+         */
+        ArtifactsDiff: {
+            /** Added */
+            added: components["schemas"]["ArtifactSummary"][];
+            /** Removed */
+            removed: components["schemas"]["ArtifactSummary"][];
+        };
+        /** BranchIn */
+        BranchIn: {
+            /** From Turn */
+            from_turn: number;
+            /** Reason */
+            reason?: string | null;
+            workspace?: components["schemas"]["BranchWorkspaceOverride"] | null;
+        };
+        /**
+         * BranchWorkspaceOverride
+         * @description The edited preview sent with a branch; omitted fields fall back to the restored state.
+         */
+        BranchWorkspaceOverride: {
+            document?: components["schemas"]["OverrideDocument"] | null;
+            /** Objective */
+            objective?: string | null;
+            /** Preferences */
+            preferences?: components["schemas"]["OverridePreference"][] | null;
+            /** Todos */
+            todos?: components["schemas"]["OverrideTodo"][] | null;
+        };
+        /**
+         * CheckoutIn
+         * @description `expected_head_turn_id`: absent = no assertion, null = the baseline.
+         */
+        CheckoutIn: {
+            /** Expected Head Turn Id */
+            expected_head_turn_id?: string | null;
+            /**
+             * Force
+             * @default false
+             */
+            force: boolean;
+            /** Turn Id */
+            turn_id: string | null;
+        };
+        /**
+         * CompareNode
+         * @description One end of a comparison (or their common ancestor).
+         */
+        CompareNode: {
+            /** Node Id */
+            node_id: string;
+            /** Root Thread Id */
+            root_thread_id: string;
+            /** Thread Id */
+            thread_id: string;
+            /** Turn Index */
+            turn_index: number;
+        };
+        /**
+         * Comparison
+         * @description Two nodes' workspaces side by side, from `a` (before) to `b` (after).
+         *
+         *     `common_ancestor` is the newest node on both paths (across a fork too), or null.
+         */
+        Comparison: {
+            a: components["schemas"]["CompareNode"];
+            artifacts: components["schemas"]["ArtifactsDiff"];
+            b: components["schemas"]["CompareNode"];
+            common_ancestor: components["schemas"]["CompareNode"] | null;
+            document: components["schemas"]["DocumentDiff"];
+            objective: components["schemas"]["ObjectiveDiff"];
+            preferences: components["schemas"]["PreferencesDiff"];
+            rejected: components["schemas"]["RejectedSides"];
+            todos: components["schemas"]["TodosDiff"];
+        };
+        /** ConversationCreate */
+        ConversationCreate: {
+            /** Objective */
+            objective?: string | null;
+            /**
+             * Thread Id
+             * @description a client-chosen id (th_ and 32 hex digits); taken → 409 already_exists
+             */
+            thread_id?: string | null;
+            /** Title */
+            title?: string | null;
+        };
+        /** ConversationOut */
+        ConversationOut: {
+            /** Branch Point Turn */
+            branch_point_turn?: number | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            forked_from?: components["schemas"]["ForkedFrom"] | null;
+            /** Message Count */
+            message_count: number;
+            /** Name */
+            name: string | null;
+            /** Objective */
+            objective: string | null;
+            /** Parent Thread Id */
+            parent_thread_id?: string | null;
+            /** Reason */
+            reason?: string | null;
+            /** Root Thread Id */
+            root_thread_id: string;
+            /** Thread Id */
+            thread_id: string;
+            /** Title */
+            title: string;
+            /** Turn Index */
+            turn_index: number;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /**
+         * ConversationPatch
+         * @description A rename: `title` and/or the short branch `name` (`name: null` clears it).
+         */
+        ConversationPatch: {
+            /** Name */
+            name?: string | null;
+            /** Title */
+            title?: string | null;
+        };
+        /**
+         * DocumentDiff
+         * @description The document from `a` to `b`: titles, and the body as a unified diff.
+         */
+        DocumentDiff: {
+            /** Added Lines */
+            added_lines: number;
+            /** Changed */
+            changed: boolean;
+            /** Diff */
+            diff: string;
+            /** Removed Lines */
+            removed_lines: number;
+            /** Title After */
+            title_after: string | null;
+            /** Title Before */
+            title_before: string | null;
+        };
+        /** DocumentIn */
+        DocumentIn: {
+            /** Content */
+            content: string;
+            /** Title */
+            title?: string | null;
+        };
+        /** DocumentOut */
+        DocumentOut: {
+            /** Content */
+            content: string;
+            /** Title */
+            title: string;
+        };
+        /**
+         * ErrorOut
+         * @description Every error answer: a snake_case `code` and a human `message`.
+         */
+        ErrorOut: {
+            /** Code */
+            code: string;
+            /** Data */
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            /** Message */
+            message: string;
+        };
+        /** ExportArtifact */
+        ExportArtifact: {
+            /** Content */
+            content: string;
+            /** Created At */
+            created_at?: string | null;
+            /** Kind */
+            kind: string;
+            /** Title */
+            title: string;
+            /** Turn Index */
+            turn_index: number;
+        };
+        /**
+         * ExportArtifactRef
+         * @description An artifact a workspace lists, without its row id.
+         */
+        ExportArtifactRef: {
+            /** Kind */
+            kind: string;
+            /** Title */
+            title: string;
+            /** Turn Index */
+            turn_index: number;
+        };
+        /** ExportDocument */
+        ExportDocument: {
+            /** Content */
+            content: string;
+            /** Title */
+            title: string;
+        };
+        /**
+         * ExportForkedFrom
+         * @description Fork provenance: the node of another family this one was forked from
+         *     (`thread_id` null when that thread is not known here).
+         */
+        ExportForkedFrom: {
+            /** Thread Id */
+            thread_id: string | null;
+            /** Turn Index */
+            turn_index: number;
+        };
+        /**
+         * ExportMessage
+         * @description One transcript entry: a user message, a reply (with its tool calls) or a tool result.
+         */
+        ExportMessage: {
+            /** Content */
+            content: string;
+            /** Name */
+            name?: string | null;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "user" | "assistant" | "tool";
+            /** State */
+            state?: string | null;
+            /** Status */
+            status?: string | null;
+            /** Tool Call Id */
+            tool_call_id?: string | null;
+            /** Tool Calls */
+            tool_calls?: components["schemas"]["ExportToolCall"][] | null;
+            /** Turn Index */
+            turn_index?: number | null;
+        };
+        /**
+         * ExportNode
+         * @description A turn: its messages, and the workspace after it (null when no snapshot kept it).
+         */
+        ExportNode: {
+            /** Captured At */
+            captured_at?: string | null;
+            /** Completed At */
+            completed_at?: string | null;
+            /** Id */
+            id: string;
+            /** Messages */
+            messages: components["schemas"]["ExportMessage"][];
+            /** Reply */
+            reply: string;
+            state: components["schemas"]["NodeState"];
+            /** Thread Id */
+            thread_id: string;
+            /** Turn Index */
+            turn_index: number;
+            /** User Message */
+            user_message: string;
+            workspace: components["schemas"]["ExportWorkspace"] | null;
+        };
+        /** ExportPreference */
+        ExportPreference: {
+            /**
+             * Locked
+             * @default false
+             */
+            locked: boolean;
+            /** Text */
+            text: string;
+            /** Uid */
+            uid: string;
+        };
+        /** ExportRejected */
+        ExportRejected: {
+            /** Rejected After Turn */
+            rejected_after_turn: number;
+            /**
+             * Surface
+             * @enum {string}
+             */
+            surface: "preference" | "todo";
+            /** Text */
+            text: string;
+            /** Uid */
+            uid: string;
+        };
+        /**
+         * ExportThread
+         * @description A thread with its branch link; `start_workspace` is what its first own turn
+         *     started from, `workspace` its live rows.
+         */
+        ExportThread: {
+            /** Artifacts */
+            artifacts: components["schemas"]["ExportArtifact"][];
+            /** Branch Point Turn */
+            branch_point_turn: number | null;
+            /** Created At */
+            created_at?: string | null;
+            /**
+             * Message Count
+             * @default 0
+             */
+            message_count: number;
+            /** Name */
+            name?: string | null;
+            /** Parent Thread Id */
+            parent_thread_id: string | null;
+            /** Reason */
+            reason?: string | null;
+            start_workspace: components["schemas"]["ExportWorkspace"] | null;
+            /** Thread Id */
+            thread_id: string;
+            /** Title */
+            title: string;
+            /** Turn Index */
+            turn_index: number;
+            /** Updated At */
+            updated_at?: string | null;
+            workspace: components["schemas"]["ExportWorkspace"];
+        };
+        /** ExportTodo */
+        ExportTodo: {
+            /**
+             * Depth
+             * @default 0
+             */
+            depth: number;
+            /**
+             * Done
+             * @default false
+             */
+            done: boolean;
+            /** Text */
+            text: string;
+            /** Uid */
+            uid: string;
+        };
+        /** ExportToolCall */
+        ExportToolCall: {
+            /** Args */
+            args?: {
+                [key: string]: unknown;
+            };
+            /** Id */
+            id?: string | null;
+            /** Name */
+            name: string;
+        };
+        /**
+         * ExportWorkspace
+         * @description A workspace as one point of the family saw it (no row ids).
+         */
+        ExportWorkspace: {
+            /** Artifacts */
+            artifacts?: components["schemas"]["ExportArtifactRef"][];
+            document: components["schemas"]["ExportDocument"] | null;
+            /** Objective */
+            objective: string | null;
+            /** Preferences */
+            preferences: components["schemas"]["ExportPreference"][];
+            /** Rejected */
+            rejected?: components["schemas"]["ExportRejected"][];
+            /** Todos */
+            todos: components["schemas"]["ExportTodo"][];
+        };
+        /**
+         * FamilyExport
+         * @description A whole family as one versioned document (`GET …/export`, `POST …/import`).
+         *
+         *     `inherited_messages` is the transcript a fork carries from its source (turns up to
+         *     the fork point); threads come parents first.
+         */
+        FamilyExport: {
+            /** Exported At */
+            exported_at?: string | null;
+            forked_from?: components["schemas"]["ExportForkedFrom"] | null;
+            /**
+             * Format
+             * @constant
+             */
+            format: "haico.family";
+            /** Inherited Messages */
+            inherited_messages?: components["schemas"]["ExportMessage"][];
+            /** Nodes */
+            nodes: components["schemas"]["ExportNode"][];
+            /** Root Thread Id */
+            root_thread_id: string;
+            /** Threads */
+            threads: components["schemas"]["ExportThread"][];
+            /** Version */
+            version: number;
+        };
+        /** ForkIn */
+        ForkIn: {
+            /** From Turn */
+            from_turn: number;
+        };
+        /** ForkedFrom */
+        ForkedFrom: {
+            /** Thread Id */
+            thread_id: string;
+            /** Turn Index */
+            turn_index: number;
+        };
+        /**
+         * GraphEdge
+         * @description `id` = `"{source}->{target}"`; a branch edge carries the child thread's reason.
+         */
+        GraphEdge: {
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "turn" | "branch";
+            /** Reason */
+            reason?: string | null;
+            /** Source */
+            source: string;
+            /** Target */
+            target: string;
+        };
+        /**
+         * GraphNode
+         * @description One turn, `id` = `"{thread_id}:{turn_index}"`.
+         */
+        GraphNode: {
+            /** Artifact Count */
+            artifact_count: number;
+            /**
+             * Captured At
+             * Format: date-time
+             */
+            captured_at: string;
+            /** Id */
+            id: string;
+            /** Is On Active Path */
+            is_on_active_path: boolean;
+            state: components["schemas"]["NodeState"];
+            /** Thread Id */
+            thread_id: string;
+            /** Turn Index */
+            turn_index: number;
+            /** User Message */
+            user_message: string;
+        };
+        /** GraphOut */
+        GraphOut: {
+            /** Edges */
+            edges: components["schemas"]["GraphEdge"][];
+            /** Head Turn Id */
+            head_turn_id: string | null;
+            /** Nodes */
+            nodes: components["schemas"]["GraphNode"][];
+            /** Root Thread Id */
+            root_thread_id: string;
+            /** Threads */
+            threads: components["schemas"]["GraphThread"][];
+            /** Truncated */
+            truncated: boolean;
+        };
+        /**
+         * GraphThread
+         * @description One thread of a family graph; a root has no parent and no branch point.
+         */
+        GraphThread: {
+            /** Branch Point Turn */
+            branch_point_turn: number | null;
+            /** Deleted */
+            deleted: boolean;
+            /** Name */
+            name: string | null;
+            /** Parent Thread Id */
+            parent_thread_id: string | null;
+            /** Reason */
+            reason: string | null;
+            /** Thread Id */
+            thread_id: string;
+            /** Title */
+            title: string;
+            /** Turn Index */
+            turn_index: number;
+        };
+        /** HealthOut */
+        HealthOut: {
+            /**
+             * Backend
+             * @enum {string}
+             */
+            backend: "sqlite" | "postgresql";
+            /**
+             * Database
+             * @enum {string}
+             */
+            database: "ok" | "unreachable";
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "ok" | "degraded";
+        };
+        /** HistoryOut */
+        HistoryOut: {
+            active_turn: components["schemas"]["ActiveTurnOut"] | null;
+            /** Head Turn Id */
+            head_turn_id: string | null;
+            /** Retains Branches */
+            retains_branches: boolean;
+            /** Root Thread Id */
+            root_thread_id: string;
+            /**
+             * Version
+             * @default 0
+             */
+            version: number;
+            /** Working Thread Id */
+            working_thread_id: string;
+        };
+        /** MessageOut */
+        MessageOut: {
+            /** Content */
+            content: string;
+            /** Role */
+            role: string;
+            /** Turn Index */
+            turn_index: number;
+        } & {
             [key: string]: unknown;
-          }[]
-        | null;
-      /** Message */
-      message: string;
+        };
+        /**
+         * NodeState
+         * @description The state of a turn (a graph node): running until it ends complete, cancelled or
+         *     in error. REST and the AHP host's turns spell it the same way.
+         * @enum {string}
+         */
+        NodeState: "running" | "complete" | "cancelled" | "error";
+        /** ObjectiveDiff */
+        ObjectiveDiff: {
+            /** After */
+            after: string | null;
+            /** Before */
+            before: string | null;
+            /** Changed */
+            changed: boolean;
+        };
+        /** ObjectiveIn */
+        ObjectiveIn: {
+            /** Text */
+            text: string | null;
+        };
+        /** OverrideDocument */
+        OverrideDocument: {
+            /** Content */
+            content: string;
+            /** Title */
+            title?: string | null;
+        };
+        /** OverridePreference */
+        OverridePreference: {
+            /**
+             * Locked
+             * @default false
+             */
+            locked: boolean;
+            /** Text */
+            text: string;
+            /** Uid */
+            uid?: string | null;
+        };
+        /** OverrideTodo */
+        OverrideTodo: {
+            /**
+             * Depth
+             * @default 0
+             */
+            depth: number;
+            /**
+             * Done
+             * @default false
+             */
+            done: boolean;
+            /** Text */
+            text: string;
+            /** Uid */
+            uid?: string | null;
+        };
+        /** PreferenceChange */
+        PreferenceChange: {
+            after: components["schemas"]["PreferenceOut"];
+            before: components["schemas"]["PreferenceOut"];
+            /** Fields */
+            fields: ("text" | "locked")[];
+            /** Uid */
+            uid: string;
+        };
+        /** PreferenceIn */
+        PreferenceIn: {
+            /**
+             * Locked
+             * @default false
+             */
+            locked: boolean;
+            /** Text */
+            text: string;
+        };
+        /** PreferenceOut */
+        PreferenceOut: {
+            /** Id */
+            id: number | null;
+            /** Locked */
+            locked: boolean;
+            /** Position */
+            position: number;
+            /** Text */
+            text: string;
+            /** Uid */
+            uid: string;
+        };
+        /** PreferencePatch */
+        PreferencePatch: {
+            /** Locked */
+            locked?: boolean | null;
+            /** Position */
+            position?: number | null;
+            /** Text */
+            text?: string | null;
+        };
+        /**
+         * PreferencesDiff
+         * @description Matched by `uid`: only in `b` is added, only in `a` removed.
+         */
+        PreferencesDiff: {
+            /** Added */
+            added: components["schemas"]["PreferenceOut"][];
+            /** Changed */
+            changed: components["schemas"]["PreferenceChange"][];
+            /** Removed */
+            removed: components["schemas"]["PreferenceOut"][];
+        };
+        /**
+         * RejectedOut
+         * @description A deleted preference or todo, kept as a rejected decision.
+         */
+        RejectedOut: {
+            /** Rejected After Turn */
+            rejected_after_turn: number;
+            /**
+             * Surface
+             * @enum {string}
+             */
+            surface: "preference" | "todo";
+            /** Text */
+            text: string;
+            /** Uid */
+            uid: string;
+        };
+        /** RejectedSides */
+        RejectedSides: {
+            /** A */
+            a: components["schemas"]["RejectedOut"][];
+            /** B */
+            b: components["schemas"]["RejectedOut"][];
+        };
+        /** SearchHit */
+        SearchHit: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "user" | "assistant" | "document";
+            /** Node Id */
+            node_id: string;
+            /** Root Thread Id */
+            root_thread_id: string;
+            /** Snippet */
+            snippet: string;
+            /** Thread Id */
+            thread_id: string;
+        };
+        /** SearchOut */
+        SearchOut: {
+            /** Results */
+            results: components["schemas"]["SearchHit"][];
+        };
+        /** TodoChange */
+        TodoChange: {
+            after: components["schemas"]["TodoOut"];
+            before: components["schemas"]["TodoOut"];
+            /** Fields */
+            fields: ("text" | "done" | "depth")[];
+            /** Uid */
+            uid: string;
+        };
+        /** TodoIn */
+        TodoIn: {
+            /**
+             * Depth
+             * @default 0
+             */
+            depth: number;
+            /**
+             * Done
+             * @default false
+             */
+            done: boolean;
+            /** Text */
+            text: string;
+        };
+        /** TodoOut */
+        TodoOut: {
+            /** Depth */
+            depth: number;
+            /** Done */
+            done: boolean;
+            /** Id */
+            id: number | null;
+            /** Position */
+            position: number;
+            /** Text */
+            text: string;
+            /** Uid */
+            uid: string;
+        };
+        /** TodoPatch */
+        TodoPatch: {
+            /** Depth */
+            depth?: number | null;
+            /** Done */
+            done?: boolean | null;
+            /** Position */
+            position?: number | null;
+            /** Text */
+            text?: string | null;
+        };
+        /** TodosDiff */
+        TodosDiff: {
+            /** Added */
+            added: components["schemas"]["TodoOut"][];
+            /** Changed */
+            changed: components["schemas"]["TodoChange"][];
+            /** Removed */
+            removed: components["schemas"]["TodoOut"][];
+        };
+        /** TurnIn */
+        TurnIn: {
+            /** Content */
+            content: string;
+        };
+        /**
+         * ValidationErrorOut
+         * @description A request that does not match its schema; `detail` is FastAPI's error list.
+         */
+        ValidationErrorOut: {
+            /** Code */
+            code: string;
+            /** Data */
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            /** Detail */
+            detail?: {
+                [key: string]: unknown;
+            }[] | null;
+            /** Message */
+            message: string;
+        };
+        /** WorkspaceOut */
+        WorkspaceOut: {
+            /** Artifacts */
+            artifacts: components["schemas"]["ArtifactSummary"][];
+            document: components["schemas"]["DocumentOut"] | null;
+            /** Objective */
+            objective: string | null;
+            /** Preferences */
+            preferences: components["schemas"]["PreferenceOut"][];
+            /** Rejected */
+            rejected: components["schemas"]["RejectedOut"][];
+            /** Todos */
+            todos: components["schemas"]["TodoOut"][];
+        };
     };
-    /** WorkspaceOut */
-    WorkspaceOut: {
-      /** Artifacts */
-      artifacts: components["schemas"]["ArtifactSummary"][];
-      document: components["schemas"]["DocumentOut"] | null;
-      /** Objective */
-      objective: string | null;
-      /** Preferences */
-      preferences: components["schemas"]["PreferenceOut"][];
-      /** Rejected */
-      rejected: components["schemas"]["RejectedOut"][];
-      /** Todos */
-      todos: components["schemas"]["TodoOut"][];
-    };
-  };
-  responses: never;
-  parameters: never;
-  requestBodies: never;
-  headers: never;
-  pathItems: never;
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
 }
 export type $defs = Record<string, never>;
 export interface operations {
-  list_conversations_api_conversations_get: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ConversationOut"][];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  create_conversation_api_conversations_post: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": components["schemas"]["ConversationCreate"];
-      };
-    };
-    responses: {
-      /** @description Successful Response */
-      201: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ConversationOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Request body too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
+    list_conversations_api_conversations_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationOut"][];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    create_conversation_api_conversations_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConversationCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    import_family_api_conversations_import_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FamilyExport"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Seeding the new thread failed; nothing was kept */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_conversation_api_conversations__thread_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    delete_conversation_api_conversations__thread_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    rename_conversation_api_conversations__thread_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConversationPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_artifact_api_conversations__thread_id__artifacts__artifact_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+                artifact_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArtifactOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    create_branch_api_conversations__thread_id__branch_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BranchIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationOut"];
+                };
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Seeding the new thread failed; nothing was kept */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    checkout_api_conversations__thread_id__checkout_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    compare_nodes_api_conversations__thread_id__compare_get: {
+        parameters: {
+            query: {
+                a: string;
+                b: string;
+            };
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comparison"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    put_document_api_conversations__thread_id__document_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DocumentIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    events_api_conversations__thread_id__events_get: {
+        parameters: {
+            query?: {
+                after?: number;
+            };
+            header?: {
+                "Last-Event-ID"?: number | null;
+            };
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    export_family_api_conversations__thread_id__export_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FamilyExport"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    create_fork_api_conversations__thread_id__fork_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForkIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Seeding the new thread failed; nothing was kept */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_graph_api_conversations__thread_id__graph_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_history_api_conversations__thread_id__history_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_messages_api_conversations__thread_id__messages_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageOut"][];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    put_objective_api_conversations__thread_id__objective_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ObjectiveIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    add_preference_api_conversations__thread_id__preferences_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreferenceIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreferenceOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    delete_preference_api_conversations__thread_id__preferences__pref_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+                pref_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    update_preference_api_conversations__thread_id__preferences__pref_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+                pref_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreferencePatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreferenceOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    add_todo_api_conversations__thread_id__todos_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TodoIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TodoOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    delete_todo_api_conversations__thread_id__todos__todo_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+                todo_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    update_todo_api_conversations__thread_id__todos__todo_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+                todo_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TodoPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TodoOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    post_turn_api_conversations__thread_id__turns_post: {
+        parameters: {
+            query?: {
+                force?: boolean;
+            };
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TurnIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Seeding the new thread failed; nothing was kept */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    cancel_turn_api_conversations__thread_id__turns_cancel_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_workspace_api_conversations__thread_id__workspace_get: {
+        parameters: {
+            query?: {
+                as_of_turn?: number | null;
+            };
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    health_api_health_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthOut"];
+                };
+            };
+            /** @description The database is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthOut"];
+                };
+            };
+        };
+    };
+    search_api_search_get: {
+        parameters: {
+            query: {
+                q: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
-      };
-    };
-  };
-  import_family_api_conversations_import_post: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": components["schemas"]["FamilyExport"];
-      };
-    };
-    responses: {
-      /** @description Successful Response */
-      201: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ConversationOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Request body too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description Seeding the new thread failed; nothing was kept */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  get_conversation_api_conversations__thread_id__get: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ConversationOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  delete_conversation_api_conversations__thread_id__delete: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      204: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  rename_conversation_api_conversations__thread_id__patch: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": components["schemas"]["ConversationPatch"];
-      };
-    };
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ConversationOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Request body too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  get_artifact_api_conversations__thread_id__artifacts__artifact_id__get: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-        artifact_id: number;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ArtifactOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  create_branch_api_conversations__thread_id__branch_post: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": components["schemas"]["BranchIn"];
-      };
-    };
-    responses: {
-      /** @description Successful Response */
-      201: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ConversationOut"];
-        };
-      };
-      /** @description Bad request (e.g. a branch at or before its own branch point) */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Request body too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description Seeding the new thread failed; nothing was kept */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  checkout_api_conversations__thread_id__checkout_post: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": components["schemas"]["CheckoutIn"];
-      };
-    };
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["HistoryOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Request body too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  compare_nodes_api_conversations__thread_id__compare_get: {
-    parameters: {
-      query: {
-        a: string;
-        b: string;
-      };
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Comparison"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  put_document_api_conversations__thread_id__document_put: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": components["schemas"]["DocumentIn"];
-      };
-    };
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["WorkspaceOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Request body too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  events_api_conversations__thread_id__events_get: {
-    parameters: {
-      query?: {
-        after?: number;
-      };
-      header?: {
-        "Last-Event-ID"?: number | null;
-      };
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "text/event-stream": unknown;
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  export_family_api_conversations__thread_id__export_get: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["FamilyExport"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  create_fork_api_conversations__thread_id__fork_post: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": components["schemas"]["ForkIn"];
-      };
-    };
-    responses: {
-      /** @description Successful Response */
-      201: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ConversationOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Request body too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description Seeding the new thread failed; nothing was kept */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  get_graph_api_conversations__thread_id__graph_get: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["GraphOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  get_history_api_conversations__thread_id__history_get: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["HistoryOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  get_messages_api_conversations__thread_id__messages_get: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["MessageOut"][];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  put_objective_api_conversations__thread_id__objective_put: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": components["schemas"]["ObjectiveIn"];
-      };
-    };
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["WorkspaceOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Request body too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  add_preference_api_conversations__thread_id__preferences_post: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": components["schemas"]["PreferenceIn"];
-      };
-    };
-    responses: {
-      /** @description Successful Response */
-      201: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["PreferenceOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Request body too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  delete_preference_api_conversations__thread_id__preferences__pref_id__delete: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-        pref_id: number;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      204: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  update_preference_api_conversations__thread_id__preferences__pref_id__patch: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-        pref_id: number;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": components["schemas"]["PreferencePatch"];
-      };
-    };
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["PreferenceOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Request body too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  add_todo_api_conversations__thread_id__todos_post: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": components["schemas"]["TodoIn"];
-      };
-    };
-    responses: {
-      /** @description Successful Response */
-      201: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["TodoOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Request body too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  delete_todo_api_conversations__thread_id__todos__todo_id__delete: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-        todo_id: number;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      204: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  update_todo_api_conversations__thread_id__todos__todo_id__patch: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-        todo_id: number;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": components["schemas"]["TodoPatch"];
-      };
-    };
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["TodoOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Request body too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  post_turn_api_conversations__thread_id__turns_post: {
-    parameters: {
-      query?: {
-        force?: boolean;
-      };
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": components["schemas"]["TurnIn"];
-      };
-    };
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "text/event-stream": unknown;
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Request body too large */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description Seeding the new thread failed; nothing was kept */
-      502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  cancel_turn_api_conversations__thread_id__turns_cancel_post: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": {
-            [key: string]: unknown;
-          };
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  get_workspace_api_conversations__thread_id__workspace_get: {
-    parameters: {
-      query?: {
-        as_of_turn?: number | null;
-      };
-      header?: never;
-      path: {
-        thread_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["WorkspaceOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The thread belongs to another user */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Unknown or deleted thread, item or turn */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-    };
-  };
-  health_api_health_get: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["HealthOut"];
-        };
-      };
-      /** @description The database is unreachable */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["HealthOut"];
-        };
-      };
-    };
-  };
-  search_api_search_get: {
-    parameters: {
-      query: {
-        q: string;
-        limit?: number;
-      };
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["SearchOut"];
-        };
-      };
-      /** @description Missing or unknown bearer token (token mode) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
-      /** @description The request does not match its schema (`invalid_input`) */
-      422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationErrorOut"];
-        };
-      };
-      /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorOut"];
-        };
-      };
     };
-  };
 }
