@@ -94,18 +94,21 @@ COMMANDS: tuple[_Command, ...] = (
 _WAIT = re.compile(r"^\s*wait:\s*(?P<s>\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds)?\s*$", re.I)
 
 
-def _is_command(part: str) -> bool:
+def is_command(part: str) -> bool:
+    """Whether `part` is exactly one command of the table (or `wait:`)."""
     return _WAIT.match(part) is not None or any(c.pattern.match(part) for c in COMMANDS)
 
 
 def split_parts(line: str) -> list[str]:
     """`line` cut at each `;` that a command follows; a `;` inside text stays in it
-    ("write: done; it is a courtesy" writes the whole sentence). Joining the parts with
-    `;` gives `line` back: no character is lost."""
+    ("write: done; it is a courtesy" writes the whole sentence), unless the part before
+    is a command that takes no text ("done todo 2; thanks" still marks todo 2). Joining
+    the parts with `;` gives `line` back: no character is lost."""
     parts: list[str] = []
     for piece in line.split(";"):
-        if parts and not _is_command(piece):
-            parts[-1] += ";" + piece
+        joined = f"{parts[-1]};{piece}" if parts else ""
+        if parts and not is_command(piece) and (is_command(joined) or not is_command(parts[-1])):
+            parts[-1] = joined
         else:
             parts.append(piece)
     return parts

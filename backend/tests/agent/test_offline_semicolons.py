@@ -5,11 +5,12 @@ your future self" was cut off)."""
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.agent.models import parse_commands, split_parts
+from app.agent.models import is_command, parse_commands, split_parts
 
 EXAMPLES = int(os.environ.get("HAICO_FUZZ_EXAMPLES", "60"))
 
@@ -19,6 +20,14 @@ SENTENCE = "Write the summary last; it is a courtesy to your future self"
 def test_a_semicolon_inside_text_stays_in_the_text() -> None:
     calls, _ = parse_commands(f"write: {SENTENCE}")
     assert calls == [("write_document", {"text": SENTENCE})]
+
+
+def test_a_command_that_takes_no_text_keeps_its_semicolon_apart() -> None:
+    assert parse_commands("todo: a; done todo 1; thanks")[0] == [
+        ("add_todo", {"text": "a"}),
+        ("done_todo", {"position": 1}),
+    ]
+    assert parse_commands("lock preference 2;")[0] == [("lock_preference", {"position": 2})]
 
 
 def test_a_semicolon_before_a_command_still_splits() -> None:
@@ -79,9 +88,9 @@ _LINES = st.lists(
 def test_no_character_of_a_line_is_lost(line: str) -> None:
     parts = split_parts(line)
     assert ";".join(parts) == line
-    # every part after the first is where a command starts
-    for part in parts[1:]:
-        assert parse_commands(part)[0] or parse_commands(part)[1] or "wait:" in part.lower()
+    # a part after the first starts a command, or follows one that takes no text
+    for before, part in pairwise(parts):
+        assert is_command(part) or is_command(before)
 
 
 @settings(
