@@ -73,10 +73,13 @@ class ConversationCreate(BaseModel):
     title: str | None = Field(default=None, max_length=TITLE_CHARS, pattern=NO_NUL)
     objective: str | None = Field(default=None, max_length=MAX_TEXT, pattern=NO_NUL)
     # The studio names a conversation before its first send creates it.
-    thread_id: str | None = Field(
+    # (not `thread_id`: a request field of that name reads as a link from every answer
+    # that carries one, which is not this operation's workflow)
+    new_id: str | None = Field(
         default=None,
         pattern=r"^th_[0-9a-f]{32}$",
-        description="a client-chosen id (th_ and 32 hex digits); taken → 409 already_exists",
+        description="the new thread's id, chosen by the client (th_ and 32 hex digits); "
+        "taken → 409 already_exists",
     )
 
 

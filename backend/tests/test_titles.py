@@ -70,11 +70,11 @@ class TestOffline:
 
     async def test_a_client_chosen_id_and_its_reuse(self, client: httpx.AsyncClient) -> None:
         tid = "th_" + "ab" * 16
-        r = await client.post(API, json={"thread_id": tid})
+        r = await client.post(API, json={"new_id": tid})
         assert r.status_code == 201 and r.json()["thread_id"] == tid
-        again = await client.post(API, json={"thread_id": tid})
+        again = await client.post(API, json={"new_id": tid})
         assert again.status_code == 409 and again.json()["code"] == "already_exists"
-        bad = await client.post(API, json={"thread_id": "th_nothex"})
+        bad = await client.post(API, json={"new_id": "th_nothex"})
         assert bad.status_code == 422
 
     async def test_an_import_is_marked(self, client: httpx.AsyncClient) -> None:

@@ -24,7 +24,7 @@ async def create_conversation(
         user_id=user.id,
         title=body.title,
         objective=body.objective,
-        thread_id=body.thread_id,
+        thread_id=body.new_id,
     )
 
 

@@ -59,7 +59,7 @@ export function useNewConversation({
     if (creating.current?.id !== anchor) {
       const done = (async () => {
         try {
-          unwrap(await client.POST("/api/conversations", { body: { thread_id: anchor } }));
+          unwrap(await client.POST("/api/conversations", { body: { new_id: anchor } }));
           await invalidate(qc, [every.conversations]);
           return true;
         } catch (e) {
