@@ -59,7 +59,9 @@ export function useNewConversation({
     if (creating.current?.id !== anchor) {
       const done = (async () => {
         try {
-          unwrap(await client.POST("/api/conversations", { body: { new_id: anchor } }));
+          // `new_id` is not in the OpenAPI document (backend schemas.py says why)
+          const body = { objective: null, new_id: anchor };
+          unwrap(await client.POST("/api/conversations", { body }));
           await invalidate(qc, [every.conversations]);
           return true;
         } catch (e) {
