@@ -1,6 +1,5 @@
 "use client";
 import { useQueryClient } from "@tanstack/react-query";
-import { useRouter } from "next/navigation";
 import { useCallback, useRef } from "react";
 import { useApi } from "./use-api";
 import { invalidate } from "./use-studio-data";
@@ -38,7 +37,6 @@ export function useNewConversation({
 }) {
   const { client } = useApi();
   const qc = useQueryClient();
-  const router = useRouter();
   const created = conversations?.some((c) => c.thread_id === anchor) ?? false;
   const pending = requested && anchor !== null && !created;
   const creating = useRef<{ id: string; done: Promise<boolean> } | null>(null);
@@ -47,9 +45,12 @@ export function useNewConversation({
    * drops `new=1`; until then the page keeps showing it under its id. */
   const settle = useCallback(
     (loaded: boolean) => {
-      if (requested && anchor !== null && created && loaded) router.replace(`/?thread=${anchor}`);
+      // The history API, not the router: the address changes without a request, so a
+      // server that went away meanwhile cannot turn it into a failed page load.
+      if (requested && anchor !== null && created && loaded)
+        window.history.replaceState(null, "", `/?thread=${anchor}`);
     },
-    [requested, anchor, created, router],
+    [requested, anchor, created],
   );
 
   /** Creates the pending conversation (once, however many writes ask); resolves to

@@ -262,7 +262,7 @@ export function Studio() {
           onOpen={(c) => navigate(c.thread_id)}
           onNew={() => void act.newConversation()}
         />
-      ) : history.error ? (
+      ) : history.error && !history.data ? (
         <div className="state-page">
           <h2>This conversation cannot be opened</h2>
           <p data-testid="load-error">{messageOf(history.error)}</p>
