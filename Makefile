@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test test-long install lock lint typecheck pytest bench clean studio dev-frontend openapi \
 	frontend-test frontend-lint frontend-typecheck frontend-unit frontend-bench frontend-openapi-check \
-	frontend-e2e chromium rest-docs quickstart-shots
+	frontend-e2e chromium caddy rest-docs quickstart-shots
 
 FRONTEND := frontend
 NPM_STAMP := $(FRONTEND)/node_modules/.installed
@@ -74,16 +74,16 @@ typecheck: install
 	cd backend && ../$(BIN)/mypy
 
 ## pytest exits 5 when it collects nothing; make treats that as a failure like any other.
-## A run that hangs is stopped after 75 minutes and fails (the whole suite took 20-33
-## minutes here, and 56 on a day this shared machine ran three times slower); a test
-## still running after 10 minutes has its stack printed first. The 25 slowest tests are
-## listed at the end: the next cut is chosen from those figures. pytest-xdist was measured
-## on a 159-test subset (2026-12-03, 2 shared cores): serial 456 s and 193 s, -n 2 400 s and
-## 172 s, -n 3 170 s, -n 4 233 s (loadfile); the gain was within the run-to-run noise
-## of this machine, so the suite runs in one process.
-pytest: install
+## The suite runs on PYTEST_WORKERS processes (pytest-xdist; each worker has its own
+## PostgreSQL database and SQLite files). On a quiet 2-core machine one process left the
+## second core mostly idle (load about 1): 834 tests took 13:57 serially. `make pytest
+## PYTEST_WORKERS=0` runs it in one process. A run that hangs is stopped after 75 minutes
+## and fails; a test still running after 10 minutes has its stack printed first. The 25
+## slowest tests are listed at the end: the next cut is chosen from those figures.
+PYTEST_WORKERS ?= 2
+pytest: install caddy
 	cd backend && timeout --kill-after=30 4500 ../$(BIN)/pytest -q -rs -o faulthandler_timeout=600 \
-	  --durations=25
+	  $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist worksteal) --durations=25
 
 ## The long runs, not part of `make test` nor CI: the races at 1000 rounds, the fuzzers
 ## at about 100 examples per operation (REST: 100 per operation and mode; stateful: 250
@@ -135,6 +135,13 @@ chromium:
 	@command -v chromium >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+## Debian's Caddy, the proxy the replica test runs in front of three `haico serve`
+## processes (backend/tests/test_replicas_proxy.py, with deploy/Caddyfile).
+caddy:
+	@command -v caddy >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq caddy >/dev/null; }
 
 ## Playwright walkthrough against the real backend (SQLite) serving the fresh build.
 frontend-e2e: install studio chromium

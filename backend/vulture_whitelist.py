@@ -36,6 +36,10 @@ diff
 added_lines
 removed_lines
 exported_at
+parent_node_id
 
 # The context window's size, read by the tests of the window.
 shown_turns
+
+# Big trees: a wire field read by clients, and the wait the summary tests use.
+idle

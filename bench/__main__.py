@@ -26,6 +26,7 @@ from typing import Any
 BENCHMARKS = (
     "graph_bench",
     "checkout",
+    "merge",
     "reads",
     "search",
     "branching",
@@ -34,6 +35,7 @@ BENCHMARKS = (
     "concurrency",
     "workers",
     "ahp",
+    "studio",
     "storage",
 )
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,6 +21,12 @@ as not completed.
 
 Target (N = 64): every turn completes and the p99 gap through HAICO is at most 50 ms
 above the baseline's p99. Larger N are reported, not checked.
+
+`--replicas K` (not part of `make bench`) then runs the same sizes again through the
+deployment's proxy: Caddy on `deploy/Caddyfile` in front of K `haico serve`
+processes on the same database, the one process stopped first. Its rows are reported
+beside the one-process rows (CPU per turn summed over the replicas; Caddy's own CPU
+apart); they are not checked.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import itertools
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -134,17 +141,21 @@ def stats(all_gaps: list[float]) -> dict[str, float]:
     return {"p50": median(all_gaps), "p99": percentile(all_gaps, 99), "max": max(all_gaps)}
 
 
-async def run_size(n: int, base: str, fake: str, server_pid: int) -> dict[str, Any]:
+async def run_size(
+    n: int, base: str, fake: str, server_pids: list[int], proxy_pid: int | None = None
+) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=n + 8, max_keepalive_connections=n + 8)
+    watched = [*server_pids, *([proxy_pid] if proxy_pid else [])]
     async with httpx.AsyncClient(timeout=120, limits=limits) as c:
         direct = await asyncio.gather(*(direct_turn(c, fake) for _ in range(n)))
         direct_gaps = [g for a in direct for g in gaps_ms(a)]
-        cpu0, t0 = cpu_seconds(server_pid), time.perf_counter()
+        cpu0, t0 = {p: cpu_seconds(p) for p in watched}, time.perf_counter()
         partial: list[list[float]] = [[] for _ in range(n)]
         tasks = [asyncio.create_task(haico_turn(c, base, partial[i])) for i in range(n)]
         done, pending = await asyncio.wait(tasks, timeout=TIME_LIMIT_S)
         wall = time.perf_counter() - t0
-        cpu = cpu_seconds(server_pid) - cpu0
+        used = {p: cpu_seconds(p) - cpu0[p] for p in watched}
+        cpu = sum(used[p] for p in server_pids)
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
@@ -173,12 +184,80 @@ async def run_size(n: int, base: str, fake: str, server_pid: int) -> dict[str, A
         "haico_max_ms": h["max"],
         "p99_above_ms": h["p99"] - d["p99"],  # NaN (a failed check) when nothing arrived
         "cpu_ms_per_turn": cpu * 1000 / n,
+        "proxy_cpu_ms_per_turn": used[proxy_pid] * 1000 / n if proxy_pid else math.nan,
+        "setup": f"{len(server_pids)} replicas + Caddy" if proxy_pid else "1 process",
         "wall_s": wall,
         "cut_off": bool(pending),
     }
 
 
-async def run(sizes: list[int]) -> int:
+def start_server(port: int, env: dict[str, str], data_dir: str) -> subprocess.Popen[bytes]:
+    return spawn(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        cwd=ROOT / "backend",
+        env={**env, "HAICO_DATA_DIR": data_dir},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+async def through_proxy(
+    replicas: int, sizes: list[int], env: dict[str, str], tmp: str, fake_url: str
+) -> list[dict[str, Any]]:
+    """The sizes again, through Caddy on deploy/Caddyfile in front of `replicas`
+    processes on the same database."""
+    caddy = shutil.which("caddy")
+    if caddy is None:
+        raise RuntimeError("--replicas needs Caddy (`make caddy`)")
+    ports = [free_port() for _ in range(replicas)]
+    procs = [start_server(p, env, f"{tmp}/replica-{p}") for p in ports]
+    proxy_port = free_port()
+    try:
+        for port, proc in zip(ports, procs, strict=True):
+            await wait_http(f"http://127.0.0.1:{port}/api/health", proc)
+        upstreams = " ".join(f"127.0.0.1:{p}" for p in ports)
+        proxy = spawn(
+            [
+                caddy,
+                "run",
+                "--config",
+                str(ROOT / "deploy" / "Caddyfile"),
+                "--adapter",
+                "caddyfile",
+            ],
+            env={
+                "PATH": os.environ.get("PATH", ""),
+                "HOME": tmp,
+                "XDG_DATA_HOME": f"{tmp}/caddy",
+                "XDG_CONFIG_HOME": f"{tmp}/caddy",
+                "HAICO_PROXY_PORT": str(proxy_port),
+                "HAICO_UPSTREAMS": f"to {upstreams}",
+            },
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        procs.append(proxy)
+        base = f"http://127.0.0.1:{proxy_port}"
+        await wait_http(f"{base}/api/health", proxy)
+        async with httpx.AsyncClient(timeout=120) as c:  # warm-up: one turn per replica
+            await asyncio.gather(*(haico_turn(c, base) for _ in ports))
+        pids = [p.pid for p in procs[:-1]]
+        return [await run_size(n, base, fake_url, pids, proxy.pid) for n in sizes]
+    finally:
+        stop(procs)
+
+
+def stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+async def run(sizes: list[int], replicas: int = 0) -> int:
     name = f"bench_{uuid.uuid4().hex[:16]}"
     await admin(f'CREATE DATABASE "{name}"')
     fake_port, port = free_port(), free_port()
@@ -203,13 +282,7 @@ async def run(sizes: list[int]) -> int:
                 "HAICO_LLM_MODEL": "fake-paced",
                 "HAICO_SECRET_KEY": "bench",
             }
-            server = spawn(
-                [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-                cwd=ROOT / "backend",
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
+            server = start_server(port, env, tmp)
             procs.append(server)
             base = f"http://127.0.0.1:{port}"
             await wait_http(f"http://127.0.0.1:{fake_port}/health", fake)
@@ -217,19 +290,18 @@ async def run(sizes: list[int]) -> int:
             async with httpx.AsyncClient(timeout=120) as c:  # warm-up: one turn
                 await haico_turn(c, base)
             fake_url = f"http://127.0.0.1:{fake_port}"
-            rows = [await run_size(n, base, fake_url, server.pid) for n in sizes]
+            rows = [await run_size(n, base, fake_url, [server.pid]) for n in sizes]
+            if replicas:
+                stop([procs.pop()])  # the one process: its CPU is free for the replicas
+                rows += await through_proxy(replicas, sizes, env, tmp, fake_url)
     finally:
-        for proc in procs:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(procs)
         await admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     print(f"\n{TOKENS} tokens at {RATE:.0f} tokens/s per turn (nominal gap {1000 / RATE:.0f} ms)")
     print_table(
         rows,
         [
+            ("setup", "setup"),
             ("N", "conversations"),
             ("completed", "completed"),
             ("direct p50", "direct_p50_ms"),
@@ -238,6 +310,7 @@ async def run(sizes: list[int]) -> int:
             ("HAICO p99", "haico_p99_ms"),
             ("p99 above", "p99_above_ms"),
             ("CPU ms/turn", "cpu_ms_per_turn"),
+            ("Caddy ms/turn", "proxy_cpu_ms_per_turn"),
             ("wall s", "wall_s"),
             ("cut off", "cut_off"),
         ],
@@ -252,10 +325,11 @@ async def run(sizes: list[int]) -> int:
     figures = []
     for row in rows:
         n = row["conversations"]
-        checked = n == sizes[0]
+        checked = row is first
+        label = f"{n}" if row["setup"] == "1 process" else f"{n} ({row['setup']})"
         figures += [
             {
-                "figure": f"turns completed, {n} conversations at once "
+                "figure": f"turns completed, {label} conversations at once "
                 f"(within {TIME_LIMIT_S:.0f} s; nominal turn length {TOKENS / RATE:.0f} s; "
                 f"took {row['wall_s']:.0f} s)",
                 "target": f"{n}" if checked else "reported",
@@ -264,7 +338,7 @@ async def run(sizes: list[int]) -> int:
                 "ok": row["completed"] == n if checked else None,
             },
             {
-                "figure": f"p99 gap between tokens, {n} conversations",
+                "figure": f"p99 gap between tokens, {label} conversations",
                 "target": f"<= baseline p99 + {MAX_P99_ABOVE_MS:.0f} ms" if checked else "reported",
                 "measured": f"{row['haico_p99_ms']:.1f} ms (p50 {row['haico_p50_ms']:.1f} ms)",
                 "baseline": f"{row['direct_p99_ms']:.1f} ms (p50 {row['direct_p50_ms']:.1f} ms), "
@@ -272,7 +346,7 @@ async def run(sizes: list[int]) -> int:
                 "ok": row["p99_above_ms"] <= MAX_P99_ABOVE_MS if checked else None,
             },
             {
-                "figure": f"backend CPU time per turn, {n} conversations",
+                "figure": f"backend CPU time per turn, {label} conversations",
                 "target": "reported",
                 "measured": f"{row['cpu_ms_per_turn']:.0f} ms",
                 "baseline": "-",
@@ -285,9 +359,12 @@ async def run(sizes: list[int]) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default=f"{TARGET_N},256")
+    parser.add_argument(
+        "--replicas", type=int, default=0, help="also run the sizes through Caddy and K replicas"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    sys.exit(asyncio.run(run(sizes)))
+    sys.exit(asyncio.run(run(sizes, args.replicas)))
 
 
 if __name__ == "__main__":

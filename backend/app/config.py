@@ -65,6 +65,14 @@ class Settings(BaseSettings):
     retention_max_age_days: float | None = Field(default=None, gt=0)
     retention_max_branches: int | None = Field(default=None, ge=0)
     local_user_name: str = "local"
+    # Branch summaries (big trees): written off the turn's path, this long after a
+    # branch last grew (growth meanwhile is folded in); with a real provider by this
+    # model (default: `llm_model`), at most one call per branch per this many turns.
+    summary_model: str | None = None
+    summary_debounce_seconds: float = Field(default=2.0, ge=0)
+    summary_every_turns: int = Field(default=3, ge=1)
+    # Pruning suggestions: a branch untouched this long is "idle".
+    suggest_idle_days: float = Field(default=14.0, gt=0)
     # The model's context window: the current turn, and before it the most recent
     # whole turns that fit both limits; at most this many earlier turns ...
     context_turns: int = Field(default=10, ge=0)
@@ -97,6 +105,10 @@ class Settings(BaseSettings):
     ahp_requests_per_second: float = Field(default=50.0, gt=0)
     ahp_queue_size: int = Field(default=2000, ge=16)
     ahp_queue_bytes: int = Field(default=8 * 1024 * 1024, ge=64 * 1024)
+    # Actions waiting for one follower of `GET …/events` (the client reads them more
+    # slowly than its family changes) before its stream is ended; it reconnects with
+    # `Last-Event-ID` and reads the rest from the log.
+    sse_queue_size: int = Field(default=1000, ge=16)
     ahp_snapshot_turns: int = Field(default=50, ge=1)
     ahp_page_size: int = Field(default=50, ge=1)
 

@@ -65,6 +65,21 @@ class NodeState(StrEnum):
     ERROR = "error"
 
 
+class NodeKind(StrEnum):
+    """What made a node: a turn (a user message and the agent's reply), or a merge or a
+    pick that brought another node's work into the workspace (`services.merge`). The
+    graph and AHP show a pick as a merge node; the record keeps the difference, which
+    decides what a later merge takes as its base."""
+
+    TURN = "turn"
+    MERGE = "merge"
+    PICK = "pick"
+
+
+# AHP: the `_meta` key of a merge node's message that names its source node.
+MERGED_FROM_META = "haico/mergedFrom"
+
+
 @dataclass(frozen=True, slots=True)
 class LoggedAction:
     """One committed entry of the action log, as storage hands it up: its global `seq`

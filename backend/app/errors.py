@@ -62,6 +62,18 @@ class CheckoutWouldDiscardChanges(DomainError):
     code = "checkout_would_discard_changes"
 
 
+class MergeConflict(DomainError):
+    """A merge with conflicts no resolution settles; `data.plan` is the plan."""
+
+    code = "merge_conflict"
+
+
+class NothingToMerge(DomainError):
+    """The target already has every change the source would bring."""
+
+    code = "nothing_to_merge"
+
+
 class AlreadyExists(DomainError):
     """A client-chosen id (an AHP session or chat URI) is already in use."""
 
@@ -96,6 +108,8 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     TurnInProgress.code: (409, -32004),
     CheckoutWouldDiscardChanges.code: (409, -32012),
     AlreadyExists.code: (409, -32003),
+    MergeConflict.code: (409, -32011),
+    NothingToMerge.code: (422, -32602),
     SeedingFailed.code: (502, -32603),
     PayloadTooLarge.code: (413, -32602),
     StoreUnavailable.code: (503, -32603),

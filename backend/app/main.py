@@ -18,9 +18,19 @@ from app.agent.checkpointer import setup_checkpointer
 from app.agent.runtime import AgentRuntime
 from app.ahp.router import router as ahp_router
 from app.allocator import report_memory
-from app.api import branching, conversations, health, history, research, turns, workspace
+from app.api import (
+    big_trees,
+    branching,
+    conversations,
+    health,
+    history,
+    research,
+    turns,
+    workspace,
+)
 from app.api import errors as api_errors
 from app.api import graph as graph_api
+from app.api import merge as merge_api
 from app.api import methods as api_methods
 from app.api.disconnects import ClientGoneMiddleware
 from app.api.limits import BodyLimitMiddleware
@@ -141,6 +151,8 @@ def create_app(settings: Settings | None = None, *, faults: FaultPoint = no_faul
     app.include_router(history.router)
     app.include_router(graph_api.router)
     app.include_router(research.router)
+    app.include_router(merge_api.router)
+    app.include_router(big_trees.router)
     app.include_router(ahp_router)
 
     if STUDIO_DIR.is_dir():

@@ -67,6 +67,10 @@ class ConversationOut(BaseModel):
     branch_point_turn: int | None = None
     reason: str | None = None
     forked_from: ForkedFrom | None = None
+    # Big trees: the branch's one-line summary (null until derived) and whether it is
+    # archived (itself or through an archived ancestor).
+    summary: str | None = None
+    archived: bool = False
 
 
 class ConversationCreate(BaseModel):
@@ -89,11 +93,13 @@ MAX_NAME = 80
 
 
 class ConversationPatch(BaseModel):
-    """A rename: `title` and/or the short branch `name` (`name: null` clears it)."""
+    """A rename: `title` and/or the short branch `name` (`name: null` clears it);
+    `archived` archives the branch and its descendants (false: unarchive)."""
 
     model_config = STRICT
     title: str | None = Field(default=None, max_length=TITLE_CHARS, pattern=NO_NUL)
     name: str | None = Field(default=None, max_length=MAX_NAME, pattern=NO_NUL)
+    archived: bool | None = None
 
 
 class DocumentOut(BaseModel):
@@ -252,6 +258,8 @@ class GraphThread(BaseModel):
     reason: str | None
     turn_index: int
     deleted: bool
+    summary: str | None = None
+    archived: bool = False
 
 
 class GraphNode(BaseModel):
@@ -265,15 +273,18 @@ class GraphNode(BaseModel):
     artifact_count: int
     is_on_active_path: bool
     state: NodeState
+    # `merge`: the node brought another node's work in (its `user_message` says what).
+    kind: Literal["turn", "merge"] = "turn"
 
 
 class GraphEdge(BaseModel):
-    """`id` = `"{source}->{target}"`; a branch edge carries the child thread's reason."""
+    """`id` = `"{source}->{target}"`; a branch edge carries the child thread's reason;
+    a merge edge goes from the source node to the merge node."""
 
     id: str
     source: str
     target: str
-    kind: Literal["turn", "branch"]
+    kind: Literal["turn", "branch", "merge"]
     reason: str | None = None
 
 
@@ -416,7 +427,7 @@ class Comparison(BaseModel):
 
 # ---- research: search ----
 
-SearchKind = Literal["user", "assistant", "document"]
+SearchKind = Literal["user", "assistant", "document", "branch"]
 
 
 class SearchHit(BaseModel):
@@ -429,3 +440,37 @@ class SearchHit(BaseModel):
 
 class SearchOut(BaseModel):
     results: list[SearchHit]
+
+
+# ---- big trees ----
+
+SuggestionReason = Literal["idle", "no_workspace_change", "same_as_sibling"]
+
+
+class SuggestionOut(BaseModel):
+    """A branch worth archiving, and why (`detail` is the sentence the studio shows)."""
+
+    thread_id: str
+    reason: SuggestionReason
+    detail: str
+
+
+class PathChoiceOut(BaseModel):
+    fork_node_id: str
+    child_node_id: str
+
+
+class ChosenPathOut(BaseModel):
+    """The path a user last looked at in a family: its last node (null: nothing chosen
+    yet, or the node is gone) and the child chosen at each fork."""
+
+    root_thread_id: str
+    node_id: str | None
+    choices: list[PathChoiceOut]
+
+
+class ChosenPathIn(BaseModel):
+    """Remember `node_id`'s path: at every fork above it, the child it goes through."""
+
+    model_config = STRICT
+    node_id: str = Field(max_length=80, pattern=r"^th_[0-9a-f]{32}:[0-9]{1,10}$")

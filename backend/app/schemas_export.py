@@ -122,6 +122,9 @@ class ExportNode(BaseModel):
     reply: ImportText
     messages: list[ExportMessage]
     workspace: ExportWorkspace | None
+    # A merge or pick node (`services.merge`) and its source node (a node id).
+    kind: Literal["turn", "merge", "pick"] = "turn"
+    merged_from: str | None = Field(default=None, max_length=80)
 
 
 class ExportThread(BaseModel):

@@ -33,6 +33,10 @@ PG_ADMIN_URL = os.environ.get(
 # Many apps live and die in one test process, and frozen objects are never freed: no
 # app of the test process freezes (a test that wants it says so).
 os.environ["HAICO_GC_FREEZE"] = "false"
+# Branch summaries land in the background a while after a turn (a catalogue action, a
+# search hit): tests that are not about them would see them at random moments. Those
+# that are set `summary_debounce_seconds` themselves.
+os.environ["HAICO_SUMMARY_DEBOUNCE_SECONDS"] = "3600"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 # PostgreSQL looks for a deadlock after a lock wait this long (default 1 s). The races
 # deadlock on purpose in some rounds, and the loser's 409 is what they assert; finding

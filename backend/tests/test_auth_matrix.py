@@ -42,6 +42,18 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, int]] = [
     ("GET", "/api/conversations/{tid}/graph", None, 200),
     ("GET", "/api/conversations/{tid}/compare?a={tid}:0&b={tid}:0", None, 200),
     ("GET", "/api/conversations/{tid}/export", None, 200),
+    # Authorized, but the source node does not exist: the owner gets 404 for it.
+    (
+        "POST",
+        "/api/conversations/{tid}/merge",
+        {"source": f"th_{'0' * 32}:1", "mode": "merge", "preview": True},
+        404,
+    ),
+    ("PATCH", "/api/conversations/{tid}", {"archived": True}, 200),
+    ("GET", "/api/conversations/{tid}/suggestions", None, 200),
+    ("GET", "/api/conversations/{tid}/chosen-path", None, 200),
+    # Authorized, but no such node in the family: the owner gets 404, not 403/401.
+    ("PUT", "/api/conversations/{tid}/chosen-path", {"node_id": f"th_{'0' * 32}:1"}, 404),
 ]
 # Endpoints that are not about one thread: checked for 401 only.
 UNSCOPED = [

@@ -105,7 +105,12 @@ def test_replicas_behind_a_proxy() -> None:
     mount = next(v for v in proxy["volumes"] if v.endswith(":/etc/caddy/Caddyfile:ro"))
     caddyfile = (ROOT / mount.split(":")[0]).read_text()
     assert "flush_interval -1" in caddyfile  # SSE unbuffered
-    assert re.search(r"dynamic a \{\s*name app\s*port 8000", caddyfile)
+    # Unset, the two variables the file reads (tests/test_replicas_proxy.py sets
+    # them) give compose's setup: port 8000 in the container, every `app` container.
+    assert proxy["ports"][0].endswith(":8000")
+    assert ":{$HAICO_PROXY_PORT:8000} {" in caddyfile
+    assert "{$HAICO_UPSTREAMS:import compose_replicas}" in caddyfile
+    assert re.search(r"\(compose_replicas\) \{\s*dynamic a \{\s*name app\s*port 8000", caddyfile)
     # The proxy drops an idle connection to a replica before the replica does.
     pool = re.search(r"transport http \{\s*keepalive (\d+)s", caddyfile)
     assert pool is not None and int(pool.group(1)) < Settings(secret_key="x").keep_alive_seconds

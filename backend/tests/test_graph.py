@@ -150,6 +150,8 @@ async def test_new_conversation_has_no_nodes(client: httpx.AsyncClient) -> None:
                 "reason": None,
                 "turn_index": 0,
                 "deleted": False,
+                "summary": None,
+                "archived": False,
             }
         ],
         "nodes": [],
@@ -344,13 +346,16 @@ class TestNodeCap:
     ) -> None:
         t = [_EPOCH + timedelta(days=1, seconds=i) for i in range(9)]
         # The branch's turns were captured before the root's later turns, so age (not
-        # turn number) decides: the branch keeps only its newest turn.
+        # turn number) decides: the branch keeps only its newest turn. The requested
+        # thread's path is never dropped (big trees): r:1 and r:2 come on top of the cap.
         r = await add_thread(app, turns=6, times=[t[0], t[1], t[5], t[6], t[7], t[8]])
         b = await add_thread(app, parent=r, bp=2, turns=3, times=[t[2], t[3], t[4]], reason="b")
         g = await graph(client, r)
         assert g["truncated"] is True
-        assert set(node_ids(g)) == {f"{b}:5", f"{r}:3", f"{r}:4", f"{r}:5", f"{r}:6"}
+        assert set(node_ids(g)) == {f"{b}:5", *(f"{r}:{k}" for k in range(1, 7))}
         assert edges(g) == {
+            (f"{r}:1", f"{r}:2", "turn", None),
+            (f"{r}:2", f"{r}:3", "turn", None),
             (f"{r}:3", f"{r}:4", "turn", None),
             (f"{r}:4", f"{r}:5", "turn", None),
             (f"{r}:5", f"{r}:6", "turn", None),

@@ -35,6 +35,7 @@ STEPS: dict[str, list[Step]] = {
     "promote": [Step.PROMOTE, Step.SEED, Step.ACTIVATE],
     "checkout": [Step.VALIDATE, Step.LEASE, Step.DETECT, Step.HEAD, Step.PUBLISH, Step.RESTORE],
     "import": [Step.IMPORT_ROWS, Step.IMPORT_SEED, Step.IMPORT_ACTIVATE],
+    "merge": [Step.MERGE_PLAN, Step.MERGE_NODE, Step.MERGE_APPLY, Step.MERGE_HEAD],
 }
 SQLITE_STEPS = {
     "branch": Step.SEED,
@@ -42,6 +43,7 @@ SQLITE_STEPS = {
     "promote": Step.SEED,
     "checkout": Step.HEAD,
     "import": Step.IMPORT_SEED,
+    "merge": Step.MERGE_APPLY,
 }
 # The steps after which a kill leaves a half-built thread for the janitor (the steps
 # before them are in the transaction that creates it, which the kill rolls back).
@@ -137,6 +139,11 @@ async def _operation(
         url, body = f"/api/conversations/{f['draft']}/turns", {"content": "go"}
     elif op == "import":
         url, body = "/api/conversations/import", f["export"]
+    elif op == "merge":
+        # Into the root, which is not the working thread (the edited draft is): the
+        # implicit checkout is part of the merge's transaction.
+        url = f"/api/conversations/{root}/merge"
+        body = {"source": f"{f['branch']}:2", "mode": "merge", "force": True}
     else:
         url = f"/api/conversations/{root}/checkout"
         body = {"turn_id": f"{f['branch']}:2", "force": True}

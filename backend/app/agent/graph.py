@@ -31,6 +31,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from app.agent.checkpointer import turn_records
+from app.agent.port import WorkspacePort, merge_notes
 from app.agent.prompts import load_system_prompt
 from app.agent.state import (
     CONTEXT_TOKENS,
@@ -75,6 +76,8 @@ class EarlierRecords:
         self.records: list[AnyMessage] | None = None
         self.early = early
         self.after_turn = after_turn
+        # The merges made since the transcript's last turn (`merged_since`), once read.
+        self.merged: tuple[str, ...] | None = None
 
     async def take_early(self) -> list[AnyMessage] | None:
         """The early read if it is this run's (see the class doc), else None."""
@@ -169,6 +172,42 @@ async def model_window(
     )
 
 
+def _turns_of(messages: Sequence[AnyMessage]) -> list[int]:
+    return [
+        t
+        for m in messages
+        if isinstance(m, HumanMessage)
+        and isinstance(t := m.additional_kwargs.get(TURN_INDEX_KEY), int)
+    ]
+
+
+async def merged_since(
+    workspace: WorkspacePort,
+    thread_id: str,
+    current: Sequence[AnyMessage],
+    memo: EarlierRecords | None,
+) -> tuple[str, ...]:
+    """The merges made on this thread's path since the transcript's last turn: a merge
+    node has no transcript, so the turns between the last recorded one and this run's
+    are looked up (only when there are any), once per run."""
+    if memo is None or memo.records is None:
+        return ()
+    if memo.merged is None:
+        running = _turns_of(current)
+        earlier = _turns_of(memo.records)
+        memo.merged = (
+            await merge_notes(
+                workspace,
+                thread_id,
+                after_turn=max(earlier, default=0),
+                before_turn=running[0],
+            )
+            if running
+            else ()
+        )
+    return memo.merged
+
+
 async def streamed_reply(
     model: Runnable[LanguageModelInput, Any],
     messages: list[BaseMessage],
@@ -222,15 +261,19 @@ def build_graph(
     async def agent(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         workspace, thread_id = run_context(config)
         configurable = config.get("configurable") or {}
+        memo = cast(EarlierRecords | None, configurable.get(EARLIER))
         window = await model_window(
             checkpointer,
             thread_id,
             state["messages"],
             turns=max_turns,
             tokens=max_tokens,
-            memo=cast(EarlierRecords | None, configurable.get(EARLIER)),
+            memo=memo,
         )
-        prompt = await load_system_prompt(workspace, thread_id, omitted_turns=window.omitted_turns)
+        merged = await merged_since(workspace, thread_id, state["messages"], memo)
+        prompt = await load_system_prompt(
+            workspace, thread_id, omitted_turns=window.omitted_turns, merged=merged
+        )
         messages = [SystemMessage(content=prompt), *model_view(window.messages)]
         on_text = cast(OnText | None, configurable.get(ON_TEXT))
         if on_text is None:

@@ -154,6 +154,27 @@ class WorkspacePort(Protocol):
         ...
 
 
+@runtime_checkable
+class MergeNotes(Protocol):
+    """What a port that knows merge nodes adds: the descriptions of the merges on a
+    thread's path between two turns (the turns without a transcript of their own)."""
+
+    async def merge_notes(
+        self, thread_id: str, *, after_turn: int, before_turn: int
+    ) -> tuple[str, ...]:
+        """The merges of turns `after_turn` < k < `before_turn`, oldest first."""
+        ...
+
+
+async def merge_notes(
+    port: WorkspacePort, thread_id: str, *, after_turn: int, before_turn: int
+) -> tuple[str, ...]:
+    """`port`'s merge notes, or none when it does not know merges."""
+    if before_turn - after_turn <= 1 or not isinstance(port, MergeNotes):
+        return ()
+    return await port.merge_notes(thread_id, after_turn=after_turn, before_turn=before_turn)
+
+
 def reads(edit: WorkspaceEdit) -> frozenset[str]:
     """The lists of the workspace that `resolve` checks `edit` against, and that a tool
     describes the edit with afterwards (`preferences`, `todos`)."""
@@ -186,6 +207,13 @@ class StartingFrom:
     async def apply(self, thread_id: str, edit: WorkspaceEdit) -> WorkspaceView:
         self.view = None
         return await self.inner.apply(thread_id, edit)
+
+    async def merge_notes(
+        self, thread_id: str, *, after_turn: int, before_turn: int
+    ) -> tuple[str, ...]:
+        return await merge_notes(
+            self.inner, thread_id, after_turn=after_turn, before_turn=before_turn
+        )
 
 
 # ---- the checks every implementation applies ----

@@ -14,7 +14,7 @@ workspace; positions in tool arguments are 1-based, as listed below. Keep replie
 and say what you changed.
 
 {workspace}
-{omitted}
+{omitted}{merged}
 {summary_prefix}{summary}"""
 
 OMITTED_TEMPLATE = """
@@ -23,6 +23,22 @@ OMITTED_TEMPLATE = """
 fit the context window. The workspace above is the long-term memory of this work; rely on
 it for anything decided in earlier turns, and record there what must be remembered.
 """
+
+
+MERGED_TEMPLATE = """
+## Brought in from other paths
+Since your last turn the researcher brought work from other paths of this conversation
+into the workspace (it is already in the workspace above). A note from the system, not
+a message from the researcher:
+{lines}
+"""
+
+
+def merged_note(notes: tuple[str, ...]) -> str:
+    """The prompt's note of the merges made since the last turn ("" when none were)."""
+    if not notes:
+        return ""
+    return MERGED_TEMPLATE.format(lines="\n".join(f"- {_quote(n)}" for n in notes))
 
 
 def omitted_note(count: int) -> str:
@@ -92,19 +108,29 @@ def summarize_workspace(ws: WorkspaceView) -> str:
     return "; ".join(parts) + "."
 
 
-def system_prompt(ws: WorkspaceView, *, omitted_turns: int = 0) -> str:
+def system_prompt(
+    ws: WorkspaceView, *, omitted_turns: int = 0, merged: tuple[str, ...] = ()
+) -> str:
     """The prompt for one model call; `omitted_turns` earlier turns are outside the
-    context window (the prompt then says so)."""
+    context window (the prompt then says so); `merged` describes the merges made since
+    the last turn."""
     return SYSTEM_TEMPLATE.format(
         workspace=render_workspace(ws),
         omitted=omitted_note(omitted_turns),
+        merged=merged_note(merged),
         summary_prefix=SUMMARY_PREFIX,
         summary=summarize_workspace(ws),
     )
 
 
 async def load_system_prompt(
-    workspace: WorkspacePort, thread_id: str, *, omitted_turns: int = 0
+    workspace: WorkspacePort,
+    thread_id: str,
+    *,
+    omitted_turns: int = 0,
+    merged: tuple[str, ...] = (),
 ) -> str:
     """Read the live workspace of `thread_id` and render the prompt for this step."""
-    return system_prompt(await workspace.read(thread_id), omitted_turns=omitted_turns)
+    return system_prompt(
+        await workspace.read(thread_id), omitted_turns=omitted_turns, merged=merged
+    )

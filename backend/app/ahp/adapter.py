@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from app.ahp.reducer import reduce_chat
-from app.domain import NodeState
+from app.domain import MERGED_FROM_META, NodeState
 
 SUPPORTED = ("1.0.0", "0.9.0", "0.7.0")
 _SEMVER = re.compile(
@@ -94,7 +94,7 @@ def turn_from(record: Any, actions: list[Json]) -> Json:
     turn = {
         "id": record.id,
         "startedAt": record.started_at.isoformat(),
-        "message": {"text": record.user_message, "origin": {"kind": "user"}},
+        "message": _message(record),
         "responseParts": (
             [{"kind": "markdown", "id": f"{record.id}:md", "content": record.reply}]
             if record.reply
@@ -114,6 +114,18 @@ def turn_from(record: Any, actions: list[Json]) -> Json:
                 {"kind": "error", "error": {"errorType": "error", "message": "the turn failed"}}
             )
     return turn
+
+
+def _message(record: Any) -> Json:
+    """A node record's message: the user's, or a merge node's system notification."""
+    merged_from = getattr(record, "merged_from", None)
+    if merged_from is None:
+        return {"text": record.user_message, "origin": {"kind": "user"}}
+    return {
+        "text": record.user_message,
+        "origin": {"kind": "systemNotification"},
+        "_meta": {MERGED_FROM_META: merged_from},
+    }
 
 
 def _clean(value: Any) -> Any:

@@ -11,7 +11,7 @@ client can `reconnect` and catch up from the action log.
 
 Two things keep a stalled socket small and its detection prompt, when the server is
 uvicorn (found through the ASGI `send` callable; with another server only the queue
-limits apply): the kernel's send buffer of the socket is capped (`SEND_BUFFER`, so a
+limits apply): the kernel's send buffer of the socket is capped (`app.sockets`, so a
 stalled client holds at most that much kernel memory instead of the autotuned
 megabytes), and a close that cannot be written within `CLOSE_GRACE` seconds (the
 client still reads nothing) aborts the TCP connection, so no descriptor is kept open.
@@ -20,46 +20,20 @@ client still reads nothing) aborts the TCP connection, so no descriptor is kept 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import socket
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from starlette.websockets import WebSocket
 
 from app.ahp.protocol import SLOW_CONSUMER, Json, RpcError
+from app.sockets import cap_send_buffer
 
 log = logging.getLogger("haico.ahp")
 
-SEND_BUFFER = 128 * 1024  # SO_SNDBUF asked for an AHP socket (Linux doubles it)
 CLOSE_GRACE = 10.0  # seconds a slow consumer has to read up to its close frame
-
-
-class _Transport(Protocol):
-    def get_write_buffer_size(self) -> int: ...
-    def get_extra_info(self, name: str, default: Any = None) -> Any: ...
-    def abort(self) -> None: ...
-
-
-def transport_of(ws: WebSocket) -> _Transport | None:
-    """The asyncio transport under `ws`, when the server exposes it on the protocol
-    object its ASGI `send` is bound to (uvicorn does; Starlette wraps it in closures)."""
-    todo: list[Any] = [getattr(ws, "_send", None)]
-    for _ in range(16):
-        if not todo:
-            return None
-        fn = todo.pop()
-        transport = getattr(getattr(fn, "__self__", None), "transport", None)
-        if transport is not None and hasattr(transport, "get_write_buffer_size"):
-            return transport  # type: ignore[no-any-return]
-        for cell in getattr(fn, "__closure__", None) or ():
-            with contextlib.suppress(ValueError):
-                if callable(cell.cell_contents):
-                    todo.append(cell.cell_contents)
-    return None
 
 
 class Outbox:
@@ -72,12 +46,7 @@ class Outbox:
         self.closed = asyncio.Event()
         self.close_code = 1000
         self.name = "?"
-        self.transport = transport_of(ws)
-        if self.transport is not None:
-            sock = self.transport.get_extra_info("socket")
-            if sock is not None:
-                with contextlib.suppress(OSError):
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
+        self.transport = cap_send_buffer(ws)
 
     def pending_bytes(self) -> int:
         """Bytes waiting for this client in the process: the queue and the write buffer."""

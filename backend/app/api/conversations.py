@@ -28,9 +28,12 @@ async def create_conversation(
     )
 
 
-@router.get("", responses=responses(validates=False))
-async def list_conversations(handles: HandlesDep, user: CurrentUser) -> list[ConversationOut]:
-    return await service.list_for_user(handles.db, user_id=user.id)
+@router.get("", responses=responses())
+async def list_conversations(
+    handles: HandlesDep, user: CurrentUser, archived: bool = False
+) -> list[ConversationOut]:
+    """The caller's threads; `archived=true` includes archived branches (and families)."""
+    return await service.list_for_user(handles.db, user_id=user.id, archived=archived)
 
 
 @router.get("/{thread_id}", responses=responses(403, 404))
@@ -45,6 +48,12 @@ async def rename_conversation(
     thread_id: ThreadId, body: ConversationPatch, handles: HandlesDep, user: CurrentUser
 ) -> ConversationOut:
     set_name = "name" in body.model_fields_set
+    if body.archived is not None:
+        archived = await service.set_archived(
+            handles.db, user_id=user.id, thread_id=thread_id, archived=body.archived
+        )
+        if body.title is None and not set_name:
+            return archived
     if body.title is None and not set_name:
         return await service.get(handles.db, user_id=user.id, thread_id=thread_id)
     return await service.rename(

@@ -7,31 +7,47 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from app.api.deps import MAX_ID, CurrentUser, HandlesDep, ThreadId
 from app.api.errors import responses
 from app.domain import LoggedAction
 from app.events import log as action_log
+from app.events.bus import Overflowed
 from app.schemas import CheckoutIn, HistoryOut
-from app.services import event_stream, history
+from app.services import event_stream, history, turn_views
+from app.sockets import cap_send_buffer
 
 router = APIRouter(prefix="/api/conversations/{thread_id}", tags=["history"])
 
 # Seconds of silence before a keep-alive comment, below FastAPI's own 15 s ping and
 # the idle timeouts of common proxies. Tests shrink it.
 KEEPALIVE_SECONDS = 10.0
+# The last line a follower that fell too far behind receives (`HAICO_SSE_QUEUE_SIZE`).
+SLOW_READER = "too far behind: reconnect with Last-Event-ID"
+
+
+# On GET …/history: the newest serverSeq before the history was read. A follower that
+# opens `…/events?after=` there misses nothing, and replays nothing the history shows.
+SERVER_SEQ_HEADER = "X-Haico-Server-Seq"
 
 
 @router.get("/history", responses=responses(403, 404, stream=True))
-async def get_history(thread_id: ThreadId, handles: HandlesDep, user: CurrentUser) -> HistoryOut:
-    return await history.get_history(
+async def get_history(
+    thread_id: ThreadId, handles: HandlesDep, user: CurrentUser, response: Response
+) -> HistoryOut:
+    # The log position first: an action committed after it is replayed to a follower
+    # starting there; one committed before it is already in the history read next.
+    seq = await turn_views.log_position(handles.db)
+    out = await history.get_history(
         handles.db,
         user_id=user.id,
         thread_id=thread_id,
         retains=handles.settings.history_retains_branches,
     )
+    response.headers[SERVER_SEQ_HEADER] = str(seq)
+    return out
 
 
 @router.post("/checkout", responses=responses(403, 404, 409, 413))
@@ -76,13 +92,22 @@ async def stream_start(
     "/events", response_class=EventSourceResponse, responses=responses(403, 404, stream=True)
 )
 async def events(
-    start: Annotated[event_stream.StreamStart, Depends(stream_start)], handles: HandlesDep
+    start: Annotated[event_stream.StreamStart, Depends(stream_start)],
+    handles: HandlesDep,
+    request: Request,
 ) -> AsyncIterator[ServerSentEvent]:
     """Every action of the thread's family after `after` (or the `Last-Event-ID`
     header), in serverSeq order; `event: action`, `id: <serverSeq>`."""
+    # A follower that stops reading holds a small kernel buffer, and its own limit
+    # (`HAICO_SSE_QUEUE_SIZE`) is reached that much sooner.
+    cap_send_buffer(request)
     if start.resync is not None:
         yield ServerSentEvent(event="action", data=start.resync, id=str(start.after))
-    entries = handles.bus.stream(root_thread_ids={start.root_thread_id}, after=start.after)
+    entries = handles.bus.stream(
+        root_thread_ids={start.root_thread_id},
+        after=start.after,
+        limit=handles.settings.sse_queue_size,
+    )
     pending: asyncio.Task[LoggedAction] | None = None
     try:
         while True:
@@ -92,7 +117,14 @@ async def events(
             if not done:
                 yield ServerSentEvent(comment="keepalive")
                 continue
-            entry = pending.result()
+            try:
+                entry = pending.result()
+            except Overflowed:
+                # The client reads more slowly than its family changes: its stream
+                # ends here, and its EventSource comes back with the last id it read.
+                pending = None
+                yield ServerSentEvent(comment=SLOW_READER)
+                return
             pending = None
             yield ServerSentEvent(
                 event="action", data=action_log.envelope(entry), id=str(entry.seq)

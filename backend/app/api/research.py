@@ -35,8 +35,10 @@ async def search(
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> SearchOut:
     """The caller's nodes (every branch; drafts and deleted threads aside) whose user
-    message, reply or document matches `q`: full-text search on PostgreSQL, every word
-    as a substring on SQLite."""
+    message, reply or document, or whose branch's name or summary (`kind: "branch"`,
+    the branch's latest node), holds every term of `q` as whole words: words and
+    "quoted phrases", `-word` excludes. Branches rank first, then the user's messages,
+    replies and documents; each snippet is centred on the match."""
     return await search_service.search(handles.db, user_id=user.id, query=q, limit=limit)
 
 

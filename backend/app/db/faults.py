@@ -37,6 +37,13 @@ class Step(StrEnum):
     # a process that died (`services.turn_sweep`).
     CLOSE = "close"
     SWEEP = "sweep"
+    # A merge or a pick (`services.merge`), one transaction: the plan checked under the
+    # family lock, the node's record written, the live workspace changed, the head moved
+    # onto the node with its actions logged.
+    MERGE_PLAN = "merge_plan"
+    MERGE_NODE = "merge_node"
+    MERGE_APPLY = "merge_apply"
+    MERGE_HEAD = "merge_head"
 
 
 class Window(StrEnum):

@@ -66,6 +66,12 @@ class Conversation(Base):
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     # A fork still being built (its transcript not yet seeded): invisible everywhere.
     building: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Big trees: a one-line summary of the branch, and the turn clock it was written at
+    # (`services.summaries`); set when the user archives the branch (and, through it,
+    # its descendants: `services.archive`). Nothing is deleted by archiving.
+    summary: Mapped[str | None] = mapped_column(Text, nullable=True)
+    summary_turn: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    archived_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     __table_args__ = (Index("ix_conversations_forked_from", "forked_from_thread_id"),)
 
@@ -178,6 +184,16 @@ class WorkspaceSnapshot(Base):
     # Format 3 on: the rejected decisions as of this snapshot (null in older rows).
     rejected: Mapped[list[dict[str, Any]] | None] = mapped_column(JsonType, nullable=True)
     user_message: Mapped[str] = mapped_column(Text, default="")
+    # `turn`, or `merge` for a node that brought another node's work in
+    # (`services.merge`): its `user_message` describes what, `merged_from` names the
+    # source node.
+    kind: Mapped[str] = mapped_column(String(10), server_default="turn")
+    merged_from: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    # A merge node: the source's workspace as it was merged (items, objective, title,
+    # document body hash), the base of a later merge of the same path.
+    merged_state: Mapped[dict[str, Any] | None] = mapped_column(
+        JsonType, nullable=True, deferred=True
+    )
     state: Mapped[str] = mapped_column(String(20), default=NodeState.RUNNING.value)
     reply: Mapped[str] = mapped_column(Text, default="")
     captured_at: Mapped[datetime] = mapped_column(
@@ -259,6 +275,24 @@ class ActionLogEntry(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
     __table_args__ = (Index("ix_action_log_root_seq", "root_thread_id", "seq"),)
+
+
+class PathChoice(Base):
+    """The child a user last chose at a fork of a family (`services.chosen_path`).
+
+    `fork_node_id` is the node with several children, or "" for the row that records
+    the node at the end of the path the user last looked at.
+    """
+
+    __tablename__ = "path_choices"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    root_thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN), primary_key=True)
+    fork_node_id: Mapped[str] = mapped_column(String(80), primary_key=True)
+    child_node_id: Mapped[str] = mapped_column(String(80))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 class SearchEntry(Base):

@@ -18,6 +18,11 @@ so handing out an entry costs the subscribers of its family, not every subscribe
 the process. The LISTEN connection is watched: when it drops, it is opened again
 (with backoff) and the pump reads the log from where it was, so whatever was
 committed meanwhile is replayed in order.
+
+A subscription may be bounded (`stream(limit=…)`: the event stream's followers are,
+by `HAICO_SSE_QUEUE_SIZE`): a reader that lets more entries pile up than that is
+dropped at once, its queue freed, and its stream ends; the log still holds every
+entry, so it resumes from the last one it took.
 """
 
 from __future__ import annotations
@@ -47,11 +52,37 @@ RECONNECT_SECONDS = (0.1, 0.5, 1.0, 2.0, 5.0)
 DRAIN_TIMEOUT_SECONDS = 30.0
 
 
+class Overflowed(Exception):
+    """A stream's reader fell too far behind (`Subscription.limit`): its stream ends."""
+
+
 @dataclass(eq=False)
 class Subscription:
     root_thread_ids: set[str] | None
-    # None ends the stream (the server is shutting down).
+    # Entries handed out and not yet taken, at most `limit` (None: no limit). A reader
+    # that lets more pile up has `overflowed`: what it held is dropped and its stream
+    # ends; the log still has every entry, so it can start again from where it was.
+    limit: int | None = None
+    overflowed: bool = False
+    # None ends the stream (the server is shutting down, or the reader overflowed).
     queue: asyncio.Queue[LoggedAction | None] = field(default_factory=asyncio.Queue)
+
+    def offer(self, entry: LoggedAction) -> bool:
+        """Queue `entry`; False when the reader has now fallen too far behind."""
+        if self.limit is not None and self.queue.qsize() >= self.limit:
+            self.overflowed = True
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait(None)
+            logger.warning(
+                "an event-stream follower of %s is not reading (%d actions waiting); "
+                "ending its stream, it resumes from the log",
+                entry.root_thread_id,
+                self.limit,
+            )
+            return False
+        self.queue.put_nowait(entry)
+        return True
 
 
 class EventBus:
@@ -164,7 +195,8 @@ class EventBus:
                 continue  # handed out already, by a local commit during the read
             self.last_seq = entry.seq
             for sub in (*everyone, *self._subs.get(entry.root_thread_id, ())):
-                sub.queue.put_nowait(entry)
+                if not sub.offer(entry):
+                    self._unsubscribe(sub)
 
     def end_streams(self) -> None:
         """End every open stream, and any opened from now on, after what it has been
@@ -222,10 +254,14 @@ class EventBus:
                 return
 
     async def stream(
-        self, *, root_thread_ids: set[str] | None, after: int
+        self, *, root_thread_ids: set[str] | None, after: int, limit: int | None = None
     ) -> AsyncGenerator[LoggedAction, None]:
-        """Entries with seq > `after`: the logged gap first, then live ones, in order."""
-        sub = Subscription(root_thread_ids)
+        """Entries with seq > `after`: the logged gap first, then live ones, in order.
+
+        A reader that falls `limit` entries behind the live ones (it takes them more
+        slowly than they come) sees its stream end there, with `Overflowed` raised
+        (see `Subscription`); without a limit they wait for it however many."""
+        sub = Subscription(root_thread_ids, limit)
         keys: list[str | None] = [None] if root_thread_ids is None else list(root_thread_ids)
         for key in keys:
             self._subs.setdefault(key, set()).add(sub)
@@ -247,15 +283,23 @@ class EventBus:
             while not self.ending:
                 live = await sub.queue.get()
                 if live is None:
+                    if sub.overflowed:
+                        raise Overflowed(f"fell behind after {delivered}")
                     return
                 if live.seq <= delivered:
                     continue
                 delivered = live.seq
                 yield live
         finally:
-            for key in keys:
-                subs = self._subs.get(key)
-                if subs is not None:
-                    subs.discard(sub)
-                    if not subs:
-                        del self._subs[key]
+            self._unsubscribe(sub)
+
+    def _unsubscribe(self, sub: Subscription) -> None:
+        keys: list[str | None] = (
+            [None] if sub.root_thread_ids is None else list(sub.root_thread_ids)
+        )
+        for key in keys:
+            subs = self._subs.get(key)
+            if subs is not None:
+                subs.discard(sub)
+                if not subs:
+                    del self._subs[key]

@@ -33,6 +33,7 @@ from app.agent.port import (
 from app.db.engine import Database
 from app.db.models import Conversation, Preference, Todo
 from app.db.repositories import items as items_repo
+from app.db.repositories import merge as merge_repo
 from app.db.repositories import threads as threads_repo
 from app.errors import NotFound
 from app.schemas import PreferencePatch, TodoPatch
@@ -45,6 +46,7 @@ from app.services.items import (
     update_preference_in,
     update_todo_in,
 )
+from app.services.merge.sides import path_nodes
 from app.services.workspace import create_artifact_in, set_objective_in, write_document_in
 from app.services.workspace_state import (
     PreferenceState,
@@ -132,6 +134,14 @@ class AgentWorkspace:
             raise NotFound(f"conversation {thread_id} not found")
         conv, state = found
         return view_of(state, conv.turn_index)
+
+    async def merge_notes(
+        self, thread_id: str, *, after_turn: int, before_turn: int
+    ) -> tuple[str, ...]:
+        """The descriptions of the merge nodes between two turns of the thread's path."""
+        async with self.db.read() as s:
+            nodes = await path_nodes(s, thread_id, after=after_turn, before=before_turn)
+            return tuple(await merge_repo.notes_of(s, nodes))
 
     async def apply(self, thread_id: str, edit: WorkspaceEdit) -> WorkspaceView:
         if isinstance(edit, AddPreference | AddTodo) and not reads(edit):

@@ -11,10 +11,14 @@ from app.domain import BranchStatus, new_thread_id, now
 from app.errors import AlreadyExists, Forbidden, NotFound
 from app.events import log as action_log
 from app.schemas import ConversationOut, ForkedFrom
+from app.services.family import Lineage
 from app.services.titles import DEFAULT_TITLE, derive
 
 
-def to_view(conv: Conversation, branch: ConversationBranch | None) -> ConversationOut:
+def to_view(
+    conv: Conversation, branch: ConversationBranch | None, *, archived: bool | None = None
+) -> ConversationOut:
+    """`archived`: archived through an ancestor too (default: the thread's own flag)."""
     forked = (
         ForkedFrom(thread_id=conv.forked_from_thread_id, turn_index=conv.forked_from_turn or 0)
         if conv.forked_from_thread_id
@@ -34,6 +38,8 @@ def to_view(conv: Conversation, branch: ConversationBranch | None) -> Conversati
         branch_point_turn=branch.branch_point_turn if branch else None,
         reason=branch.reason if branch else None,
         forked_from=forked,
+        summary=conv.summary,
+        archived=archived if archived is not None else conv.archived_at is not None,
     )
 
 
@@ -92,14 +98,70 @@ async def create(
         return to_view(conv, None)
 
 
-async def list_for_user(db: Database, *, user_id: int) -> list[ConversationOut]:
+async def list_for_user(
+    db: Database, *, user_id: int, archived: bool = False
+) -> list[ConversationOut]:
+    """The caller's listed threads; archived ones (and what lies below them) only when
+    `archived` is true."""
     async with db.read() as s:
-        return [to_view(c, b) for c, b in await repo.list_visible_for_user(s, user_id)]
+        rows = await repo.list_visible_for_user(s, user_id)
+    hidden = archived_among(rows)
+    return [
+        to_view(c, b, archived=c.thread_id in hidden)
+        for c, b in rows
+        if archived or c.thread_id not in hidden
+    ]
+
+
+def archived_among(rows: list[tuple[Conversation, ConversationBranch | None]]) -> set[str]:
+    """The threads of `rows` that are archived, themselves or through an ancestor."""
+    parent = {c.thread_id: b.parent_thread_id if b else None for c, b in rows}
+    flagged = {c.thread_id for c, _ in rows if c.archived_at is not None}
+    out: set[str] = set()
+    for thread_id in parent:
+        seen: set[str] = set()
+        current: str | None = thread_id
+        while current is not None and current not in seen:
+            if current in flagged:
+                out.add(thread_id)
+                break
+            seen.add(current)
+            current = parent.get(current)
+    return out
+
+
+async def is_archived(s: AsyncSession, conv: Conversation) -> bool:
+    """Whether the thread, or any thread above it, is archived."""
+    if conv.archived_at is not None:
+        return True
+    lineage = await Lineage.load(s, conv.thread_id)
+    return await repo.any_archived(s, [e.thread_id for e in lineage.entries[1:]])
 
 
 async def get(db: Database, *, user_id: int, thread_id: str) -> ConversationOut:
     async with db.read() as s:
-        return to_view(*await get_owned(s, thread_id=thread_id, user_id=user_id))
+        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        return to_view(conv, branch, archived=await is_archived(s, conv))
+
+
+async def set_archived(
+    db: Database, *, user_id: int, thread_id: str, archived: bool
+) -> ConversationOut:
+    """Archive (or unarchive) a thread: it and its descendants leave the list and show
+    as archived on the graph; no row is deleted, so unarchiving restores the view.
+
+    One statement on the thread's row and one catalogue action, in one transaction:
+    on failure nothing changed. Followers see `haico/threadChanged` `archived`.
+    """
+    async with db.transaction() as s:
+        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        if (conv.archived_at is not None) != archived:
+            conv.archived_at = now() if archived else None
+            await s.flush()
+            await action_log.append_catalogue(
+                s, conv.root_thread_id, conv.thread_id, "archived", archived=archived
+            )
+        return to_view(conv, branch, archived=await is_archived(s, conv))
 
 
 async def rename(
@@ -126,4 +188,4 @@ async def rename(
         await action_log.append_catalogue(
             s, conv.root_thread_id, conv.thread_id, "renamed", title=conv.title, name=conv.name
         )
-        return to_view(conv, branch)
+        return to_view(conv, branch, archived=await is_archived(s, conv))

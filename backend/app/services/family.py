@@ -102,6 +102,14 @@ class Family:
             stack.extend(r.thread_id for r in self._children.get(current, []))
         return out
 
+    def archived(self) -> set[str]:
+        """Threads hidden by an archive: each archived thread and every thread below it."""
+        out: set[str] = set()
+        for row in self.threads.values():
+            if row.archived:
+                out |= self.descendants(row.thread_id)
+        return out
+
     def branch_point_node(self, thread_id: str) -> NodeId | None:
         """The node a branch hangs from; None for a root, or a branch at 0."""
         row = self.threads[thread_id]

@@ -15,7 +15,7 @@ snapshot); with the nodes' workspaces it gives back every snapshot on import.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from app.agent.runtime import AgentRuntime, TranscriptMessage
 from app.db.engine import Database
@@ -190,6 +190,8 @@ async def export_family(
                 reply=r.reply,
                 messages=[export_message(m) for m in entries],
                 workspace=after[NodeId(r.thread_id, r.turn_index)],
+                kind=_kind(r.kind),
+                merged_from=r.merged_from,
             )
         )
     forked = (
@@ -207,3 +209,7 @@ async def export_family(
         threads=threads,
         nodes=nodes,
     )
+
+
+def _kind(kind: str) -> Literal["turn", "merge", "pick"]:
+    return "merge" if kind == "merge" else "pick" if kind == "pick" else "turn"

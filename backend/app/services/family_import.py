@@ -149,7 +149,11 @@ def workspace_state(ws: ExportWorkspace | None) -> WorkspaceState:
 
 
 async def _snapshot(
-    s: AsyncSession, thread_id: str, node: ExportNode, before: WorkspaceState
+    s: AsyncSession,
+    thread_id: str,
+    node: ExportNode,
+    before: WorkspaceState,
+    ids: dict[str, str],
 ) -> None:
     digest = None
     if before.document is not None:
@@ -168,8 +172,18 @@ async def _snapshot(
             reply=node.reply,
             captured_at=node.captured_at or now(),
             completed_at=node.completed_at,
+            kind=node.kind,
+            merged_from=_merged_from(node.merged_from, ids),
         )
     )
+
+
+def _merged_from(source: str | None, ids: dict[str, str]) -> str | None:
+    """A merge node's source in the new family's ids (a node outside it stays as it was)."""
+    node = NodeId.parse(source) if source else None
+    if node is None or node.thread_id not in ids:
+        return source
+    return NodeId.format(ids[node.thread_id], node.turn)
 
 
 async def _write_thread(
@@ -231,7 +245,7 @@ async def _write_thread(
             if k == plan.first[t.thread_id]
             else (previous.workspace if previous else None)
         )
-        await _snapshot(s, new_id, node, workspace_state(before))
+        await _snapshot(s, new_id, node, workspace_state(before), plan.ids)
         after = node.workspace.document if node.workspace else None
         await search.index_node_in(
             s,

@@ -3,9 +3,11 @@
 Read-only, and five SQL queries whatever the family's size or depth: ownership, the
 family's threads with their branch rows (one indexed query on `root_thread_id`), the
 newest `node_cap + 1` turn records of the shown threads, one grouped artifact count,
-and the family's durable head. Which threads are shown, lineages, the owners of branch
-points, the active path and the edges are worked out in memory, in time linear in the
-family.
+and the family's durable head. When the cap drops nodes, a sixth reads the turn
+records of the requested thread's path that it dropped: the cap never hides the path
+being displayed, so a deep path may take the graph past `node_cap` nodes. Which
+threads are shown, lineages, the owners of branch points, the active path and the
+edges are worked out in memory, in time linear in the family.
 
 A thread owns its turns after its branch point (a root owns them all); turns up to the
 branch point belong to ancestors and are reached through the lineage, so node `T:k`'s
@@ -17,11 +19,13 @@ from __future__ import annotations
 
 from typing import Literal
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from app.db.engine import Database
 from app.db.repositories import graph as repo
 from app.db.repositories import heads as heads_repo
 from app.db.repositories.graph import NodeRow
-from app.domain import NodeId, aware
+from app.domain import NodeId, NodeKind, aware
 from app.schemas import GraphEdge, GraphNode, GraphOut, GraphThread
 from app.services.conversations import get_owned
 from app.services.family import Family
@@ -52,7 +56,32 @@ def _edges(family: Family, kept: dict[str, NodeRow]) -> list[GraphEdge]:
                     reason=reason,
                 )
             )
+        merged = node.merged_from
+        # A source in another family (a fork's) is not drawn: no dangling edge.
+        if merged is not None and merged in kept and merged != source:
+            edges.append(
+                GraphEdge(id=f"{merged}->{target}", source=merged, target=target, kind="merge")
+            )
     return edges
+
+
+async def _missing_path_nodes(
+    session: AsyncSession, family: Family, limits: dict[str, int], kept: list[NodeRow]
+) -> list[NodeRow]:
+    """The path's turn records that the cap left out (one query, path threads only)."""
+    have = {(n.thread_id, n.turn_index) for n in kept}
+    ranges = {t: (family.first_owned(t), last) for t, last in limits.items() if t in family.threads}
+    missing = [
+        (t, k) for t, (lo, hi) in ranges.items() for k in range(lo, hi + 1) if (t, k) not in have
+    ]
+    if not missing:
+        return []
+    return await repo.nodes_in_ranges(
+        session,
+        ranges={t: r for t, r in ranges.items() if any(m[0] == t for m in missing)},
+        skip=have,
+        preview_chars=MAX_USER_MESSAGE_PREVIEW,
+    )
 
 
 async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: int) -> GraphOut:
@@ -70,6 +99,11 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
         )
         truncated = len(newest) > node_cap
         kept_rows = newest[:node_cap]
+        limits = family.path_limits(thread_id)
+        if truncated:
+            # The cap never hides the displayed path: its nodes are always sent, on top
+            # of the newest ones (the path of a deep family can exceed the cap itself).
+            kept_rows += await _missing_path_nodes(session, family, limits, kept_rows)
         counts = await repo.artifact_counts(session, {n.thread_id for n in kept_rows})
         durable = await heads_repo.get_head(session, root_thread_id)
     if durable is not None:
@@ -78,7 +112,6 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
         tip = family.tip(thread_id)
         head = str(tip) if tip is not None else None
 
-    limits = family.path_limits(thread_id)
     order = {row.thread_id: i for i, row in enumerate(shown)}
     kept_rows.sort(key=lambda n: (order[n.thread_id], n.turn_index))
     kept = {NodeId.format(n.thread_id, n.turn_index): n for n in kept_rows}
@@ -93,9 +126,11 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
             artifact_count=counts.get((n.thread_id, n.turn_index), 0),
             is_on_active_path=n.turn_index <= limits.get(n.thread_id, -1),
             state=n.state,
+            kind="turn" if n.kind == NodeKind.TURN else "merge",
         )
         for nid, n in kept.items()
     ]
+    archived = family.archived()
     threads = [
         GraphThread(
             thread_id=t.thread_id,
@@ -106,6 +141,8 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
             reason=t.reason,
             turn_index=t.turn_index,
             deleted=t.deleted,
+            summary=t.summary,
+            archived=t.thread_id in archived,
         )
         for t in shown
     ]

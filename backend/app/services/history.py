@@ -52,8 +52,16 @@ def history_view(head: ChatHead, active: ActiveTurn | None, *, retains: bool) ->
 
 
 async def read_history_in(s: AsyncSession, root_thread_id: str, *, retains: bool) -> HistoryOut:
-    head = await heads.read_head(s, root_thread_id)
-    return history_view(head, await heads_repo.get_active_turn(s, root_thread_id), retains=retains)
+    """The family's history state: its head and its active turn read in one statement,
+    so a turn closing meanwhile is seen either running or done with the head on its
+    node (`heads_repo.head_and_active_turn`)."""
+    found = await heads_repo.head_and_active_turn(s, root_thread_id)
+    if found is None:
+        await heads.read_head(s, root_thread_id)  # creates the missing head row
+        found = await heads_repo.head_and_active_turn(s, root_thread_id)
+        assert found is not None
+    head, active = found
+    return history_view(head, active, retains=retains)
 
 
 async def get_history(db: Database, *, user_id: int, thread_id: str, retains: bool) -> HistoryOut:

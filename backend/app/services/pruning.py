@@ -4,7 +4,8 @@ A linear host keeps only the selected path: when a send continues from an earlie
 node, every node no longer on the path is removed. A branch-retaining host may set a
 retention policy: branches off the selected path that are older than the age limit
 (by last activity), or beyond the per-family count (newest kept), are pruned with
-their descendants. Either way nodes a fork references, and their ancestors, are never
+their descendants. Archived branches (and the branches above them) are exempt and
+do not count. Either way nodes a fork references, and their ancestors, are never
 pruned, the SQL rows go in the caller's transaction with `chat/turnsPruned`, and the
 checkpointer is brought in line after commit (`after_prune`, best effort).
 """
@@ -175,10 +176,15 @@ async def prune_family_in(
     selected = set(family.ancestors(head_node))
     working = head.working_thread_id
     keep_threads = {t.thread_id for t in family.lineage(working)} | {n.thread_id for n in selected}
+    # Archived branches are kept: archiving is the safe alternative to deletion, so
+    # retention never removes one, nor a branch with an archived one below it.
+    archived = family.archived()
     candidates = [
         t
         for t in family.threads.values()
-        if t.status == BranchStatus.ACTIVE and t.thread_id not in keep_threads
+        if t.status == BranchStatus.ACTIVE
+        and t.thread_id not in keep_threads
+        and not family.descendants(t.thread_id) & archived
     ]
     candidates.sort(key=lambda t: aware(t.updated_at), reverse=True)
     doomed_threads: set[str] = set()

@@ -11,7 +11,6 @@ families index their nodes as they are written.
 from __future__ import annotations
 
 import hashlib
-import re
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -26,10 +25,9 @@ from app.domain import BranchStatus, NodeId
 from app.errors import InvalidInput
 from app.schemas import SearchHit, SearchKind, SearchOut
 from app.services.family import first_owned_turn
+from app.services.search_query import excluded_of, matches, snippet, terms_of
 
 _KINDS: dict[str, SearchKind] = {"user": "user", "assistant": "assistant"}
-SNIPPET_BEFORE = 60
-SNIPPET_CHARS = 200
 
 
 def digest_of(text: str) -> str:
@@ -179,33 +177,53 @@ async def turn_entries(
     )
 
 
-def snippet(content: str, query: str) -> str:
-    """A short window of `content` around the first word of `query` found in it."""
-    flat = re.sub(r"\s+", " ", content).strip()
-    lowered = flat.lower()
-    positions = [p for p in (lowered.find(w) for w in repo.words_of(query)) if p >= 0]
-    start = max(0, min(positions) - SNIPPET_BEFORE) if positions else 0
-    end = start + SNIPPET_CHARS
-    text = flat[start:end]
-    return ("…" if start > 0 else "") + text + ("…" if end < len(flat) else "")
+# Kinds rank in this order: a branch's name or summary, what the user asked, the
+# replies, then documents (which repeat across many nodes).
+_RANK = {"branch": 0, "user": 1, "assistant": 2}
+# The index is asked for more than `limit` rows: some fail the whole-word check.
+_OVERFETCH = 5
 
 
 async def search(db: Database, *, user_id: int, query: str, limit: int) -> SearchOut:
-    """The caller's nodes whose user message, reply or document matches `query`."""
+    """The caller's nodes whose user message, reply or document, or whose branch's
+    name or summary, holds every term of `query` as whole words (`search_query`)."""
     query = query.strip()
     if not query:
         raise InvalidInput("q: must not be empty")
+    terms, excluded = terms_of(query), excluded_of(query)
+    if not terms:
+        return SearchOut(results=[])
+    fetch = limit * _OVERFETCH + 50
     async with db.read() as s:
-        hits = await repo.find(s, user_id=user_id, query=query, limit=limit)
-    return SearchOut(
-        results=[
-            SearchHit(
-                node_id=NodeId.format(h.thread_id, h.turn_index),
-                thread_id=h.thread_id,
-                root_thread_id=h.root_thread_id,
-                kind=_KINDS.get(h.kind, "document"),
-                snippet=snippet(h.content, query),
+        hits = await repo.find(s, user_id=user_id, query=query, limit=fetch)
+        branches = await repo.find_branches(
+            s, user_id=user_id, words=[w for t in terms for w in t], limit=fetch
+        )
+    found: list[tuple[int, int, SearchHit]] = []
+    for i, b in enumerate(branches):
+        text = " — ".join(x for x in (b.name, b.summary) if x)
+        if b.turn_index < first_owned_turn(b.branch_point_turn, b.forked_from_turn):
+            continue  # a branch that owns no node yet has none to open
+        if matches(text, terms, excluded):
+            hit = SearchHit(
+                node_id=NodeId.format(b.thread_id, b.turn_index),
+                thread_id=b.thread_id,
+                root_thread_id=b.root_thread_id,
+                kind="branch",
+                snippet=snippet(text, terms),
             )
-            for h in hits
-        ]
-    )
+            found.append((_RANK["branch"], i, hit))
+    for i, h in enumerate(hits):
+        if not matches(h.content, terms, excluded):
+            continue
+        kind = _KINDS.get(h.kind, "document")
+        hit = SearchHit(
+            node_id=NodeId.format(h.thread_id, h.turn_index),
+            thread_id=h.thread_id,
+            root_thread_id=h.root_thread_id,
+            kind=kind,
+            snippet=snippet(h.content, terms),
+        )
+        found.append((_RANK.get(kind, 3), i, hit))
+    found.sort(key=lambda x: (x[0], x[1]))
+    return SearchOut(results=[hit for _, _, hit in found[:limit]])

@@ -41,6 +41,7 @@ class TurnRecord:
     reply: str
     started_at: datetime
     completed_at: datetime | None
+    merged_from: str | None = None  # a merge node's source
 
 
 @dataclass
@@ -123,6 +124,7 @@ def _records(family: Family, rows: Iterable[TurnRow]) -> list[TurnRecord]:
                 reply=r.reply,
                 started_at=aware(r.captured_at),
                 completed_at=aware(r.completed_at) if r.completed_at else None,
+                merged_from=r.merged_from,
             )
         )
     return out

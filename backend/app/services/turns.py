@@ -53,6 +53,7 @@ from app.services import heads, pruning, search, titles
 from app.services.branching import promote_draft
 from app.services.conversations import get_owned
 from app.services.running_turn import RunningTurn, TurnEvent, make_process_id, short_error
+from app.services.summaries import Summarizer
 from app.services.turn_open import NotWorking, Send, open_turn
 from app.services.turn_sweep import keep_lease, sweep_stale
 
@@ -80,6 +81,8 @@ class TurnManager:
         self.abandoned: set[str] = set()
         self._shutting_down = False
         self._sweeper: asyncio.Task[None] | None = None
+        # Branch summaries, refreshed in the background after a turn closes.
+        self.summaries = Summarizer(settings, db)
 
     # ---- lifecycle ----
 
@@ -99,6 +102,7 @@ class TurnManager:
         for turn in list(self.running.values()):
             if turn.pump is not None:
                 turn.pump.cancel()
+        await self.summaries.close()
         await self.deltas.close()
         await self.titles.close()
 
@@ -271,6 +275,9 @@ class TurnManager:
                     message=turn.content,
                     reply=reply,
                 )
+            # The branch grew: its summary is refreshed later, never on this path.
+            if not self._shutting_down:
+                self.summaries.touch(turn.thread_id)
         except Exception:
             log.exception("could not record the end of turn %s", turn.node_id)
             self.abandoned.add(turn.node_id)

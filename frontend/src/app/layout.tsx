@@ -7,6 +7,8 @@ import "./styles/columns.css";
 import "./styles/chat.css";
 import "./styles/research.css";
 import "./styles/search.css";
+import "./styles/merge.css";
+import "./styles/big-trees.css";
 import "./styles/narrow.css";
 import "./styles/access.css";
 import { Providers } from "@/components/app/providers";

@@ -16,7 +16,9 @@ import {
   type LiveTurn,
   type StreamState,
 } from "@/lib/events";
-import { staleQueries } from "@/lib/query-keys";
+import { withStartedNode } from "@/lib/big-trees";
+import type { Graph } from "@/lib/graph";
+import { every, staleQueries } from "@/lib/query-keys";
 import { parseData, readSse } from "@/lib/sse";
 
 /**
@@ -24,17 +26,29 @@ import { parseData, readSse } from "@/lib/sse";
  * serverSeq after a drop, and refetches what each action makes stale: a second tab,
  * a REST user or an AHP client changing the family shows up here without a reload.
  * Returns the turn another client is running, as streamed so far.
+ *
+ * It starts at `startAfter`, the serverSeq the family's history was read at: what the
+ * page already shows is not replayed (and not fetched again), nothing after it is
+ * missed. It waits for that position, once per family.
  */
-export function useFamilyEvents(anchor: string | null): { live: LiveTurn | null; connected: boolean } {
+export function useFamilyEvents(
+  anchor: string | null,
+  startAfter: number | null,
+): { live: LiveTurn | null; connected: boolean } {
   const { tokens, requireSignIn } = useApi();
   const qc = useQueryClient();
   const [live, setLive] = useState<LiveTurn | null>(null);
   const [connected, setConnected] = useState(false);
+  const [from, setFrom] = useState<{ anchor: string; after: number } | null>(null);
+  useEffect(() => {
+    if (anchor !== null && startAfter !== null && from?.anchor !== anchor) setFrom({ anchor, after: startAfter });
+  }, [anchor, startAfter, from]);
+  const start = from !== null && from.anchor === anchor ? from.after : null;
 
   useEffect(() => {
-    if (anchor === null) return;
+    if (anchor === null || start === null) return;
     const abort = new AbortController();
-    let state: StreamState = initialStreamState;
+    let state: StreamState = { ...initialStreamState, lastSeq: start };
     let pending: Effects = noEffects();
     let timer: ReturnType<typeof setTimeout> | null = null;
 
@@ -44,7 +58,17 @@ export function useFamilyEvents(anchor: string | null): { live: LiveTurn | null;
       pending = noEffects();
       void invalidate(qc, staleQueries(e));
     };
-    const apply = (next: { state: StreamState; effects: Effects }) => {
+    const apply = (next: { state: StreamState; effects: Effects }, env: ActionEnvelope) => {
+      const a = env.action;
+      // (a replayed action it had applied already makes no effects: skipped)
+      if (a.type === "chat/turnStarted" && next.effects.graph && typeof a.turnId === "string") {
+        // Drawn now; the graph fetched again below replaces it.
+        const parent = typeof a.parentTurnId === "string" ? a.parentTurnId : null;
+        const text = (a.message as { text?: unknown } | undefined)?.text;
+        qc.setQueriesData<Graph>({ queryKey: every.graph }, (g) =>
+          g === undefined ? g : withStartedNode(g, a.turnId as string, parent, typeof text === "string" ? text : ""),
+        );
+      }
       state = next.state;
       setLive(state.live);
       if (hasEffects(next.effects)) {
@@ -73,7 +97,7 @@ export function useFamilyEvents(anchor: string | null): { live: LiveTurn | null;
           for await (const event of readSse(res.body)) {
             if (event.event === "action") {
               const env = parseData<ActionEnvelope>(event);
-              if (env !== null && typeof env.serverSeq === "number" && env.action) apply(reduceAction(state, env));
+              if (env !== null && typeof env.serverSeq === "number" && env.action) apply(reduceAction(state, env), env);
             }
           }
         } catch {
@@ -90,7 +114,7 @@ export function useFamilyEvents(anchor: string | null): { live: LiveTurn | null;
       setConnected(false);
       setLive(null);
     };
-  }, [anchor, qc, tokens, requireSignIn]);
+  }, [anchor, start, qc, tokens, requireSignIn]);
 
   return { live, connected };
 }

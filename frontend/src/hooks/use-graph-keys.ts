@@ -6,7 +6,8 @@ import { actionOf, initialSelection, neighbour } from "@/lib/keymap";
 /**
  * The trajectory's keyboard selection and keys (lib/keymap, scope "graph"): arrows move
  * the selection along and across paths, Enter (or Space) opens the step's menu, `r`
- * restores the step, `x` picks it for a comparison. The selection starts on the head
+ * restores the step, `x` picks it for a comparison, `b` opens bringing it into the
+ * current path (the merge dialog). The selection starts on the head
  * and returns there when the family's cards change under it. The step menu (`menu`)
  * is also what a long press on a card opens.
  */
@@ -14,10 +15,13 @@ export function useGraphKeys({
   flow,
   onRestore,
   onCompare,
+  onBringIn,
 }: {
   flow: FlowGraph | null;
   onRestore: (nodeId: string) => void;
   onCompare: (nodeId: string) => void;
+  /** useMerge().open */
+  onBringIn: (nodeId: string) => void;
 }) {
   const [selection, setSelection] = useState<{ nodeId: string | null; tick: number }>({ nodeId: null, tick: 0 });
   const [menu, setMenu] = useState<string | null>(null);
@@ -62,11 +66,14 @@ export function useGraphKeys({
         case "compare":
           if (card?.kind === "turn") onCompare(current);
           break;
+        case "bring": // (the head is the current path's own end: nothing to bring)
+          if (card?.kind === "turn" && !card.head) onBringIn(current);
+          break;
         default:
           break;
       }
     },
-    [flow, selection.nodeId, onRestore, onCompare],
+    [flow, selection.nodeId, onRestore, onCompare, onBringIn],
   );
 
   const openMenu = useCallback((nodeId: string) => {

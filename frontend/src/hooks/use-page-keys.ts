@@ -21,8 +21,8 @@ export function usePageKeys(handlers: Partial<Record<KeyAction, () => void>>) {
           target.blur();
         return;
       }
-      // the confirm dialog keeps its keys (its own buttons); Escape cancels it
-      if (target?.closest('[role="alertdialog"]') && e.key !== "Escape") return;
+      // the confirm and merge dialogs keep their keys (their own buttons); Escape closes them
+      if (target?.closest('[role="alertdialog"], .merge-dialog') && e.key !== "Escape") return;
       const action = actionOf(e, "page");
       const handler = action ? ref.current[action] : undefined;
       if (!handler) return;

@@ -2,7 +2,7 @@
 import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useCallback } from "react";
 import { useApi } from "./use-api";
-import { unwrap } from "@/lib/api/client";
+import { unwrap, type History } from "@/lib/api/client";
 import { FAMILY_STALE, keys, type QueryKey } from "@/lib/query-keys";
 
 export function useConversations() {
@@ -13,15 +13,23 @@ export function useConversations() {
   });
 }
 
+/** The server's event-log position when a history was read (`X-Haico-Server-Seq`). */
+export const SERVER_SEQ_HEADER = "X-Haico-Server-Seq";
+
+/** The family's history; `server_seq` is where its event stream should start (absent
+ * on a history a checkout answered). */
 export function useHistory(anchor: string | null) {
   const { client } = useApi();
   return useQuery({
     queryKey: keys.history(anchor ?? ""),
     enabled: anchor !== null,
-    queryFn: async () =>
-      unwrap(
-        await client.GET("/api/conversations/{thread_id}/history", { params: { path: { thread_id: anchor ?? "" } } }),
-      ),
+    queryFn: async (): Promise<History & { server_seq?: number }> => {
+      const result = await client.GET("/api/conversations/{thread_id}/history", {
+        params: { path: { thread_id: anchor ?? "" } },
+      });
+      const seq = Number(result.response.headers.get(SERVER_SEQ_HEADER) ?? "0");
+      return { ...unwrap(result), server_seq: Number.isFinite(seq) ? seq : 0 };
+    },
   });
 }
 

@@ -6,6 +6,7 @@ import { rejectedByStep } from "@/lib/research";
 import {
   cardDetails,
   chatTurns,
+  mergeSteps,
   createdAtOf,
   familyGraph,
   listedConversation,
@@ -44,6 +45,7 @@ export function useStudioView({ conversations, graph, messages, workspace, head,
   );
   const turns = useMemo(() => chatTurns(messages, guide, family), [messages, guide, family]);
   const details = useMemo(() => cardDetails(turns, guide), [turns, guide]);
+  const merges = useMemo(() => mergeSteps(family, guide), [family, guide]);
   const rejected = useMemo(() => rejectedByStep(workspace?.rejected ?? [], guide), [workspace, guide]);
   const questions = useMemo(() => stepQuestions(family), [family]);
   const current = useMemo(
@@ -55,6 +57,7 @@ export function useStudioView({ conversations, graph, messages, workspace, head,
     flow,
     guide,
     turns,
+    merges,
     details,
     rejected,
     questions,

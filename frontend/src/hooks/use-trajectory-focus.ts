@@ -1,5 +1,5 @@
 "use client";
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import type { SearchHit } from "@/components/app/search-box";
 import type { FlowGraph } from "@/lib/graph";
 import { NO_PICK, pickForCompare, type ComparePick } from "@/lib/research";
@@ -48,14 +48,17 @@ export function useTrajectoryFocus({
   const onCancelCompare = useCallback(() => setPick(NO_PICK), []);
   const onToggle = useCallback(() => setCollapsed((c) => !c), []);
 
-  /** A click on a card of the displayed path scrolls the chat to its message. */
-  const onFocusStep = useCallback(
-    (nodeId: string) => {
-      const card = flow?.cards.find((c) => c.id === nodeId);
-      if (card?.active) setFlash({ nodeId, tick: Date.now() });
-    },
-    [flow],
-  );
+  /** A click on a card of the displayed path scrolls the chat to its message. The same
+   * function whatever the graph: every card is handed it, and a new node must not
+   * render every card again. */
+  const flowRef = useRef(flow);
+  useEffect(() => {
+    flowRef.current = flow;
+  }, [flow]);
+  const onFocusStep = useCallback((nodeId: string) => {
+    const card = flowRef.current?.cards.find((c) => c.id === nodeId);
+    if (card?.active) setFlash({ nodeId, tick: Date.now() });
+  }, []);
 
   // A search hit: open its family if it is another one, frame and mark its card, and
   // flash its message when it is on the displayed path; restoring it is one click more.

@@ -96,7 +96,9 @@ export function reduceAction(state: StreamState, env: ActionEnvelope): { state: 
     case "chat/turnsLoaded":
       return { state: next, effects: all() };
     case "haico/threadChanged":
-      effects.graph = effects.conversations = effects.history = true;
+      effects.graph = effects.conversations = true;
+      // a new summary or an archive moves no head
+      if (a.change !== "summarized" && a.change !== "archived") effects.history = true;
       break;
     case "haico/workspaceChanged": {
       const thread = str(a.threadId);

@@ -397,3 +397,21 @@ describe("carryMeasured", () => {
     expect(merged[3]).toBe(next[3]);
   });
 });
+
+describe("merge nodes", () => {
+  it("marks a merge node and keeps its merge edge as a link of its own kind", () => {
+    const g = family(
+      [
+        { id: "R", turns: 3 },
+        { id: "A", parent: "R", bp: 1, turns: 2 },
+      ],
+      "R",
+    );
+    const nodes = g.nodes.map((n) => (n.id === "R:3" ? { ...n, kind: "merge" as const } : n));
+    const edges = [...g.edges, { id: "A:2->R:3", source: "A:2", target: "R:3", kind: "merge" as const, reason: null }];
+    const flow = buildFlowGraph({ ...g, nodes, edges });
+    expect(flow.cards.find((c) => c.id === "R:3")).toMatchObject({ merge: true, label: "3" });
+    expect(flow.cards.find((c) => c.id === "R:2")).toMatchObject({ merge: false });
+    expect(flow.links.find((l) => l.id === "A:2->R:3")).toMatchObject({ kind: "merge", active: false });
+  });
+});

@@ -47,15 +47,21 @@ export interface FlowCard {
   artifactCount: number;
   /** the short name of the card's thread (a branch name), if it has one */
   threadName: string | null;
+  /** the one-line summary of the card's thread, once the server derived it */
+  threadSummary: string | null;
+  /** the card's thread is archived (itself or through an ancestor) */
+  archived: boolean;
   /** the first card of its thread: where the thread's name is shown and edited */
   firstOfThread: boolean;
+  /** a merge node: it brought another step's work in */
+  merge: boolean;
 }
 
 export interface FlowLink {
   id: string;
   source: string;
   target: string;
-  kind: "turn" | "branch" | "stub";
+  kind: "turn" | "branch" | "merge" | "stub";
   active: boolean;
   reason: string | null;
 }
@@ -269,7 +275,10 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
       question: n.user_message,
       artifactCount: n.artifact_count,
       threadName: thread?.name ?? null,
+      threadSummary: thread?.summary ?? null,
+      archived: thread?.archived ?? false,
       firstOfThread: thread !== undefined && n.turn_index === firstOwned(thread),
+      merge: n.kind === "merge",
     });
   }
 
@@ -305,7 +314,10 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
       question: thread.reason ?? "",
       artifactCount: 0,
       threadName: thread.name,
+      threadSummary: thread.summary ?? null,
+      archived: thread.archived ?? false,
       firstOfThread: true,
+      merge: false,
     });
     const bp = thread.branch_point_turn ?? 0;
     const owner = bp > 0 ? ownerOf(index.byId, thread.parent_thread_id, bp) : null;

@@ -44,8 +44,8 @@ describe("the keymap", () => {
     expect(actionOf({ key: "r" }, "page")).toBeNull();
     expect(actionOf({ key: "r" }, "graph")).toBe("restore");
     expect(actionOf({ key: " " }, "graph")).toBe("open");
-    expect(actionOf({ key: "b" }, "graph")).toBeNull(); // once merge lands
-    expect(KEYMAP.find((b) => b.action === "bring")?.pending).toMatch(/merge/);
+    expect(actionOf({ key: "b" }, "graph")).toBe("bring");
+    expect(actionOf({ key: "b" }, "page")).toBeNull();
   });
 
   it("names keys for the list", () => {

@@ -54,13 +54,7 @@ export const KEYMAP: readonly KeyBinding[] = [
   { keys: ["Enter", " "], action: "open", scope: "graph", what: "open the selected step's menu" },
   { keys: ["r"], action: "restore", scope: "graph", what: "restore the selected step" },
   { keys: ["x"], action: "compare", scope: "graph", what: "compare: pick the selected step, then another" },
-  {
-    keys: ["b"],
-    action: "bring",
-    scope: "graph",
-    what: "bring the selected step into the current path",
-    pending: "once merge lands",
-  },
+  { keys: ["b"], action: "bring", scope: "graph", what: "bring the selected step into the current path" },
 ];
 
 /** How a key is written in the list ("ArrowLeft" → "←"). */

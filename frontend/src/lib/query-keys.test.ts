@@ -16,7 +16,9 @@ describe("query keys", () => {
 
   it("refresh after a checkout what a turn refreshes, and the comparisons", () => {
     expect(TURN_STALE).not.toContainEqual(every.compare);
-    expect(FAMILY_STALE).toEqual([...TURN_STALE, every.compare]);
+    expect(FAMILY_STALE).toEqual([...TURN_STALE, every.compare, every.suggestions]);
+    expect(keys.suggestions("R")).toEqual(["suggestions", "R"]);
+    expect(keys.chosenPath("R")).toEqual(["chosen-path", "R"]);
   });
 
   it("turn event-stream effects into the queries they make stale", () => {

@@ -14,6 +14,8 @@ export const every = {
   artifact: ["artifact"],
   compare: ["compare"],
   search: ["search"],
+  suggestions: ["suggestions"],
+  chosenPath: ["chosen-path"],
 } as const;
 
 export type QueryKind = keyof typeof every;
@@ -28,6 +30,8 @@ export const keys = {
   artifact: (thread: string, id: number) => [...every.artifact, thread, id] as const,
   compare: (a: string, b: string) => [...every.compare, a, b] as const,
   search: (query: string) => [...every.search, query] as const,
+  suggestions: (thread: string) => [...every.suggestions, thread] as const,
+  chosenPath: (root: string) => [...every.chosenPath, root] as const,
 };
 
 /** What a turn can change: the family's history, graph, transcripts and workspaces, and
@@ -42,7 +46,7 @@ export const TURN_STALE: readonly QueryKey[] = [
 
 /** Everything the studio shows of a family: what a checkout, a rename or a delete can
  * change (a comparison with the working copy included). */
-export const FAMILY_STALE: readonly QueryKey[] = [...TURN_STALE, every.compare];
+export const FAMILY_STALE: readonly QueryKey[] = [...TURN_STALE, every.compare, every.suggestions];
 
 /** The queries a batch of event-stream effects makes stale. */
 export function staleQueries(effects: Effects): QueryKey[] {

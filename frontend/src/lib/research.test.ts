@@ -169,6 +169,13 @@ describe("highlight", () => {
     expect(highlight("", "")).toEqual([]);
     expect(highlight("plain", "zzz")).toEqual([{ text: "plain", hit: false }]);
     expect(highlight("bike", "bike")).toEqual([{ text: "bike", hit: true }]);
+    // a quoted phrase marks its words; an excluded word is not marked
+    expect(highlight("a bike lane", '"bike lane" -a')).toEqual([
+      { text: "a ", hit: false },
+      { text: "bike", hit: true },
+      { text: " ", hit: false },
+      { text: "lane", hit: true },
+    ]);
   });
 });
 

@@ -131,9 +131,10 @@ export function comparisonSummary(c: Comparison): string[] {
 // ---------------------------------------------------------------------------------
 // Search
 
-export type SearchKind = "user" | "assistant" | "document";
+export type SearchKind = "user" | "assistant" | "document" | "branch";
 
 export const KIND_NAMES: Record<SearchKind, string> = {
+  branch: "branch",
   user: "your message",
   assistant: "reply",
   document: "document",
@@ -150,8 +151,9 @@ export function highlight(snippet: string, query: string): SnippetPart[] {
     ...new Set(
       query
         .toLowerCase()
+        .replace(/"/g, " ")
         .split(/\s+/)
-        .filter((w) => w.length > 0),
+        .filter((w) => w.length > 0 && !w.startsWith("-")),
     ),
   ];
   if (words.length === 0) return snippet === "" ? [] : [{ text: snippet, hit: false }];

@@ -7,6 +7,7 @@ import {
   createdAtOf,
   familyGraph,
   listedConversation,
+  mergeSteps,
   restoredAt,
   stepQuestions,
 } from "./studio-view";
@@ -28,6 +29,8 @@ function conversation(thread: string, more: Partial<Conversation> = {}): Convers
     branch_point_turn: null,
     reason: null,
     forked_from: null,
+    summary: null,
+    archived: false,
     ...more,
   };
 }
@@ -117,5 +120,23 @@ describe("the page's views", () => {
   it("reads creation times for the labels' order", () => {
     expect(createdAtOf([conversation("R")]).get("R")).toBe(Date.UTC(2026, 0, 1));
     expect(createdAtOf(undefined).size).toBe(0);
+  });
+});
+
+describe("merge steps", () => {
+  it("lists the displayed path's merge nodes with what they brought, oldest first", () => {
+    const g = family([{ id: "R", turns: 4 }], "R");
+    const graph = {
+      ...g,
+      nodes: g.nodes.map((n) =>
+        n.id === "R:2" || n.id === "R:4" ? { ...n, kind: "merge" as const, user_message: `Brought in ${n.id}` } : n,
+      ),
+    };
+    const guide = activePathGuide(graph, buildFlowGraph(graph), "R");
+    expect(mergeSteps(graph, guide)).toEqual([
+      { turn: 2, nodeId: "R:2", label: "2", text: "Brought in R:2" },
+      { turn: 4, nodeId: "R:4", label: "4", text: "Brought in R:4" },
+    ]);
+    expect(mergeSteps(undefined, guide)).toEqual([]);
   });
 });

@@ -51,6 +51,27 @@ export function chatTurns(
   return groupTurns(messages ?? [], states);
 }
 
+/** A merge step of the displayed path: the chat shows what it brought in. */
+export interface MergeStep {
+  turn: number;
+  nodeId: string;
+  label: string;
+  text: string;
+}
+
+/** The displayed path's merge steps, oldest first (they have no messages of their own). */
+export function mergeSteps(graph: Graph | undefined, guide: ReadonlyMap<number, GuideStep>): MergeStep[] {
+  const nodes = new Map((graph?.nodes ?? []).map((n) => [n.id, n] as const));
+  const out: MergeStep[] = [];
+  for (const step of guide.values()) {
+    const node = nodes.get(step.nodeId);
+    if (node?.kind === "merge") {
+      out.push({ turn: step.turn, nodeId: step.nodeId, label: step.label, text: node.user_message });
+    }
+  }
+  return out.sort((a, b) => a.turn - b.turn);
+}
+
 /** node id → its reply and tool-step count, for the cards of the displayed path. */
 export function cardDetails(
   turns: readonly ChatTurn[],

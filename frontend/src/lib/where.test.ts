@@ -65,7 +65,23 @@ describe("where am I", () => {
     // a draft speaks for the path it was restored from
     expect(whereabouts(g, flow, "D").name).toBe("needle");
     expect(whereabouts(g, flow, "R").branchedAt).toBeNull();
-    expect(whereabouts(undefined, null, "R")).toEqual({ name: null, branchedAt: null, tip: null });
+    expect(whereabouts(undefined, null, "R")).toEqual({ name: null, summary: null, branchedAt: null, tip: null });
+  });
+
+  it("speaks of an unnamed branch by its summary; a name wins", () => {
+    const g: Graph = family(
+      [
+        { id: "R", turns: 3 },
+        { id: "A", parent: "R", bp: 1, turns: 3, name: "needle" },
+        { id: "B", parent: "R", bp: 2, turns: 4 },
+      ],
+      "B",
+    );
+    for (const t of g.threads) t.summary = `summary of ${t.thread_id}`;
+    const flow = buildFlowGraph(g, { displayedThreadId: "B" });
+    expect(whereabouts(g, flow, "B")).toMatchObject({ name: null, summary: "summary of B", branchedAt: "2" });
+    expect(whereabouts(g, flow, "A")).toMatchObject({ name: "needle", summary: null });
+    expect(whereabouts(g, flow, "R").summary).toBeNull(); // the main path has its title
   });
 
   it("explains every kind of label", () => {

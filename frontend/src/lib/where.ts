@@ -41,6 +41,8 @@ export function stepsText(n: number): string {
 export interface Whereabouts {
   /** the branch's name (null: unnamed, or the main path) */
   name: string | null;
+  /** an unnamed branch's one-line summary, once the server made one (null: named, none yet, the main path) */
+  summary: string | null;
   /** the label of the step this path branched at, as the graph shows it (null: a root) */
   branchedAt: string | null;
   /** the label of the newest step of the path shown */
@@ -50,20 +52,22 @@ export interface Whereabouts {
 /** Where the displayed thread is: its name, the graph's label of its branch point (a
  * draft's name and point are its nearest listed ancestor's), and its newest step. */
 export function whereabouts(graph: Graph | undefined, flow: FlowGraph | null, displayed: string | null): Whereabouts {
-  const none = { name: null, branchedAt: null, tip: null };
+  const none = { name: null, summary: null, branchedAt: null, tip: null };
   if (!graph || !flow || displayed === null) return none;
   const threads = new Map(graph.threads.map((t) => [t.thread_id, t] as const));
   let name: string | null = null;
+  let summary: string | null = null;
   let branchedAt: string | null = null;
   for (const t of lineage(threads, displayed)) {
     if (t.parent_thread_id === null) break;
     if (ownsNoTurn(t) && t.thread_id === displayed && t.name === null) continue; // a restore: its parent names it
     name = t.name;
+    summary = t.name === null ? (t.summary ?? null) : null;
     const bp = t.branch_point_turn ?? 0;
     const owner = bp > 0 ? ownerOf(threads, t.parent_thread_id, bp) : null;
     branchedAt = owner === null ? "0" : (flow.labels.get(nodeId(owner, bp)) ?? String(bp));
     break;
   }
   const path = flow.cards.filter((c) => c.active && c.kind === "turn").sort((a, b) => b.turn - a.turn);
-  return { name, branchedAt, tip: path[0]?.label ?? null };
+  return { name, summary, branchedAt, tip: path[0]?.label ?? null };
 }

@@ -24,7 +24,8 @@ test("every part of the studio is reachable without scrolling sideways", async (
   await page.goto(server.base);
   await s.newConversation();
   await s.send(
-    "objective: A long objective that states the research question in some detail; prefer: short sentences; todo: outline",
+    "objective: A long objective that states the research question in some detail; " +
+      "prefer: short sentences; todo: outline",
   );
   await s.send(`write: ${"Lorem ipsum dolor sit amet. ".repeat(40)}; artifact Notes: some notes`);
   for (const [width, height] of SIZES) {

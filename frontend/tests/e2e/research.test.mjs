@@ -16,7 +16,8 @@ const studio = studioFixture();
 async function buildFamily(s, page, branchText = "Trams are quiet too.") {
   const root = await s.newConversation();
   await s.send(
-    "objective: Argue for bike lanes; prefer: short sentences; prefer: cite sources; write: Cities are for people.; todo: outline",
+    "objective: Argue for bike lanes; prefer: short sentences; prefer: cite sources; " +
+      "write: Cities are for people.; todo: outline",
   );
   await s.expectCount("preference-item", 2);
   await s.send("remove preference 1; write: Bikes are quiet.; artifact Notes: noise levels");
@@ -100,7 +101,8 @@ test("branch names, rejected decisions and compare", async () => {
   );
   // The branch is named from its own first card (2.1); the history menu shows both.
   await page.locator(`[data-testid="branch-name"][data-thread-id="${branch}"]`).click();
-  await page.locator(`[data-testid="branch-name-input"][data-thread-id="${branch}"]`).pressSequentially("formal tone"); // typed: keys stay in the field
+  await page.locator(`[data-testid="branch-name-input"][data-thread-id="${branch}"]`).pressSequentially("formal tone");
+  // typed: keys stay in the field
   await page.locator(`[data-testid="branch-name-input"][data-thread-id="${branch}"]`).press("Enter");
   await page.waitForFunction(
     (id) =>

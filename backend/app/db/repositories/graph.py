@@ -12,7 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import dialect_of
@@ -35,6 +35,8 @@ class NodeRow:
     user_message: str
     captured_at: datetime
     state: NodeState
+    kind: str = "turn"
+    merged_from: str | None = None
 
 
 async def newest_owned_nodes(
@@ -70,6 +72,8 @@ async def newest_owned_nodes(
             func.substr(_snap.c.user_message, 1, preview_chars).label("user_message"),
             _snap.c.captured_at,
             _snap.c.state,
+            _snap.c.kind,
+            _snap.c.merged_from,
         )
         .join(newest, newest.c.id == _snap.c.id)
         .order_by(*_NEWEST_FIRST)
@@ -81,8 +85,47 @@ async def newest_owned_nodes(
             user_message=r.user_message or "",
             captured_at=r.captured_at,
             state=NodeState(r.state),
+            kind=r.kind,
+            merged_from=r.merged_from,
         )
         for r in (await session.execute(stmt)).all()
+    ]
+
+
+async def nodes_in_ranges(
+    session: AsyncSession,
+    *,
+    ranges: dict[str, tuple[int, int]],
+    skip: set[tuple[str, int]],
+    preview_chars: int,
+) -> list[NodeRow]:
+    """Turn records of each thread between two turns (inclusive), minus `skip`."""
+    if not ranges:
+        return []
+    stmt = select(
+        _snap.c.thread_id,
+        _snap.c.turn_index,
+        func.substr(_snap.c.user_message, 1, preview_chars).label("user_message"),
+        _snap.c.captured_at,
+        _snap.c.state,
+    ).where(
+        or_(
+            *(
+                and_(_snap.c.thread_id == t, _snap.c.turn_index.between(lo, hi))
+                for t, (lo, hi) in ranges.items()
+            )
+        )
+    )
+    return [
+        NodeRow(
+            thread_id=r.thread_id,
+            turn_index=r.turn_index,
+            user_message=r.user_message or "",
+            captured_at=r.captured_at,
+            state=NodeState(r.state),
+        )
+        for r in (await session.execute(stmt)).all()
+        if (r.thread_id, r.turn_index) not in skip
     ]
 
 

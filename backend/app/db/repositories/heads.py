@@ -68,6 +68,27 @@ async def lock_head_row(s: AsyncSession, root_thread_id: str, *, nowait: bool) -
         raise
 
 
+# A family's head row and its active turn as of one moment: one statement, so one
+# snapshot. At READ COMMITTED (PostgreSQL) two reads would straddle a turn's close,
+# which moves the head and drops the lease in one commit: the head read before it and
+# the lease read after would show the turn gone with the head not moved onto it.
+_HEAD_AND_TURN = (
+    select(ChatHead, ActiveTurn)
+    .outerjoin(ActiveTurn, ActiveTurn.root_thread_id == ChatHead.root_thread_id)
+    .where(ChatHead.root_thread_id == bindparam("root"))
+    .execution_options(populate_existing=True)
+)
+
+
+async def head_and_active_turn(
+    s: AsyncSession, root_thread_id: str
+) -> tuple[ChatHead, ActiveTurn | None] | None:
+    """The family's head row and its active turn, unlocked, read together (see
+    above); None if the family has no head row yet."""
+    row = (await s.execute(_HEAD_AND_TURN, {"root": root_thread_id})).first()
+    return None if row is None else (row[0], row[1])
+
+
 # A thread with its branch row and its family's head row, the thread and the head
 # locked: the first read of a send. An inner join to the head (FOR UPDATE cannot lock
 # the nullable side of an outer join): a family whose head row does not exist yet

@@ -3,6 +3,8 @@
 PostgreSQL matches `websearch_to_tsquery` against the stored `tsv` (GIN index) and
 ranks with `ts_rank`; SQLite, which has no full-text search in every build, requires
 every word of the query as a case-insensitive substring (`instr` on lowered text).
+Either way these are candidates: the service keeps those that hold every term as
+whole words (`services.search_query`), so both databases answer alike.
 Every value is a bound parameter. Only visible threads count: not deleted, not a
 fork still being built, not a pending branch or a draft (which own no turns anyway),
 and only turns the thread still owns.
@@ -51,6 +53,17 @@ _doc = table_of(Document)
 _body = table_of(DocumentBody)
 _conv = Conversation.__table__
 _branch = ConversationBranch.__table__
+
+
+@dataclass(frozen=True)
+class BranchHit:
+    thread_id: str
+    root_thread_id: str
+    name: str | None
+    summary: str | None
+    turn_index: int
+    branch_point_turn: int | None
+    forked_from_turn: int | None
 
 
 @dataclass(frozen=True)
@@ -243,11 +256,12 @@ def _visible() -> ColumnElement[bool]:
 
 
 def words_of(query: str) -> list[str]:
-    """The words of a query for the portable matcher (quotes and a leading `-` dropped)."""
+    """The words a text must contain for the portable matcher (quotes dropped, and the
+    words a leading `-` excludes, which the service checks)."""
     words = []
     for raw in query.replace('"', " ").split():
-        word = raw.lstrip("-").lower()
-        if word and word != "or":
+        word = raw.lower()
+        if word and word != "or" and not word.startswith("-"):  # `-x` excludes x
             words.append(word)
     return words
 
@@ -283,5 +297,52 @@ async def find(s: AsyncSession, *, user_id: int, query: str, limit: int) -> list
         stmt = base.where(*(func.instr(lowered, w) > 0 for w in words)).order_by(_entry.c.id.desc())
     return [
         Hit(r.thread_id, r.root_thread_id, r.turn_index, r.kind, r.content)
+        for r in (await s.execute(stmt)).all()
+    ]
+
+
+async def find_branches(
+    s: AsyncSession, *, user_id: int, words: list[str], limit: int
+) -> list[BranchHit]:
+    """The user's visible threads whose name or summary holds every word (as a
+    substring, lowered: the caller checks whole words), most recently active first."""
+    if not words:
+        return []
+    text = func.lower(func.coalesce(_conv.c.name, "") + " " + func.coalesce(_conv.c.summary, ""))
+    stmt = (
+        select(
+            _conv.c.thread_id,
+            _conv.c.root_thread_id,
+            _conv.c.name,
+            _conv.c.summary,
+            _conv.c.turn_index,
+            _branch.c.branch_point_turn,
+            _conv.c.forked_from_turn,
+        )
+        .select_from(_conv.outerjoin(_branch, _branch.c.thread_id == _conv.c.thread_id))
+        .where(
+            _conv.c.user_id == user_id,
+            _conv.c.deleted_at.is_(None),
+            _conv.c.building.is_(False),
+            or_(_branch.c.status.is_(None), _branch.c.status == "active"),
+            or_(_conv.c.name.is_not(None), _conv.c.summary.is_not(None)),
+            *(
+                func.strpos(text, w) > 0 if dialect_of(s).is_postgres else func.instr(text, w) > 0
+                for w in words
+            ),
+        )
+        .order_by(_conv.c.updated_at.desc(), _conv.c.thread_id)
+        .limit(limit)
+    )
+    return [
+        BranchHit(
+            r.thread_id,
+            r.root_thread_id,
+            r.name,
+            r.summary,
+            r.turn_index,
+            r.branch_point_turn,
+            r.forked_from_turn,
+        )
         for r in (await s.execute(stmt)).all()
     ]

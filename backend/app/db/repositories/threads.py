@@ -58,6 +58,8 @@ class ThreadRow:
     forked_from_thread_id: str | None
     forked_from_turn: int | None
     name: str | None = None
+    summary: str | None = None
+    archived: bool = False  # archived itself (its descendants: `Family.archived`)
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,8 @@ async def family_threads(s: AsyncSession, root_thread_id: str) -> list[ThreadRow
             _conv.c.thread_id,
             _conv.c.title,
             _conv.c.name,
+            _conv.c.summary,
+            _conv.c.archived_at,
             _conv.c.turn_index,
             _conv.c.deleted_at,
             _conv.c.created_at,
@@ -130,6 +134,8 @@ async def family_threads(s: AsyncSession, root_thread_id: str) -> list[ThreadRow
             forked_from_thread_id=r.forked_from_thread_id,
             forked_from_turn=r.forked_from_turn,
             name=r.name,
+            summary=r.summary,
+            archived=r.archived_at is not None,
         )
         for r in (await s.execute(stmt)).all()
     ]
@@ -235,6 +241,32 @@ async def list_visible_for_user(
         .order_by(Conversation.updated_at.desc(), Conversation.thread_id)
     )
     return [(c, b) for c, b in (await s.execute(stmt)).all()]
+
+
+async def write_summary(s: AsyncSession, thread_id: str, text: str, *, turn: int) -> bool:
+    """Store a summary made at turn clock `turn`, unless a newer one is stored already."""
+    result = await s.execute(
+        update(Conversation)
+        .where(
+            Conversation.thread_id == thread_id,
+            or_(Conversation.summary_turn.is_(None), Conversation.summary_turn < turn),
+        )
+        .values(summary=text, summary_turn=turn)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def any_archived(s: AsyncSession, thread_ids: list[str]) -> bool:
+    """Whether any of these threads is archived."""
+    if not thread_ids:
+        return False
+    stmt = (
+        select(Conversation.thread_id)
+        .where(Conversation.thread_id.in_(thread_ids), Conversation.archived_at.is_not(None))
+        .limit(1)
+    )
+    return (await s.execute(stmt)).first() is not None
 
 
 async def fork_references(s: AsyncSession, thread_ids: list[str]) -> list[NodeId]:

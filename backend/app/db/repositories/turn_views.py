@@ -25,6 +25,7 @@ class TurnRow:
     reply: str
     captured_at: datetime
     completed_at: datetime | None
+    merged_from: str | None = None  # a merge node's source
 
 
 async def turn_rows(s: AsyncSession, keys: Collection[tuple[str, int]]) -> list[TurnRow]:
@@ -41,6 +42,7 @@ async def turn_rows(s: AsyncSession, keys: Collection[tuple[str, int]]) -> list[
             _snap.c.reply,
             _snap.c.captured_at,
             _snap.c.completed_at,
+            _snap.c.merged_from,
         )
         .where(tuple_(_snap.c.thread_id, _snap.c.turn_index).in_(list(keys)))
         .order_by(_snap.c.id)
@@ -55,6 +57,7 @@ async def turn_rows(s: AsyncSession, keys: Collection[tuple[str, int]]) -> list[
             reply=r.reply or "",
             captured_at=r.captured_at,
             completed_at=r.completed_at,
+            merged_from=r.merged_from,
         )
         for r in (await s.execute(stmt)).all()
     ]

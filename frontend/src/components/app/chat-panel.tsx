@@ -1,11 +1,13 @@
 "use client";
 import { useEffect, useRef, useState } from "react";
+import type { Siblings } from "@/lib/big-trees";
 import type { GuideStep } from "@/lib/graph";
 import type { LiveTurn } from "@/lib/events";
 import { giveBack } from "@/lib/drafts";
 import { countRender } from "@/lib/render-probe";
 import { useDraft } from "@/hooks/use-draft";
 import { useTouch } from "@/hooks/use-touch";
+import type { MergeStep } from "@/lib/studio-view";
 import { describeTool, type ChatTurn, type ToolActivity } from "@/lib/transcript";
 import type { RunningTurn } from "@/hooks/use-turn";
 
@@ -13,6 +15,8 @@ export interface ChatPanelProps {
   /** the conversation shown: its composer draft is kept per conversation */
   thread: string;
   turns: ChatTurn[];
+  /** the path's merge steps: shown where they fall between the turns */
+  merges: readonly MergeStep[];
   guide: ReadonlyMap<number, GuideStep>;
   running: RunningTurn | null;
   /** a turn another client is running in this family */
@@ -26,9 +30,66 @@ export interface ChatPanelProps {
   onStop: () => void;
   onRestore: (nodeId: string) => void;
   onOpenThread: (threadId: string) => void;
+  /** node id → its siblings, for the steps whose parent forks */
+  siblings: ReadonlyMap<string, Siblings>;
+  /** show the path through another sibling (its remembered continuation) */
+  onSwitch: (nodeId: string) => void;
 }
 
 const ENDED: Record<string, string> = { cancelled: "Stopped", error: "Failed" };
+
+function MergeNote({ step }: { step: MergeStep }) {
+  return (
+    <div className="merge-note" data-testid="merge-note" data-node-id={step.nodeId}>
+      <span className="step">Step {step.label}</span> ⤵ {step.text}
+    </div>
+  );
+}
+
+/** "‹ 2/3 ›" on a step whose parent forks: the other paths from the same point. */
+function SiblingSwitcher({
+  nodeId,
+  siblings,
+  onSwitch,
+}: {
+  nodeId: string;
+  siblings: Siblings | undefined;
+  onSwitch: (nodeId: string) => void;
+}) {
+  if (siblings === undefined) return null;
+  const { ids, index } = siblings;
+  const go = (to: number) => {
+    const target = ids[to];
+    if (target !== undefined) onSwitch(target);
+  };
+  return (
+    <span className="sibling-switcher" data-testid="sibling-switcher" data-node-id={nodeId}>
+      <button
+        type="button"
+        className="icon"
+        data-testid="sibling-prev"
+        aria-label="The previous path from here"
+        disabled={index === 0}
+        onClick={() => go(index - 1)}
+      >
+        ‹
+      </button>
+      <span className="muted">
+        {index + 1}/{ids.length}
+      </span>
+      <button
+        type="button"
+        className="icon"
+        data-testid="sibling-next"
+        aria-label="The next path from here"
+        disabled={index === ids.length - 1}
+        onClick={() => go(index + 1)}
+      >
+        ›
+      </button>
+    </span>
+  );
+}
 
 function Tools({ tools }: { tools: ToolActivity[] }) {
   if (tools.length === 0) return null;
@@ -55,7 +116,13 @@ export function ChatPanel(props: ChatPanelProps) {
   const touch = useTouch();
 
   const shown = running?.turn != null ? turns.filter((t) => t.turn !== running.turn) : turns;
-  const lastLength = [shown.length, running?.text.length, running?.tools.length, live?.text.length].join(":");
+  const lastLength = [
+    shown.length,
+    props.merges.length,
+    running?.text.length,
+    running?.tools.length,
+    live?.text.length,
+  ].join(":");
 
   useEffect(() => {
     const el = scroller.current;
@@ -97,10 +164,17 @@ export function ChatPanel(props: ChatPanelProps) {
             </p>
           </div>
         )}
+        {props.merges
+          .filter((m) => m.turn < (shown[0]?.turn ?? Infinity))
+          .map((m) => (
+            <MergeNote key={m.nodeId} step={m} />
+          ))}
         {shown.map((t, i) => {
           const step = guide.get(t.turn);
           const nodeId = step?.nodeId ?? "";
-          const last = i === shown.length - 1 && !running;
+          const next = shown[i + 1]?.turn ?? Infinity;
+          const merged = props.merges.filter((m) => m.turn > t.turn && m.turn < next);
+          const last = i === shown.length - 1 && !running && merged.length === 0;
           return (
             <div key={`${nodeId}-${t.turn}`} className="turn">
               <div
@@ -113,6 +187,7 @@ export function ChatPanel(props: ChatPanelProps) {
                   <span className="step" title="Step on the trajectory">
                     Step <span data-testid="step-label">{step?.label ?? t.turn}</span>
                   </span>
+                  <SiblingSwitcher nodeId={nodeId} siblings={props.siblings.get(nodeId)} onSwitch={props.onSwitch} />
                 </div>
                 <div className="text">{t.question}</div>
                 {step && step.offshoots.length > 0 && (
@@ -159,6 +234,9 @@ export function ChatPanel(props: ChatPanelProps) {
                   <span>Saved checkpoint · Click to restore</span>
                 </button>
               )}
+              {merged.map((m) => (
+                <MergeNote key={m.nodeId} step={m} />
+              ))}
             </div>
           );
         })}

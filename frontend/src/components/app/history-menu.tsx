@@ -2,7 +2,11 @@
 import { useCallback, useRef, useState } from "react";
 import { useClickOutside } from "@/hooks/use-click-outside";
 import type { Conversation } from "@/lib/api/client";
+import { filterConversations } from "@/lib/big-trees";
 import { familySteps, stepsText } from "@/lib/where";
+
+const IMPORT_HINT =
+  "Import a conversation exported from HAICO (a .json file): it becomes a new conversation with the same graph";
 
 export interface HistoryMenuProps {
   conversations: Conversation[] | undefined;
@@ -20,6 +24,8 @@ export interface HistoryMenuProps {
   onImport: (file: File) => void;
   /** an import is being uploaded */
   importing: boolean;
+  /** archive a branch (and what lies below it); it leaves this list */
+  onArchive: (c: Conversation) => void;
 }
 
 interface Entry {
@@ -59,13 +65,17 @@ export function HistoryMenu(props: HistoryMenuProps) {
   const [open, setOpen] = useState(false);
   const [renaming, setRenaming] = useState<string | null>(null);
   const [name, setName] = useState("");
+  const [filter, setFilter] = useState("");
   const ref = useRef<HTMLDivElement>(null);
   const fileInput = useRef<HTMLInputElement>(null);
 
   const close = useCallback(() => setOpen(false), []);
   useClickOutside(ref, open, close);
 
-  const entries = tree(props.conversations ?? []);
+  const all = tree(props.conversations ?? []);
+  // Filtered, a branch stands on its own: no nesting to read it by.
+  const matching = new Set(filterConversations(props.conversations ?? [], filter));
+  const entries = filter.trim() ? all.filter((e) => matching.has(e.c)).map((e) => ({ c: e.c, depth: 0 })) : all;
   return (
     <div className="history-menu" ref={ref}>
       <button type="button" data-testid="history-menu-button" aria-expanded={open} onClick={() => setOpen(!open)}>
@@ -88,7 +98,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
             className="menu-new"
             data-testid="import-button"
             disabled={props.importing}
-            title="Import a conversation exported from HAICO (a .json file): it becomes a new conversation with the same graph"
+            title={IMPORT_HINT}
             onClick={() => fileInput.current?.click()}
           >
             ⤒ Import a conversation…
@@ -107,6 +117,15 @@ export function HistoryMenu(props: HistoryMenuProps) {
                 props.onImport(file);
               }
             }}
+          />
+          <input
+            className="menu-filter"
+            data-testid="conversation-filter"
+            type="search"
+            placeholder="Filter by title, name or summary"
+            aria-label="Filter the conversations"
+            value={filter}
+            onChange={(e) => setFilter(e.target.value)}
           />
           {props.loading && <div className="muted pad">Loading…</div>}
           {!props.loading && entries.length === 0 && <div className="muted pad">No conversations yet.</div>}
@@ -163,7 +182,19 @@ export function HistoryMenu(props: HistoryMenuProps) {
                             ⎇ {c.name}
                           </span>
                         )}
-                        {c.title}
+                        {/* a branch by its summary (its name is the tag above); a family by its title */}
+                        {c.summary && c.parent_thread_id !== null ? (
+                          <span
+                            className="summary"
+                            data-testid="branch-summary"
+                            data-thread-id={c.thread_id}
+                            title={c.title}
+                          >
+                            {c.summary}
+                          </span>
+                        ) : (
+                          c.title
+                        )}
                       </span>
                       <span className="sub muted">
                         {c.parent_thread_id !== null && c.branch_point_turn !== null
@@ -190,6 +221,19 @@ export function HistoryMenu(props: HistoryMenuProps) {
                         }}
                       >
                         ⤓
+                      </button>
+                    )}
+                    {c.parent_thread_id !== null && (
+                      <button
+                        type="button"
+                        className="icon"
+                        title="Archive this branch (and the branches below it): hidden, nothing deleted"
+                        aria-label={`Archive ${c.name ?? c.summary ?? c.title}`}
+                        data-testid="archive-button"
+                        data-thread-id={c.thread_id}
+                        onClick={() => props.onArchive(c)}
+                      >
+                        ⌫
                       </button>
                     )}
                     <button

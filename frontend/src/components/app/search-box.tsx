@@ -97,7 +97,9 @@ export function SearchBox({ conversations, labels, onPick }: SearchBoxProps) {
                       data-testid="search-result"
                       data-node-id={h.node_id}
                       data-kind={h.kind}
-                      onMouseEnter={() => setActive(i)}
+                      // a pointer that moves picks; a list appearing under a resting
+                      // pointer leaves the keyboard's choice alone
+                      onMouseMove={() => setActive(i)}
                       onClick={() => pick(h)}
                     >
                       <span className="hit-head">

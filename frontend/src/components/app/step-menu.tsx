@@ -8,13 +8,15 @@ export interface StepMenuProps {
   comparing: boolean;
   onRestore: (nodeId: string) => void;
   onCompare: (nodeId: string) => void;
+  /** opens the merge preview (useMerge().open) */
+  onBringIn: (nodeId: string) => void;
   onShow: (nodeId: string) => void;
   onClose: () => void;
 }
 
 /** A step's menu: opened by Enter on the selected step or a long press on a card.
  * Focus goes to its first action; Escape (the page's "leave" key) closes it. */
-export function StepMenu({ card, comparing, onRestore, onCompare, onShow, onClose }: StepMenuProps) {
+export function StepMenu({ card, comparing, onRestore, onCompare, onBringIn, onShow, onClose }: StepMenuProps) {
   const first = useRef<HTMLButtonElement>(null);
   useEffect(() => first.current?.focus(), [card.id]);
   const run = (fn: (id: string) => void) => () => {
@@ -45,9 +47,11 @@ export function StepMenu({ card, comparing, onRestore, onCompare, onShow, onClos
             Show in chat
           </button>
         )}
-        <button type="button" disabled title="Bring into the current path: once merge lands">
-          Bring into this path
-        </button>
+        {!card.head && (
+          <button type="button" data-testid="step-menu-bring" onClick={run(onBringIn)}>
+            ⤵ Bring into current path…
+          </button>
+        )}
         <button type="button" data-testid="step-menu-close" onClick={onClose}>
           Close
         </button>

@@ -1,27 +1,41 @@
 "use client";
 import { useRouter, useSearchParams } from "next/navigation";
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useArchive, useChosenPath } from "@/hooks/use-big-trees";
 import { useConfirmDiscard } from "@/hooks/use-confirm-discard";
 import { useFamilyEvents } from "@/hooks/use-family-events";
 import { useGraphKeys } from "@/hooks/use-graph-keys";
 import { useNewConversation } from "@/hooks/use-new-conversation";
 import { usePageKeys } from "@/hooks/use-page-keys";
+import { useMerge } from "@/hooks/use-merge";
 import { messageOf, useStudioActions } from "@/hooks/use-studio-actions";
 import { useConversations, useGraph, useHistory, useMessages, useWorkspace } from "@/hooks/use-studio-data";
 import { useStudioView } from "@/hooks/use-studio-view";
 import { useTrajectoryFocus } from "@/hooks/use-trajectory-focus";
 import { useWayBack } from "@/hooks/use-way-back";
 import { UNREACHABLE } from "@/lib/api/client";
-import { ownsNoTurn, tipNodeId } from "@/lib/graph";
+import {
+  breadcrumbs,
+  choiceMap,
+  descend,
+  foldFlow,
+  isFolded,
+  siblingsOf,
+  treeIndex,
+  type Siblings,
+} from "@/lib/big-trees";
+import { ownsNoTurn, tipNodeId, type Graph } from "@/lib/graph";
 import { progressText } from "@/lib/research";
 import { whereabouts } from "@/lib/where";
 import { ChatPanel } from "./chat-panel";
 import { CompareView } from "./compare-view";
 import { ConfirmDialog } from "./confirm-dialog";
 import type { CardActions } from "./graph/commit-card";
+import { PathBar } from "./graph/path-bar";
 import { TrajectoryPanel } from "./graph/trajectory-panel";
 import { HistoryMenu } from "./history-menu";
 import { KeysOverlay } from "./keys-overlay";
+import { MergeDialog } from "./merge-dialog";
 import { Landing } from "./landing";
 import { RestoreBanner } from "./restore-banner";
 import { SearchBox } from "./search-box";
@@ -67,7 +81,8 @@ export function Studio() {
   const graph = useGraph(stored);
   const messages = useMessages(stored);
   const workspace = useWorkspace(stored);
-  const events = useFamilyEvents(pending ? null : anchor);
+  // The event stream starts where the history was read: nothing replayed, nothing missed.
+  const events = useFamilyEvents(pending ? null : anchor, history.data ? (history.data.server_seq ?? 0) : null);
   const { connected } = events;
   const view = useStudioView({
     conversations: conversations.data,
@@ -125,11 +140,19 @@ export function Studio() {
   const onOpenThread = useCallback((threadId: string) => void openThread(threadId), [openThread]);
   const onRestore = useCallback((nodeId: string) => void restore(nodeId), [restore]);
   const { onFocusStep, onCompare } = focus;
-  const keys = useGraphKeys({ flow: view.flow, onRestore, onCompare });
+  // Folded branches hide their cards: the keyboard selection moves over what is shown.
+  const [folds, setFolds] = useState<ReadonlyMap<string, boolean>>(new Map());
+  const shownFlow = useMemo(
+    () => (familyGraph && view.flow ? foldFlow(familyGraph, view.flow, folds) : null),
+    [familyGraph, view.flow, folds],
+  );
+  const merging = useMerge({ target: displayed, labels: view.flow?.labels ?? EMPTY_LABELS, setError, ask });
+  const onBringIn = merging.open;
+  const keys = useGraphKeys({ flow: shownFlow, onRestore, onCompare, onBringIn });
   const { openMenu } = keys;
   const cardActions: CardActions = useMemo(
-    () => ({ onRestore, onFocusStep, onCompare, onRename: renameThread, onMenu: openMenu }),
-    [onRestore, onFocusStep, onCompare, renameThread, openMenu],
+    () => ({ onRestore, onFocusStep, onCompare, onBringIn, onRename: renameThread, onMenu: openMenu }),
+    [onRestore, onFocusStep, onCompare, onBringIn, renameThread, openMenu],
   );
   const [showKeys, setShowKeys] = useState(false);
   const toField = (testId: string) => () => document.querySelector<HTMLElement>(`[data-testid="${testId}"]`)?.focus();
@@ -141,6 +164,7 @@ export function Studio() {
     new: () => void act.newConversation(),
     leave: () => {
       if (showKeys) setShowKeys(false);
+      else if (merging.merge !== null) merging.close();
       else if (keys.menu !== null) {
         keys.closeMenu();
         toField("graph-keys")();
@@ -165,6 +189,60 @@ export function Studio() {
   );
   const beforeWrite = pending ? ensure : undefined;
   const onStop = useCallback(() => void stop(), [stop]);
+
+  // ---- big trees: folds, the chosen path, breadcrumbs, sibling switching, archive ----
+  // Recorded from fresh answers only: a cached history shown while it refetches (coming
+  // back to a thread) may hold a head that has moved since.
+  const chosen = useChosenPath(familyRoot, history.isFetching ? null : head);
+  const [centre, setCentre] = useState<{ nodeId: string; tick: number } | null>(null);
+  const graphRef = useRef<Graph | undefined>(undefined);
+  graphRef.current = familyGraph;
+  const onFold = useCallback((threadId: string) => {
+    setFolds((prev) => {
+      const thread = graphRef.current?.threads.find((t) => t.thread_id === threadId);
+      if (thread === undefined) return prev;
+      return new Map(prev).set(threadId, !isFolded(thread, prev));
+    });
+  }, []);
+  const tree = useMemo(() => (familyGraph ? treeIndex(familyGraph) : null), [familyGraph]);
+  const guide = view.guide;
+  const siblings = useMemo(() => {
+    const out = new Map<string, Siblings>();
+    if (tree === null) return out;
+    for (const step of guide.values()) {
+      const found = siblingsOf(tree, step.nodeId);
+      if (found !== null) out.set(step.nodeId, found);
+    }
+    return out;
+  }, [tree, guide]);
+  const crumbs = useMemo(() => breadcrumbs(guide), [guide]);
+  const choices = useMemo(() => choiceMap(chosen?.choices), [chosen]);
+  const onJump = useCallback(
+    (nodeId: string) => {
+      onFocusStep(nodeId);
+      setCentre({ nodeId, tick: Date.now() });
+    },
+    [onFocusStep],
+  );
+  const onSwitch = useCallback(
+    (nodeId: string) => {
+      if (tree === null) return;
+      const leaf = descend(tree, nodeId, choices);
+      setCentre({ nodeId, tick: Date.now() });
+      void openThread(leaf.slice(0, leaf.lastIndexOf(":")));
+    },
+    [tree, choices, openThread],
+  );
+  const onArchiveError = useCallback((message: string) => setError(message), []);
+  const archive = useArchive(onArchiveError);
+  const threadNames = useMemo(() => {
+    const names = new Map<string, string>();
+    for (const t of familyGraph?.threads ?? []) {
+      const first = view.flow?.cards.find((c) => c.threadId === t.thread_id && c.firstOfThread);
+      names.set(t.thread_id, t.name ?? t.summary ?? (first ? `the path from step ${first.label}` : t.title));
+    }
+    return names;
+  }, [familyGraph, view.flow]);
   const restoreFound = focus.onRestoreFound;
   const onRestoreFound = useCallback(() => void restoreFound(), [restoreFound]);
 
@@ -201,7 +279,12 @@ export function Studio() {
           loading={conversations.isLoading}
           currentThread={displayed}
           currentRoot={familyRoot}
-          onOpen={(c) => void openThread(c.thread_id)}
+          onOpen={(c) => {
+            // a hit of an earlier search does not follow the user to another path
+            focus.onDismissFound();
+            void openThread(c.thread_id);
+          }}
+          onArchive={(c) => void archive(c.thread_id, true)}
           onNew={() => void act.newConversation()}
           onRename={act.renameConversation}
           onDelete={(c) => void act.deleteConversation(c)}
@@ -298,8 +381,9 @@ export function Studio() {
             />
           </div>
           <div className="right">
+            <PathBar crumbs={crumbs} thread={displayed} names={threadNames} onJump={onJump} onArchive={archive} />
             <TrajectoryPanel
-              flow={view.flow}
+              flow={shownFlow}
               details={view.details}
               rejected={view.rejected}
               pick={focus.pick}
@@ -314,6 +398,8 @@ export function Studio() {
               onRestoreFound={onRestoreFound}
               onDismissFound={focus.onDismissFound}
               onOpenThread={onOpenThread}
+              onFold={onFold}
+              centre={centre}
               loading={graph.isLoading}
               selection={keys.selection}
               onGraphKey={keys.onGraphKey}
@@ -321,6 +407,7 @@ export function Studio() {
             <ChatPanel
               thread={displayed}
               turns={view.turns}
+              merges={view.merges}
               guide={view.guide}
               running={running && running.thread === displayed ? running : null}
               live={live}
@@ -332,6 +419,8 @@ export function Studio() {
               onStop={onStop}
               onRestore={onRestore}
               onOpenThread={onOpenThread}
+              siblings={siblings}
+              onSwitch={onSwitch}
             />
           </div>
         </main>
@@ -342,11 +431,19 @@ export function Studio() {
           comparing={focus.pick.a !== null && focus.pick.a !== menuCard.id}
           onRestore={onRestore}
           onCompare={onCompare}
+          onBringIn={onBringIn}
           onShow={onFocusStep}
           onClose={keys.closeMenu}
         />
       )}
       <KeysOverlay open={showKeys} onClose={() => setShowKeys(false)} />
+      <MergeDialog
+        state={merging.merge}
+        onMode={merging.setMode}
+        onChoose={merging.choose}
+        onApply={() => void merging.apply()}
+        onClose={merging.close}
+      />
       <ConfirmDialog state={confirm} onCancel={dismiss} />
     </div>
   );

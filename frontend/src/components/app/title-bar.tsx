@@ -78,8 +78,17 @@ export function TitleBar({ conversation, where, restoredAt, onRename }: TitleBar
           restored · step {restoredAt}
         </span>
       ) : where.branchedAt !== null ? (
-        <span className="badge" data-testid="where-label" title="The path shown, and the step it branched at">
-          {where.name ? `⎇ ${where.name} · ` : "path "}from step {where.branchedAt}
+        <span
+          className="badge where-branch"
+          data-testid="where-label"
+          title={
+            where.name === null && where.summary !== null
+              ? `The path shown (unnamed; its summary: ${where.summary}), and the step it branched at`
+              : "The path shown, and the step it branched at"
+          }
+        >
+          {where.name ? `⎇ ${where.name} · ` : where.summary ? `⎇ ${where.summary} · ` : "path "}from step{" "}
+          {where.branchedAt}
         </span>
       ) : where.tip !== null ? (
         <span className="badge" data-testid="where-label" title="The main path, at its newest step">

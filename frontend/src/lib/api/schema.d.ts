@@ -12,7 +12,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Conversations */
+        /**
+         * List Conversations
+         * @description The caller's threads; `archived=true` includes archived branches (and families).
+         */
         get: operations["list_conversations_api_conversations_get"];
         put?: never;
         /**
@@ -112,6 +115,31 @@ export interface paths {
         put?: never;
         /** Checkout */
         post: operations["checkout_api_conversations__thread_id__checkout_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/chosen-path": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Chosen Path
+         * @description The path the caller last looked at in this family, and the child chosen at
+         *     each fork.
+         */
+        get: operations["get_chosen_path_api_conversations__thread_id__chosen_path_get"];
+        /**
+         * Put Chosen Path
+         * @description Remember `node_id`'s path: every fork above it remembers the child it takes.
+         */
+        put: operations["put_chosen_path_api_conversations__thread_id__chosen_path_put"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -247,6 +275,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{thread_id}/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge
+         * @description Bring `source`'s work into this thread's workspace as one new node: `pick` the
+         *     change that node made, or `merge` what its path changed since the newest node it
+         *     shares with this thread. `preview: true` answers the plan (200) and writes nothing.
+         *     409 `merge_conflict` (with `data.plan`) while a conflict has no resolution, 422
+         *     `nothing_to_merge` when this thread already has everything, 409 `conflict` on a
+         *     stale `expected_head_turn_id`, 409 `turn_in_progress` during a turn, 409
+         *     `checkout_would_discard_changes` unless `force`.
+         */
+        post: operations["merge_api_conversations__thread_id__merge_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{thread_id}/messages": {
         parameters: {
             query?: never;
@@ -314,6 +368,27 @@ export interface paths {
         head?: never;
         /** Update Preference */
         patch: operations["update_preference_api_conversations__thread_id__preferences__pref_id__patch"];
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/suggestions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Suggestions
+         * @description Branches of the family worth archiving: idle, no workspace change, or the same
+         *     net change as a sibling.
+         */
+        get: operations["get_suggestions_api_conversations__thread_id__suggestions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/conversations/{thread_id}/todos": {
@@ -432,8 +507,10 @@ export interface paths {
         /**
          * Search
          * @description The caller's nodes (every branch; drafts and deleted threads aside) whose user
-         *     message, reply or document matches `q`: full-text search on PostgreSQL, every word
-         *     as a substring on SQLite.
+         *     message, reply or document, or whose branch's name or summary (`kind: "branch"`,
+         *     the branch's latest node), holds every term of `q` as whole words: words and
+         *     "quoted phrases", `-word` excludes. Branches rank first, then the user's messages,
+         *     replies and documents; each snippet is centred on the match.
          */
         get: operations["search_api_search_get"];
         put?: never;
@@ -526,6 +603,27 @@ export interface components {
             turn_id: string | null;
         };
         /**
+         * ChosenPathIn
+         * @description Remember `node_id`'s path: at every fork above it, the child it goes through.
+         */
+        ChosenPathIn: {
+            /** Node Id */
+            node_id: string;
+        };
+        /**
+         * ChosenPathOut
+         * @description The path a user last looked at in a family: its last node (null: nothing chosen
+         *     yet, or the node is gone) and the child chosen at each fork.
+         */
+        ChosenPathOut: {
+            /** Choices */
+            choices: components["schemas"]["PathChoiceOut"][];
+            /** Node Id */
+            node_id: string | null;
+            /** Root Thread Id */
+            root_thread_id: string;
+        };
+        /**
          * CompareNode
          * @description One end of a comparison (or their common ancestor).
          */
@@ -565,6 +663,11 @@ export interface components {
         };
         /** ConversationOut */
         ConversationOut: {
+            /**
+             * Archived
+             * @default false
+             */
+            archived: boolean;
             /** Branch Point Turn */
             branch_point_turn?: number | null;
             /**
@@ -585,6 +688,8 @@ export interface components {
             reason?: string | null;
             /** Root Thread Id */
             root_thread_id: string;
+            /** Summary */
+            summary?: string | null;
             /** Thread Id */
             thread_id: string;
             /** Title */
@@ -599,9 +704,12 @@ export interface components {
         };
         /**
          * ConversationPatch
-         * @description A rename: `title` and/or the short branch `name` (`name: null` clears it).
+         * @description A rename: `title` and/or the short branch `name` (`name: null` clears it);
+         *     `archived` archives the branch and its descendants (false: unarchive).
          */
         ConversationPatch: {
+            /** Archived */
+            archived?: boolean | null;
             /** Name */
             name?: string | null;
             /** Title */
@@ -732,6 +840,14 @@ export interface components {
             completed_at?: string | null;
             /** Id */
             id: string;
+            /**
+             * Kind
+             * @default turn
+             * @enum {string}
+             */
+            kind: "turn" | "merge" | "pick";
+            /** Merged From */
+            merged_from?: string | null;
             /** Messages */
             messages: components["schemas"]["ExportMessage"][];
             /** Reply */
@@ -891,7 +1007,8 @@ export interface components {
         };
         /**
          * GraphEdge
-         * @description `id` = `"{source}->{target}"`; a branch edge carries the child thread's reason.
+         * @description `id` = `"{source}->{target}"`; a branch edge carries the child thread's reason;
+         *     a merge edge goes from the source node to the merge node.
          */
         GraphEdge: {
             /** Id */
@@ -900,7 +1017,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "turn" | "branch";
+            kind: "turn" | "branch" | "merge";
             /** Reason */
             reason?: string | null;
             /** Source */
@@ -924,6 +1041,12 @@ export interface components {
             id: string;
             /** Is On Active Path */
             is_on_active_path: boolean;
+            /**
+             * Kind
+             * @default turn
+             * @enum {string}
+             */
+            kind: "turn" | "merge";
             state: components["schemas"]["NodeState"];
             /** Thread Id */
             thread_id: string;
@@ -952,6 +1075,11 @@ export interface components {
          * @description One thread of a family graph; a root has no parent and no branch point.
          */
         GraphThread: {
+            /**
+             * Archived
+             * @default false
+             */
+            archived: boolean;
             /** Branch Point Turn */
             branch_point_turn: number | null;
             /** Deleted */
@@ -962,6 +1090,8 @@ export interface components {
             parent_thread_id: string | null;
             /** Reason */
             reason: string | null;
+            /** Summary */
+            summary?: string | null;
             /** Thread Id */
             thread_id: string;
             /** Title */
@@ -1003,6 +1133,119 @@ export interface components {
             version: number;
             /** Working Thread Id */
             working_thread_id: string;
+        };
+        /**
+         * MergeChange
+         * @description One change the source would bring. `ours` is the target's value, `theirs` the
+         *     source's, `base` the one both started from; `fields` names the fields of an item
+         *     that differ (`position` among them when it moved).
+         */
+        MergeChange: {
+            /** Base */
+            base: string | {
+                [key: string]: unknown;
+            } | null;
+            /** Conflict */
+            conflict: boolean;
+            /** Fields */
+            fields?: string[];
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "add" | "remove" | "change";
+            /** Ours */
+            ours: string | {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Surface
+             * @enum {string}
+             */
+            surface: "objective" | "title" | "document" | "preference" | "todo" | "artifact";
+            /** Theirs */
+            theirs: string | {
+                [key: string]: unknown;
+            } | null;
+            /** Uid */
+            uid: string | null;
+        };
+        /**
+         * MergeIn
+         * @description `source`: any node the caller owns. `expected_head_turn_id`: absent = no
+         *     assertion, null = the head is the baseline. `label`: how the client shows the
+         *     source (`3.1`), used in the merge node's description.
+         */
+        MergeIn: {
+            /** Expected Head Turn Id */
+            expected_head_turn_id?: string | null;
+            /**
+             * Force
+             * @default false
+             */
+            force: boolean;
+            /** Label */
+            label?: string | null;
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "pick" | "merge";
+            /**
+             * Preview
+             * @default false
+             */
+            preview: boolean;
+            /** Resolutions */
+            resolutions?: {
+                [key: string]: "ours" | "theirs";
+            } | null;
+            /** Source */
+            source: string;
+        };
+        /**
+         * MergeOut
+         * @description The new merge node (`node_id`) on the target thread, its parent (the head it
+         *     moved from), the source node and the plan it applied.
+         */
+        MergeOut: {
+            /** Description */
+            description: string;
+            /** Merged From */
+            merged_from: string;
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "pick" | "merge";
+            /** Node Id */
+            node_id: string;
+            /** Parent Node Id */
+            parent_node_id: string | null;
+            plan: components["schemas"]["MergePlan"];
+        };
+        /**
+         * MergePlan
+         * @description `base`: the node both sides started from (null: none, then everything the source
+         *     has counts as added); `target`: the node whose workspace the merge changes (the
+         *     target thread's tip).
+         */
+        MergePlan: {
+            /** Base */
+            base: string | null;
+            /** Changes */
+            changes: components["schemas"]["MergeChange"][];
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "pick" | "merge";
+            /** Source */
+            source: string;
+            /** Target */
+            target: string | null;
         };
         /** MessageOut */
         MessageOut: {
@@ -1071,6 +1314,13 @@ export interface components {
             text: string;
             /** Uid */
             uid?: string | null;
+        };
+        /** PathChoiceOut */
+        PathChoiceOut: {
+            /** Child Node Id */
+            child_node_id: string;
+            /** Fork Node Id */
+            fork_node_id: string;
         };
         /** PreferenceChange */
         PreferenceChange: {
@@ -1155,7 +1405,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "user" | "assistant" | "document";
+            kind: "user" | "assistant" | "document" | "branch";
             /** Node Id */
             node_id: string;
             /** Root Thread Id */
@@ -1169,6 +1419,21 @@ export interface components {
         SearchOut: {
             /** Results */
             results: components["schemas"]["SearchHit"][];
+        };
+        /**
+         * SuggestionOut
+         * @description A branch worth archiving, and why (`detail` is the sentence the studio shows).
+         */
+        SuggestionOut: {
+            /** Detail */
+            detail: string;
+            /**
+             * Reason
+             * @enum {string}
+             */
+            reason: "idle" | "no_workspace_change" | "same_as_sibling";
+            /** Thread Id */
+            thread_id: string;
         };
         /** TodoChange */
         TodoChange: {
@@ -1277,7 +1542,9 @@ export type $defs = Record<string, never>;
 export interface operations {
     list_conversations_api_conversations_get: {
         parameters: {
-            query?: never;
+            query?: {
+                archived?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1300,6 +1567,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
             /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
@@ -1936,6 +2212,153 @@ export interface operations {
             };
         };
     };
+    get_chosen_path_api_conversations__thread_id__chosen_path_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChosenPathOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    put_chosen_path_api_conversations__thread_id__chosen_path_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChosenPathIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChosenPathOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     compare_nodes_api_conversations__thread_id__compare_get: {
         parameters: {
             query: {
@@ -2465,6 +2888,113 @@ export interface operations {
             };
         };
     };
+    merge_api_conversations__thread_id__merge_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MergeIn"];
+            };
+        };
+        responses: {
+            /** @description The plan (`preview: true`); nothing written */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergePlan"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Seeding the new thread failed; nothing was kept */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     get_messages_api_conversations__thread_id__messages_get: {
         parameters: {
             query?: never;
@@ -2812,6 +3342,73 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_suggestions_api_conversations__thread_id__suggestions_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuggestionOut"][];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -9,6 +9,8 @@ export interface ThreadSpec {
   deleted?: boolean;
   reason?: string;
   name?: string;
+  summary?: string;
+  archived?: boolean;
   /** a root forked from another family at this turn: it owns only the turns after it */
   forkedAt?: number;
 }
@@ -29,6 +31,8 @@ export function family(
     reason: s.reason ?? null,
     turn_index: s.turns,
     deleted: s.deleted ?? false,
+    summary: s.summary ?? null,
+    archived: s.archived ?? false,
     ...(s.forkedAt !== undefined ? { forked_from_turn: s.forkedAt } : {}),
   }));
   const byId = new Map(threads.map((t) => [t.thread_id, t]));
@@ -65,6 +69,7 @@ export function family(
         artifact_count: 0,
         is_on_active_path: k <= (limits.get(s.id) ?? -1),
         state: "complete",
+        kind: "turn",
       });
       let source: string | null = null;
       let kind: "turn" | "branch" = "turn";

@@ -8,6 +8,8 @@ import {
   type PointerEvent as ReactPointerEvent,
   type SyntheticEvent,
 } from "react";
+import type { Fold } from "@/lib/big-trees";
+import { ChangePreview } from "./change-preview";
 import type { FlowCard } from "@/lib/graph";
 import { countRender } from "@/lib/render-probe";
 import type { CardDetail } from "@/lib/studio-view";
@@ -20,6 +22,8 @@ export interface CardActions {
   onRestore: (nodeId: string) => void;
   onFocusStep: (nodeId: string) => void;
   onCompare: (nodeId: string) => void;
+  /** opens the preview of bringing this step's work into the current path */
+  onBringIn: (nodeId: string) => void;
   /** saves a thread's branch name (null clears it); rejects with the server's error */
   onRename: (threadId: string, name: string | null) => Promise<void>;
   /** opens the step's menu (a long press on the card) */
@@ -38,6 +42,12 @@ export interface CommitData extends Record<string, unknown> {
   /** the step the keyboard selection is on */
   selected?: boolean;
   actions: CardActions;
+  /** on a branch's first card: whether the branch is folded, and how much that hides */
+  fold: Fold | null;
+  onFold: (threadId: string) => void;
+  /** the step before this one (`thread:0`, the baseline, for a first step): the hover
+   * preview shows what this step changed since */
+  parent: string;
 }
 
 export interface StubData extends Record<string, unknown> {
@@ -64,6 +74,13 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
   const { card, detail, actions, picked, rejected } = data;
   countRender(`graph-node:${card.id}`);
   const press = useLongPress(card.id, actions.onMenu);
+  const [preview, setPreview] = useState(false);
+  const timer = useRef<number | null>(null);
+  const hover = (on: boolean) => {
+    if (timer.current !== null) window.clearTimeout(timer.current);
+    timer.current = on ? window.setTimeout(() => setPreview(true), 450) : null;
+    if (!on) setPreview(false);
+  };
   return (
     <div
       data-testid="graph-node"
@@ -72,19 +89,21 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
       data-active={card.active ? "true" : "false"}
       data-head={card.head ? "true" : "false"}
       data-state={card.state}
+      data-kind={card.merge ? "merge" : "turn"}
       data-picked={picked ?? undefined}
       data-found={data.found ? "true" : undefined}
       data-selected={data.selected ? "true" : undefined}
       className={[
         "card",
         card.active ? "card-active" : "card-dim",
+        card.archived ? "card-archived" : "",
         card.head ? "card-head" : "",
         `state-${card.state}`,
         picked ? "card-picked" : "",
         data.found ? "card-found" : "",
         data.selected ? "card-selected" : "",
       ].join(" ")}
-      title="Click: show in chat · Shift-click: compare · Double-click: restore this step · Long press: menu"
+      title="Click: show in chat · Shift-click: compare · Double-click: restore this step · Long press: menu · Drop on the head: bring into the current path"
       {...press.handlers}
       onClick={(e) => {
         if (press.fired()) return;
@@ -92,13 +111,19 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
         else actions.onFocusStep(card.id);
       }}
       onDoubleClick={(e) => !e.shiftKey && actions.onRestore(card.id)}
+      onMouseEnter={() => hover(true)}
+      onMouseLeave={() => hover(false)}
     >
       <Handle type="target" position={Position.Left} className="handle" />
       {card.head && <div className="here">you are here</div>}
+      {preview && <ChangePreview thread={card.threadId} before={data.parent} after={card.id} />}
       {picked && (
         <div className={`picked picked-${picked}`}>{picked === "a" ? "compare: before" : "compare: after"}</div>
       )}
       {card.firstOfThread && <BranchName threadId={card.threadId} name={card.threadName} onRename={actions.onRename} />}
+      {card.firstOfThread && (card.threadSummary || data.fold) && (
+        <LaneSummary card={card} fold={data.fold} onFold={data.onFold} />
+      )}
       <div className="card-top">
         <span className="lane-dot" style={{ background: card.active ? "#c8102e" : laneColour(card.lane) }} />
         <span className="card-label">{card.label}</span>
@@ -123,6 +148,22 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
           >
             ⇄
           </button>
+          {!card.head && (
+            <button
+              type="button"
+              className="nodrag card-btn"
+              data-testid="graph-node-bring"
+              title="Bring into current path…"
+              aria-label="Bring into current path…"
+              onClick={(e) => {
+                e.stopPropagation();
+                actions.onBringIn(card.id);
+              }}
+              onDoubleClick={(e) => e.stopPropagation()}
+            >
+              ⤵
+            </button>
+          )}
           <button
             type="button"
             className="nodrag card-btn card-restore"
@@ -138,6 +179,11 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
           </button>
         </span>
       </div>
+      {card.merge && (
+        <div className="card-merge-mark" data-testid="merge-node">
+          ⤵ merge
+        </div>
+      )}
       <div className="clamp q">{card.question || "(no message)"}</div>
       {card.active && detail && (
         <>
@@ -216,6 +262,40 @@ function useLongPress(nodeId: string, onMenu: ((nodeId: string) => void) | undef
       },
     },
   };
+}
+
+/** A branch's summary on its first card, with its fold button (▸ shows what it hides). */
+function LaneSummary({ card, fold, onFold }: { card: FlowCard; fold: Fold | null; onFold: (t: string) => void }) {
+  return (
+    <div className="lane-summary">
+      {fold && (
+        <button
+          type="button"
+          className="nodrag card-btn fold-btn"
+          data-testid="fold-button"
+          data-thread-id={card.threadId}
+          aria-expanded={!fold.folded}
+          aria-label={fold.folded ? `Expand this branch (${fold.hidden} steps hidden)` : "Collapse this branch"}
+          title={
+            fold.folded ? `Expand: ${fold.hidden} step${fold.hidden === 1 ? "" : "s"} hidden` : "Collapse this branch"
+          }
+          onClick={(e) => {
+            e.stopPropagation();
+            onFold(card.threadId);
+          }}
+          onDoubleClick={(e) => e.stopPropagation()}
+        >
+          {fold.folded ? `▸ ${fold.hidden}` : "▾"}
+        </button>
+      )}
+      {card.archived && <span className="badge">archived</span>}
+      {card.threadSummary && (
+        <span className="clamp" data-testid="branch-summary" data-thread-id={card.threadId} title={card.threadSummary}>
+          {card.threadSummary}
+        </span>
+      )}
+    </div>
+  );
 }
 
 /** A path that owns no turn yet: where its first step will go. */

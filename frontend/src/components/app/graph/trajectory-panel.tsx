@@ -3,16 +3,20 @@ import {
   Background,
   Controls,
   MarkerType,
+  MiniMap,
   ReactFlow,
   ReactFlowProvider,
   useNodesState,
   useReactFlow,
+  useStore,
   type Edge,
   type NodeTypes,
 } from "@xyflow/react";
-import { memo, useEffect, useMemo, useRef, type KeyboardEvent } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef, type KeyboardEvent, type RefObject } from "react";
+import { sameShallow, type FoldedFlow } from "@/lib/big-trees";
+import { carryMeasured } from "@/lib/graph";
+import { usePanelSize } from "@/hooks/use-panel-size";
 import { useNarrow, useTouch } from "@/hooks/use-touch";
-import { carryMeasured, type FlowGraph } from "@/lib/graph";
 import { graphCounts } from "@/lib/where";
 import type { ComparePick, Rejected } from "@/lib/research";
 import { CommitCard, StubCard, type CardActions, type CardDetail, type TrajectoryNode } from "./commit-card";
@@ -23,9 +27,13 @@ const nodeTypes: NodeTypes = { commit: CommitCard, stub: StubCard };
 const CANVAS_STYLE = { height: "calc(100% - 36px)" };
 const ACTIVE = "#c8102e";
 const DIM = "#b8bcc4";
+const MERGE = "#7c3aed";
+const MERGE_DASH = "6 4";
+// How close (px, flow coordinates) a dropped card's centre must come to the head's.
+const DROP_RADIUS = 90;
 
 export interface TrajectoryProps {
-  flow: FlowGraph | null;
+  flow: FoldedFlow | null;
   details: ReadonlyMap<string, CardDetail>;
   /** node id → the decisions rejected at that step */
   rejected: ReadonlyMap<string, readonly Rejected[]>;
@@ -43,6 +51,10 @@ export interface TrajectoryProps {
   onRestoreFound: () => void;
   onDismissFound: () => void;
   onOpenThread: (threadId: string) => void;
+  /** fold or unfold a branch (its later steps and the branches below it) */
+  onFold: (threadId: string) => void;
+  /** a step to centre the view on (a breadcrumb or a sibling switch) */
+  centre: { nodeId: string; tick: number } | null;
   loading: boolean;
   /** the step the keyboard selection is on, and when it last moved (the view follows it) */
   selection: { nodeId: string | null; tick: number };
@@ -50,7 +62,27 @@ export interface TrajectoryProps {
   onGraphKey: (e: KeyboardEvent<HTMLElement>) => void;
 }
 
+// Above this many cards only those in view are drawn (React Flow's culling); every
+// card carries a size before it is measured (CARD_SIZE), so framing a card that was
+// never drawn still works.
+const CULL_ABOVE = 300;
+const CARD_SIZE = { initialWidth: 208, initialHeight: 96 };
+
+// Zoomed out below this, cards switch to their compact form (label, name, state dot).
+const COMPACT_BELOW = 0.7;
+
 const NONE: readonly Rejected[] = [];
+
+function centre(n: TrajectoryNode): { x: number; y: number } {
+  return { x: n.position.x + (n.measured?.width ?? 0) / 2, y: n.position.y + (n.measured?.height ?? 0) / 2 };
+}
+
+/** Whether a dragged card was let go over (near) another card. */
+function nearEnough(a: TrajectoryNode, b: TrajectoryNode): boolean {
+  const p = centre(a);
+  const q = centre(b);
+  return Math.hypot(p.x - q.x, p.y - q.y) <= DROP_RADIUS;
+}
 
 /** Frames a search hit's card once it is on the graph (after any re-framing of a new family). */
 function FocusOnFound({ found, present }: { found: { nodeId: string; tick: number } | null; present: boolean }) {
@@ -79,8 +111,33 @@ function FollowSelection({ selection }: { selection: { nodeId: string | null; ti
   return null;
 }
 
+// Low enough that "fit view" always fits a 2,000-step family; compact cards stay legible.
+const MIN_ZOOM = 0.02;
+
+/** Centres the view on one step (a breadcrumb clicked, a sibling switched to). */
+function CentreOn({ centre }: { centre: { nodeId: string; tick: number } | null }) {
+  const { fitView } = useReactFlow();
+  useEffect(() => {
+    if (centre === null) return;
+    const id = window.setTimeout(() => {
+      void fitView({ nodes: [{ id: centre.nodeId }], padding: 1.2, maxZoom: 1, minZoom: 0.4, duration: 250 });
+    }, 60);
+    return () => window.clearTimeout(id);
+  }, [centre, fitView]);
+  return null;
+}
+
+/** Marks the flow's container `compact` while zoomed out (re-renders only when that flips). */
+function CompactWhenZoomedOut({ target }: { target: RefObject<HTMLDivElement | null> }) {
+  const compact = useStore((st) => st.transform[2] < COMPACT_BELOW);
+  useEffect(() => {
+    target.current?.classList.toggle("compact", compact);
+  }, [compact, target]);
+  return null;
+}
+
 /** Re-frames the view when the set of cards changes: the whole family while it is
- * small, else the last steps of the displayed path around the head. */
+ * small, else the displayed path (the path the studio opens on); a phone, the newest step. */
 function FitOnChange({ signature, focus, minZoom }: { signature: string; focus: string[]; minZoom: number }) {
   const { fitView } = useReactFlow();
   const first = useRef(true);
@@ -94,6 +151,22 @@ function FitOnChange({ signature, focus, minZoom }: { signature: string; focus: 
     }, 80);
     return () => window.clearTimeout(id);
   }, [signature, fitView, minZoom]);
+  // A window resized (a phone turned, a laptop's half screen) frames the same cards again.
+  useEffect(() => {
+    let id: number | undefined;
+    const onResize = () => {
+      window.clearTimeout(id);
+      id = window.setTimeout(() => {
+        const nodes = focusRef.current.length > 0 ? focusRef.current.map((n) => ({ id: n })) : undefined;
+        void fitView({ padding: 0.12, maxZoom: 1, minZoom, nodes });
+      }, 150);
+    };
+    window.addEventListener("resize", onResize);
+    return () => {
+      window.clearTimeout(id);
+      window.removeEventListener("resize", onResize);
+    };
+  }, [fitView, minZoom]);
   return null;
 }
 
@@ -101,39 +174,58 @@ function FitOnChange({ signature, focus, minZoom }: { signature: string; focus: 
  * Memoised, as its cards are: the page hands it stable callbacks, so a streamed token,
  * which re-renders the page and the chat, re-renders neither the panel nor a card. */
 export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryProps) {
-  const { flow, details, rejected, pick, found, actions, onOpenThread } = props;
+  const { flow, details, rejected, pick, found, actions, onOpenThread, onFold } = props;
   const selectedId = props.selection.nodeId;
   const touch = useTouch();
   // On a phone the view opens at full size, where a card's buttons are finger-sized
   // (24 px and more); pinching out still shows more of the family.
   const narrow = useNarrow();
-  const nodes: TrajectoryNode[] = useMemo(
-    () =>
-      (flow?.cards ?? []).map((card) =>
-        card.kind === "stub"
-          ? {
-              id: card.id,
-              type: "stub",
-              position: { x: card.x, y: card.y },
-              data: { card, onOpen: onOpenThread, onRename: actions.onRename },
-            }
-          : {
-              id: card.id,
-              type: "commit",
-              position: { x: card.x, y: card.y },
-              data: {
-                card,
-                detail: details.get(card.id) ?? null,
-                rejected: card.active ? (rejected.get(card.id) ?? NONE) : NONE,
-                picked: pick.a === card.id ? "a" : pick.b === card.id ? "b" : null,
-                found: found?.nodeId === card.id,
-                selected: selectedId === card.id,
-                actions,
-              },
-            },
-      ),
-    [flow, details, rejected, pick, found, actions, onOpenThread, selectedId],
-  );
+  const size = usePanelSize();
+  const canvas = useRef<HTMLDivElement>(null);
+  const parents = useMemo(() => new Map((flow?.links ?? []).map((l) => [l.target, l.source] as const)), [flow]);
+  // A card whose data did not change keeps its data object, so its memoised component
+  // does not render again: one added node renders one card (and its neighbours' links).
+  const dataCache = useRef(new Map<string, TrajectoryNode["data"]>());
+  const nodes: TrajectoryNode[] = useMemo(() => {
+    const previous = dataCache.current;
+    const next = new Map<string, TrajectoryNode["data"]>();
+    const keep = <D extends TrajectoryNode["data"]>(id: string, data: D): D => {
+      const old = previous.get(id);
+      const kept = old !== undefined && sameShallow(old, data, 2) ? (old as D) : data;
+      next.set(id, kept);
+      return kept;
+    };
+    const built: TrajectoryNode[] = (flow?.cards ?? []).map((card) =>
+      card.kind === "stub"
+        ? {
+            id: card.id,
+            type: "stub",
+            position: { x: card.x, y: card.y },
+            ...CARD_SIZE,
+            data: keep(card.id, { card, onOpen: onOpenThread, onRename: actions.onRename }),
+          }
+        : {
+            id: card.id,
+            type: "commit",
+            position: { x: card.x, y: card.y },
+            ...CARD_SIZE,
+            data: keep(card.id, {
+              card,
+              detail: details.get(card.id) ?? null,
+              rejected: card.active ? (rejected.get(card.id) ?? NONE) : NONE,
+              picked: pick.a === card.id ? "a" : pick.b === card.id ? "b" : null,
+              found: found?.nodeId === card.id,
+              selected: selectedId === card.id,
+              actions,
+              fold: card.fold,
+              onFold,
+              parent: parents.get(card.id) ?? `${card.threadId}:0`,
+            }),
+          },
+    );
+    dataCache.current = next;
+    return built;
+  }, [flow, details, rejected, pick, found, actions, onOpenThread, onFold, parents, selectedId]);
   const edges: Edge[] = useMemo(
     () =>
       (flow?.links ?? []).map((l) => {
@@ -142,13 +234,14 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
           id: l.id,
           source: l.source,
           target: l.target,
-          type: l.kind === "turn" ? "straight" : "smoothstep",
+          type: l.kind === "turn" ? "straight" : l.kind === "merge" ? "default" : "smoothstep",
           animated: l.kind === "stub",
           label: l.reason ?? undefined,
+          className: l.kind === "merge" ? "merge-edge" : undefined,
           style: {
-            stroke: colour,
+            stroke: l.kind === "merge" ? MERGE : colour,
             strokeWidth: l.active ? 2.5 : 1.5,
-            strokeDasharray: l.kind === "stub" ? "4 4" : undefined,
+            strokeDasharray: l.kind === "stub" ? "4 4" : l.kind === "merge" ? MERGE_DASH : undefined,
           },
           markerEnd: { type: MarkerType.ArrowClosed, color: colour, width: 16, height: 16 },
           zIndex: l.active ? 1 : 0,
@@ -156,11 +249,25 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
       }),
     [flow],
   );
-  // Cards stay where the layout puts them (nothing drags them); a new answer from the
-  // server lays them out again, keeping each card's measured size so that it stays
-  // visible (see carryMeasured).
+  // Cards stay where the layout puts them: no key moves them (they take no focus), and
+  // a mouse drag only serves dropping a card on the head, after which the card goes
+  // back to its place (onNodeDragStop). A new answer from the server lays them out
+  // again, keeping each card's measured size so that it stays visible (see carryMeasured).
   const [rfNodes, setRfNodes, onNodesChange] = useNodesState<TrajectoryNode>(nodes);
   useEffect(() => setRfNodes((previous) => carryMeasured(previous, nodes)), [nodes, setRfNodes]);
+  // A card dropped on the head brings its work into the current path; it goes back
+  // to its place either way.
+  const onBringIn = actions.onBringIn;
+  const onNodeDragStop = useCallback(
+    (_: unknown, dragged: TrajectoryNode) => {
+      const headCard = rfNodes.find((n) => n.type === "commit" && n.data.card.head);
+      if (headCard && headCard.id !== dragged.id && dragged.type === "commit" && nearEnough(dragged, headCard)) {
+        onBringIn(dragged.id);
+      }
+      setRfNodes((previous) => carryMeasured(previous, nodes));
+    },
+    [rfNodes, nodes, onBringIn, setRfNodes],
+  );
   const signature = useMemo(
     () => `${props.frame}|${(flow?.cards ?? []).map((c) => c.id).join(",")}`,
     [flow, props.frame],
@@ -170,15 +277,20 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
     const path = cards.filter((c) => c.active || c.head).sort((a, b) => a.turn - b.turn);
     // a phone shows the newest step of the path at full size
     if (narrow) return path.slice(-1).map((c) => c.id);
-    if (cards.length <= 12) return [];
-    return path.slice(-6).map((c) => c.id);
+    // Around the displayed path: all of it while short, else its last dozen steps.
+    return path.slice(-12).map((c) => c.id);
   }, [flow, narrow]);
   const { steps: nodeCount, paths: pathCount } = graphCounts(flow);
   const foundPresent = found !== null && (flow?.labels.has(found.nodeId) ?? false);
   const picking = pick.a !== null && pick.b === null;
 
   return (
-    <section data-testid="graph-panel" className={`graph-panel ${props.collapsed ? "collapsed" : ""}`}>
+    <section
+      data-testid="graph-panel"
+      className={`graph-panel ${props.collapsed ? "collapsed" : ""} ${size.maximised ? "maximised" : ""}`}
+      style={props.collapsed || size.maximised || size.height === null ? undefined : { flexBasis: size.height }}
+      ref={size.panel}
+    >
       <header className="panel-head">
         <button
           type="button"
@@ -225,11 +337,24 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
         ) : (
           <span className="muted hint" data-testid="graph-hint">
             {touch
-              ? "long-press a step for its menu · ↺ restores · ⇄ compares two"
-              : "double-click a step to restore it · ⇄ to compare two · ? for keys"}
+              ? "long-press a step for its menu · ↺ restores · ⇄ compares two · ⤵ brings in"
+              : "double-click: restore · ⇄ compare · ⤵ or drop on the head: bring in · ? for keys"}
           </span>
         )}
+        <button
+          type="button"
+          className="small-btn"
+          data-testid="graph-maximise"
+          aria-pressed={size.maximised}
+          title={size.maximised ? "Back to the panel" : "Maximise the graph"}
+          aria-label={size.maximised ? "Back to the panel" : "Maximise the graph"}
+          onClick={size.toggleMaximised}
+        >
+          {size.maximised ? "⤡" : "⤢"}
+          <span className="wide-only">{size.maximised ? " Restore size" : " Maximise"}</span>
+        </button>
       </header>
+
       {found !== null && (
         <div className="found-bar" data-testid="found-bar" data-node-id={found.nodeId}>
           <span className="found-text">
@@ -260,11 +385,12 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
       {!props.collapsed && (
         <div
           className="graph-body"
+          ref={canvas}
           data-testid="graph-keys"
           tabIndex={0}
           role="group"
-          aria-label="Trajectory: arrow keys move between steps, Enter opens the selected step, r restores it"
-          aria-keyshortcuts="ArrowLeft ArrowRight ArrowUp ArrowDown Enter r x"
+          aria-label="Trajectory: arrow keys move between steps, Enter opens the selected step, r restores it, b brings it into the current path"
+          aria-keyshortcuts="ArrowLeft ArrowRight ArrowUp ArrowDown Enter r x b"
           onKeyDown={props.onGraphKey}
         >
           {props.loading && !flow ? (
@@ -276,29 +402,65 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
               <ReactFlow
                 nodes={rfNodes}
                 onNodesChange={onNodesChange}
+                onNodeDragStop={onNodeDragStop}
                 edges={edges}
                 nodeTypes={nodeTypes}
                 nodesConnectable={false}
-                nodesDraggable={false}
+                // a finger on a card pans the view (touch brings in with ⤵ or the long-press menu)
+                nodesDraggable={!touch}
                 nodesFocusable={false}
                 edgesFocusable={false}
                 disableKeyboardA11y
                 style={CANVAS_STYLE}
                 zoomOnDoubleClick={false}
-                minZoom={0.1}
+                onlyRenderVisibleElements={nodes.length > CULL_ABOVE}
+                minZoom={MIN_ZOOM}
                 maxZoom={1.5}
                 proOptions={{ hideAttribution: true }}
               >
                 <Background gap={24} size={1} color="#e5e7eb" />
-                <FitOnChange signature={signature} focus={focus} minZoom={narrow ? 1 : 0.3} />
+                <div
+                  className="minimap-slot"
+                  data-testid="graph-minimap"
+                  aria-label="Minimap: click or drag to move the view"
+                >
+                  <MiniMap
+                    position="top-left"
+                    pannable
+                    zoomable
+                    ariaLabel="Minimap of the whole family"
+                    nodeColor={(n) => ((n.data as { card?: { active?: boolean } }).card?.active ? ACTIVE : DIM)}
+                    style={{ margin: 0, width: 180, height: 110 }}
+                  />
+                </div>
+                <FitOnChange signature={signature} focus={focus} minZoom={narrow ? 1 : MIN_ZOOM} />
                 <FocusOnFound found={found} present={foundPresent} />
                 <FollowSelection selection={props.selection} />
+                <CentreOn centre={props.centre} />
+                <CompactWhenZoomedOut target={canvas} />
               </ReactFlow>
               {/* Outside the canvas, in a strip of its own: the zoom buttons never cover a card. */}
-              <Controls showInteractive={false} position="bottom-right" orientation="horizontal" />
+              <Controls
+                showInteractive={false}
+                position="bottom-right"
+                orientation="horizontal"
+                fitViewOptions={{ minZoom: MIN_ZOOM, padding: 0.08 }}
+              />
             </ReactFlowProvider>
           )}
         </div>
+      )}
+      {!props.collapsed && !size.maximised && (
+        <div
+          className="graph-resize"
+          data-testid="graph-resize"
+          role="separator"
+          aria-orientation="horizontal"
+          aria-label="Resize the graph panel (arrow keys)"
+          tabIndex={0}
+          onPointerDown={size.startDrag}
+          onKeyDown={size.onKey}
+        />
       )}
     </section>
   );

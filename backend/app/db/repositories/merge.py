@@ -1,0 +1,147 @@
+"""Queries and writes behind merges: artifact bodies, the merge records of a path, and
+the record that makes a node a merge node. Services own the rules."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any, NamedTuple
+
+from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.base import JsonType, table_of
+from app.db.dialect import Write, dialect_of
+from app.db.models import Artifact, Preference, Todo, WorkspaceSnapshot
+from app.domain import NodeKind, NodeState, now
+
+_snap_t = table_of(WorkspaceSnapshot)
+
+
+class ArtifactBody(NamedTuple):
+    id: int
+    kind: str
+    title: str
+    content: str
+
+
+async def artifact_bodies(s: AsyncSession, ids: Collection[int]) -> dict[int, ArtifactBody]:
+    """The artifacts `ids` with their content, by id (one query)."""
+    if not ids:
+        return {}
+    stmt = select(Artifact.id, Artifact.kind, Artifact.title, Artifact.content).where(
+        Artifact.id.in_(sorted(ids))
+    )
+    return {r.id: ArtifactBody(r.id, r.kind, r.title, r.content) for r in await s.execute(stmt)}
+
+
+class MergeRecord(NamedTuple):
+    thread_id: str
+    turn_index: int
+    kind: str
+    merged_from: str
+
+
+async def merge_records(s: AsyncSession, thread_ids: Collection[str]) -> list[MergeRecord]:
+    """The merge and pick nodes of these threads, with their source node."""
+    if not thread_ids:
+        return []
+    stmt = select(
+        _snap_t.c.thread_id, _snap_t.c.turn_index, _snap_t.c.kind, _snap_t.c.merged_from
+    ).where(
+        dialect_of(s).one_of(_snap_t.c.thread_id, list(thread_ids)),
+        _snap_t.c.merged_from.is_not(None),
+    )
+    return [MergeRecord(r[0], r[1], r[2], r[3]) for r in await s.execute(stmt)]
+
+
+async def merged_state(s: AsyncSession, thread_id: str, turn_index: int) -> dict[str, Any] | None:
+    """The source's workspace as the merge node `thread_id:turn_index` recorded it."""
+    value = await s.scalar(
+        select(_snap_t.c.merged_state).where(
+            _snap_t.c.thread_id == thread_id, _snap_t.c.turn_index == turn_index
+        )
+    )
+    return value if isinstance(value, dict) else None
+
+
+async def notes_of(s: AsyncSession, nodes: Collection[tuple[str, int]]) -> list[str]:
+    """The descriptions of the merge nodes among `nodes`, oldest turn first."""
+    threads = {t for t, _ in nodes}
+    if not threads:
+        return []
+    stmt = (
+        select(_snap_t.c.thread_id, _snap_t.c.turn_index, _snap_t.c.user_message)
+        .where(
+            dialect_of(s).one_of(_snap_t.c.thread_id, list(threads)),
+            _snap_t.c.merged_from.is_not(None),
+        )
+        .order_by(_snap_t.c.turn_index)
+    )
+    wanted = set(nodes)
+    return [r[2] for r in await s.execute(stmt) if (r[0], r[1]) in wanted]
+
+
+_MERGE_NODE = (
+    update(_snap_t)
+    .where(
+        _snap_t.c.thread_id == bindparam("mn_thread"),
+        _snap_t.c.turn_index == bindparam("mn_turn"),
+    )
+    .values(
+        kind=bindparam("mn_kind"),
+        merged_from=bindparam("mn_from"),
+        merged_state=bindparam("mn_merged", type_=JsonType),
+        state=bindparam("mn_state"),
+        completed_at=bindparam("mn_at"),
+        reply="",
+    )
+)
+
+
+def merge_node(
+    thread_id: str,
+    turn_index: int,
+    *,
+    kind: NodeKind,
+    merged_from: str,
+    merged_state: dict[str, Any],
+) -> Write:
+    """Make the record of turn `turn_index` (just written) a complete merge node."""
+    return _MERGE_NODE, {
+        "mn_thread": thread_id,
+        "mn_turn": turn_index,
+        "mn_kind": kind.value,
+        "mn_from": merged_from,
+        "mn_merged": merged_state,
+        "mn_state": NodeState.COMPLETE.value,
+        "mn_at": now(),
+    }
+
+
+_ITEM_FIELDS = {
+    Preference: ("text", "locked", "position"),
+    Todo: ("text", "done", "depth", "position"),
+}
+_ITEM_UPDATES = {
+    model: update(table_of(model))
+    .where(table_of(model).c.id == bindparam("iu_id"))
+    .values({name: bindparam(f"iu_{name}") for name in fields})
+    for model, fields in _ITEM_FIELDS.items()
+}
+
+
+async def update_items(
+    s: AsyncSession, model: type[Preference] | type[Todo], rows: list[dict[str, Any]]
+) -> None:
+    """Set the fields (and position) of existing items, one row per dict (`id` and the
+    model's fields), in one executemany."""
+    if rows:
+        params = [{f"iu_{k}": v for k, v in row.items()} for row in rows]
+        await s.execute(_ITEM_UPDATES[model], params)
+
+
+async def delete_items(
+    s: AsyncSession, model: type[Preference] | type[Todo], ids: list[int]
+) -> None:
+    if ids:
+        await s.execute(delete(model).where(model.id.in_(ids)))

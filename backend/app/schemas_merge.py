@@ -1,0 +1,74 @@
+"""Wire shapes of `POST …/{thread_id}/merge` (bring a path back: merge and pick)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from app.schemas import NO_NUL, STRICT
+
+MergeMode = Literal["pick", "merge"]
+MergeSurface = Literal["objective", "title", "document", "preference", "todo", "artifact"]
+# A change's value on one side: a scalar or a document hunk (text), an item's fields
+# with its position, an artifact's title and kind; null where that side has none.
+MergeValue = str | dict[str, Any] | None
+# The most changes a request may resolve (a plan lists at most a few per item).
+MAX_RESOLUTIONS = 10_000
+
+
+class MergeIn(BaseModel):
+    """`source`: any node the caller owns. `expected_head_turn_id`: absent = no
+    assertion, null = the head is the baseline. `label`: how the client shows the
+    source (`3.1`), used in the merge node's description."""
+
+    model_config = STRICT
+    source: str = Field(max_length=80, pattern=NO_NUL)
+    mode: MergeMode
+    preview: bool = False
+    resolutions: dict[str, Literal["ours", "theirs"]] | None = Field(
+        default=None, max_length=MAX_RESOLUTIONS
+    )
+    expected_head_turn_id: str | None = Field(default=None, max_length=80, pattern=NO_NUL)
+    force: bool = False
+    label: str | None = Field(default=None, max_length=40, pattern=r"^[0-9A-Za-z .:_-]*$")
+
+
+class MergeChange(BaseModel):
+    """One change the source would bring. `ours` is the target's value, `theirs` the
+    source's, `base` the one both started from; `fields` names the fields of an item
+    that differ (`position` among them when it moved)."""
+
+    id: str
+    surface: MergeSurface
+    uid: str | None
+    kind: Literal["add", "remove", "change"]
+    base: MergeValue
+    ours: MergeValue
+    theirs: MergeValue
+    conflict: bool
+    fields: list[str] = Field(default_factory=list)
+
+
+class MergePlan(BaseModel):
+    """`base`: the node both sides started from (null: none, then everything the source
+    has counts as added); `target`: the node whose workspace the merge changes (the
+    target thread's tip)."""
+
+    mode: MergeMode
+    source: str
+    base: str | None
+    target: str | None
+    changes: list[MergeChange]
+
+
+class MergeOut(BaseModel):
+    """The new merge node (`node_id`) on the target thread, its parent (the head it
+    moved from), the source node and the plan it applied."""
+
+    node_id: str
+    parent_node_id: str | None
+    merged_from: str
+    mode: MergeMode
+    description: str
+    plan: MergePlan

@@ -1,0 +1,159 @@
+"""The result of a merge plan: the target's new workspace, from the plan and the
+resolutions (`ours` keeps the target's value, `theirs` takes the source's; every
+conflict needs one, any other change may be declined), and what the merge node says
+it brought. Pure, as the planner is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from app.services.merge.plan import POSITION, Change, Item, Plan, Resolution, Side
+
+
+class Unresolved(Exception):
+    """Conflicts that no resolution settles (their change ids in `args[0]`)."""
+
+
+class UnknownChange(Exception):
+    """A resolution names a change the plan does not list (its id in `args[0]`)."""
+
+
+@dataclass
+class Result:
+    """The target's workspace after the merge, and the changes brought in."""
+
+    side: Side
+    brought: list[Change] = field(default_factory=list)
+    removed: list[Item] = field(default_factory=list)
+    removed_surface: dict[str, str] = field(default_factory=dict)
+
+
+def taken(plan: Plan, resolutions: Mapping[str, Resolution]) -> list[Change]:
+    """The changes the merge brings in: clean ones unless resolved `ours`, conflicts
+    resolved `theirs`. Raises `UnknownChange` and `Unresolved`."""
+    ids = {c.id for c in plan.changes}
+    unknown = sorted(set(resolutions) - ids)
+    if unknown:
+        raise UnknownChange(unknown)
+    open_conflicts = [c.id for c in plan.conflicts if c.id not in resolutions]
+    if open_conflicts:
+        raise Unresolved(open_conflicts)
+    return [c for c in plan.changes if resolutions.get(c.id, "theirs") == "theirs"]
+
+
+def merge_result(
+    plan: Plan, ours: Side, theirs: Side, resolutions: Mapping[str, Resolution]
+) -> Result:
+    """`ours` with the changes the plan brings in (see `taken`)."""
+    brought = taken(plan, resolutions)
+    by_surface: dict[str, list[Change]] = {}
+    for c in brought:
+        by_surface.setdefault(c.surface, []).append(c)
+    side = ours
+    if "objective" in by_surface:
+        side = replace(side, objective=theirs.objective)
+    if "title" in by_surface:
+        side = replace(side, title=theirs.title)
+    hunks = {c.hunk for c in by_surface.get("document", [])}
+    if hunks:
+        body = "".join(
+            "".join(r.theirs if i in hunks else r.ours) for i, r in enumerate(plan.regions)
+        )
+        side = replace(side, content=body)
+    if side.title is None and side.content:
+        side = replace(side, title="")  # a document needs a title, even an empty one
+    elif side.title is None:
+        side = replace(side, content=None)  # no title and no text: no document
+    result = Result(side, brought)
+    surfaces: tuple[Literal["preference", "todo"], ...] = ("preference", "todo")
+    for surface in surfaces:
+        changes = by_surface.get(surface, [])
+        if changes:
+            result = _merge_items(result, surface, changes, ours, theirs)
+    arts = [a for a in theirs.artifacts if f"artifact:{a.key}" in {c.id for c in brought}]
+    if arts:
+        result.side = replace(result.side, artifacts=(*result.side.artifacts, *arts))
+    return result
+
+
+def _merge_items(
+    result: Result,
+    surface: Literal["preference", "todo"],
+    changes: list[Change],
+    ours: Side,
+    theirs: Side,
+) -> Result:
+    ours_items = ours.preferences if surface == "preference" else ours.todos
+    theirs_items = theirs.preferences if surface == "preference" else theirs.todos
+    theirs_by_uid = {i.uid: i for i in theirs_items}
+    items: list[Item] = list(ours_items)
+    for c in changes:
+        if c.kind == "remove":
+            gone = next(i for i in items if i.uid == c.uid)
+            items.remove(gone)
+            result.removed.append(gone)
+            result.removed_surface[gone.uid] = surface
+    placed = {i.uid for i in items}
+
+    order = [i.uid for i in theirs_items]
+
+    def put(item: Item) -> None:
+        """Insert after its nearest predecessor in `theirs` that is placed already, and
+        after the target's own items that follow it (`theirs` does not have them)."""
+        at = 0
+        for uid in reversed(order[: order.index(item.uid)]):
+            if uid in placed:
+                at = next(n for n, i in enumerate(items) if i.uid == uid) + 1
+                while at < len(items) and items[at].uid not in theirs_by_uid:
+                    at += 1
+                break
+        items.insert(at, item)
+        placed.add(item.uid)
+
+    for t in theirs_items:
+        change = next((c for c in changes if c.uid == t.uid and c.kind != "remove"), None)
+        if change is None:
+            continue
+        current = next((i for i in items if i.uid == t.uid), None)
+        if current is None:
+            put(theirs_by_uid[t.uid])
+            continue
+        values = dict(current.values)
+        for f in change.fields:
+            if f != POSITION:
+                values[f] = t.values.get(f)
+        updated = Item(t.uid, values)
+        if POSITION in change.fields:
+            items.remove(current)
+            placed.discard(t.uid)
+            put(updated)
+        else:
+            items[items.index(current)] = updated
+    if surface == "preference":
+        result.side = replace(result.side, preferences=tuple(items))
+    else:
+        result.side = replace(result.side, todos=tuple(items))
+    return result
+
+
+# ---- what a merge node says ----
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def summary(brought: Sequence[Change]) -> str:
+    """What was brought, for the node's description: `objective, 2 todos`."""
+    counts: dict[str, int] = {}
+    for c in brought:
+        counts[c.surface] = counts.get(c.surface, 0) + 1
+    parts: list[str] = [s for s in ("objective", "title") if s in counts]
+    if "document" in counts:
+        hunks = counts["document"]
+        parts.append("document" if hunks == 1 else f"document ({hunks} hunks)")
+    parts += [_count(counts[s], s) for s in ("preference", "todo", "artifact") if s in counts]
+    return ", ".join(parts)

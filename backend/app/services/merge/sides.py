@@ -1,0 +1,195 @@
+"""The three workspace states of a merge, read from storage: base, ours and theirs.
+
+`theirs` is the workspace after the source node. For a pick, `base` is the workspace
+after the source's parent (so the plan is the change the source itself made); for a
+merge, it is the workspace after the newest node the source's path shares with the
+target's, or, when an earlier merge into the target brought in a newer node of the
+source's path, the source's workspace as that merge recorded it (as a version-control
+merge base moves once a branch has been merged).
+`ours` is the target thread's live workspace. Every as-of read goes through
+`snapshots.resolve_restore_state`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.models import Conversation
+from app.db.repositories import merge as repo
+from app.db.repositories import threads as threads_repo
+from app.db.repositories import workspace as ws_repo
+from app.domain import NodeId, NodeKind
+from app.errors import InvalidTurn, SnapshotMissing
+from app.schemas_merge import MergeMode
+from app.services.compare import common_ancestor, node_path
+from app.services.conversations import get_owned
+from app.services.family import Lineage
+from app.services.merge.plan import EMPTY, ArtifactRef, Item, Side, artifact_key
+from app.services.snapshots import resolve_restore_state
+from app.services.workspace_state import WorkspaceState, state_of_rows
+
+
+@dataclass
+class Sides:
+    base: Side
+    ours: Side
+    theirs: Side
+    base_node: NodeId | None
+    target_node: NodeId | None
+    # What `ours` was read from (the apply captures it as the merge node's snapshot).
+    ours_state: WorkspaceState
+    ours_rows: ws_repo.LiveRows
+
+
+async def side_of(s: AsyncSession, state: WorkspaceState) -> Side:
+    """A workspace state as the planner sees it (artifacts known by content key)."""
+    bodies = await repo.artifact_bodies(s, [a.id for a in state.artifacts])
+    artifacts = tuple(
+        ArtifactRef(artifact_key(b.kind, b.title, b.content), b.kind, b.title, b.id)
+        for a in state.artifacts
+        if (b := bodies.get(a.id)) is not None
+    )
+    doc = state.document
+    return Side(
+        objective=state.objective,
+        title=doc.title if doc is not None else None,
+        content=doc.content if doc is not None else None,
+        preferences=tuple(
+            Item(p.uid, {"text": p.text, "locked": p.locked}) for p in state.preferences
+        ),
+        todos=tuple(
+            Item(t.uid, {"text": t.text, "done": t.done, "depth": t.depth}) for t in state.todos
+        ),
+        artifacts=artifacts,
+        rejected=frozenset(r.uid for r in state.rejected),
+    )
+
+
+async def _state_after(s: AsyncSession, node: NodeId) -> WorkspaceState:
+    conv = await threads_repo.get_thread(s, node.thread_id)
+    if conv is None or conv.deleted_at is not None:
+        raise SnapshotMissing(f"node {node} is no longer retained")
+    return await resolve_restore_state(s, conv, node.turn)
+
+
+@dataclass(frozen=True)
+class _Base:
+    """Where a merge starts from: a node's workspace, or (`recorded`) the source's
+    workspace as an earlier merge brought it in."""
+
+    node: NodeId | None
+    recorded: dict[str, Any] | None = None
+
+
+async def _merge_base(
+    s: AsyncSession, source_path: list[NodeId], target_path: list[NodeId]
+) -> _Base:
+    """The newest state of the source's path that the target already holds: the shared
+    ancestor's, or the one an earlier merge into the target brought in from a node of
+    the source's path (recorded then: a node's workspace may change while it is its
+    thread's latest, by the snapshot rule)."""
+    shared = common_ancestor(source_path, target_path)
+    on_source = {n: i for i, n in enumerate(source_path)}
+    best = on_source.get(shared, -1) if shared is not None else -1
+    chosen: repo.MergeRecord | None = None
+    on_target = set(target_path)
+    for r in await repo.merge_records(s, {n.thread_id for n in target_path}):
+        merged = NodeId.parse(r.merged_from)
+        if r.kind != NodeKind.MERGE or NodeId(r.thread_id, r.turn_index) not in on_target:
+            continue
+        if merged is not None and on_source.get(merged, -1) > best:
+            best, chosen = on_source[merged], r
+    if chosen is not None:
+        recorded = await repo.merged_state(s, chosen.thread_id, chosen.turn_index)
+        if recorded is not None:
+            return _Base(NodeId.parse(chosen.merged_from), recorded)
+    return _Base(shared)
+
+
+def recorded_state(theirs: Side, document_hash: str | None) -> dict[str, Any]:
+    """What a merge node keeps of the source's workspace (`_merge_base`)."""
+    return {
+        "objective": theirs.objective,
+        "title": theirs.title,
+        "document_hash": document_hash,
+        "preferences": [{"uid": i.uid, **i.values} for i in theirs.preferences],
+        "todos": [{"uid": i.uid, **i.values} for i in theirs.todos],
+    }
+
+
+async def _recorded_side(s: AsyncSession, state: dict[str, Any]) -> Side:
+    digest = state.get("document_hash")
+    body = await ws_repo.get_body(s, digest) if digest else None
+    return Side(
+        objective=state.get("objective"),
+        title=state.get("title"),
+        content=body,
+        preferences=tuple(
+            Item(str(p["uid"]), {"text": p.get("text", ""), "locked": bool(p.get("locked"))})
+            for p in state.get("preferences") or []
+        ),
+        todos=tuple(
+            Item(
+                str(t["uid"]),
+                {
+                    "text": t.get("text", ""),
+                    "done": bool(t.get("done")),
+                    "depth": int(t.get("depth") or 0),
+                },
+            )
+            for t in state.get("todos") or []
+        ),
+    )
+
+
+async def load_sides(
+    s: AsyncSession, *, user_id: int, target: Conversation, source: NodeId, mode: MergeMode
+) -> Sides:
+    """Base, ours and theirs for bringing `source` into `target`'s live workspace."""
+    src, _ = await get_owned(s, thread_id=source.thread_id, user_id=user_id)
+    if source.turn < 1 or source.turn > src.turn_index:
+        raise InvalidTurn(f"node {source} does not exist (the thread is at turn {src.turn_index})")
+    theirs_state = await resolve_restore_state(s, src, source.turn)
+    source_path = await node_path(s, source)
+    target_path = (
+        await node_path(s, NodeId(target.thread_id, target.turn_index))
+        if target.turn_index > 0
+        else []
+    )
+    if mode == "pick":
+        base_node = source_path[-2] if len(source_path) >= 2 else None
+        base_state = await resolve_restore_state(s, src, source.turn - 1)
+        base = await side_of(s, base_state)
+    else:
+        found = await _merge_base(s, source_path, target_path)
+        base_node = found.node
+        if found.recorded is not None:
+            base = await _recorded_side(s, found.recorded)
+        elif base_node is not None:
+            base = await side_of(s, await _state_after(s, base_node))
+        else:
+            base = EMPTY
+    ours_rows = await ws_repo.live_rows(s, target.thread_id)
+    _, ours_state = state_of_rows(target, ours_rows)
+    return Sides(
+        base=base,
+        ours=await side_of(s, ours_state),
+        theirs=await side_of(s, theirs_state),
+        base_node=base_node,
+        target_node=target_path[-1] if target_path else None,
+        ours_state=ours_state,
+        ours_rows=ours_rows,
+    )
+
+
+async def path_nodes(
+    s: AsyncSession, thread_id: str, *, after: int, before: int
+) -> list[tuple[str, int]]:
+    """The nodes of turns `after` < k < `before` on `thread_id`'s path."""
+    lineage = await Lineage.load(s, thread_id)
+    if not lineage.entries:
+        return []
+    return [(lineage.owner_of(k), k) for k in range(after + 1, before)]

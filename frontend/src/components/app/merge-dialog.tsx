@@ -1,0 +1,207 @@
+"use client";
+import { useEffect, useRef } from "react";
+import type { MergeState } from "@/hooks/use-merge";
+import {
+  SURFACE_NAMES,
+  bringing,
+  hunkDiff,
+  kindName,
+  unresolved,
+  valueText,
+  type MergeChange,
+  type MergeMode,
+  type Resolution,
+} from "@/lib/merge";
+
+export interface MergeDialogProps {
+  state: MergeState | null;
+  onMode: (mode: MergeMode) => void;
+  onChoose: (changeId: string, resolution: Resolution | null) => void;
+  onApply: () => void;
+  onClose: () => void;
+}
+
+function Sides({ change, label }: { change: MergeChange; label: string }) {
+  if (change.surface === "document") {
+    return (
+      <pre className="merge-diff" data-testid="merge-diff">
+        {hunkDiff(change).map((line, i) => (
+          <div key={i} className={`diff-line diff-${line.sign === "+" ? "add" : line.sign === "-" ? "del" : "ctx"}`}>
+            {line.sign} {line.text}
+          </div>
+        ))}
+      </pre>
+    );
+  }
+  return (
+    <dl className="merge-sides">
+      <dt>base</dt>
+      <dd data-side="base">{valueText(change, "base")}</dd>
+      <dt>current path</dt>
+      <dd data-side="ours">{valueText(change, "ours")}</dd>
+      <dt>step {label}</dt>
+      <dd data-side="theirs">{valueText(change, "theirs")}</dd>
+    </dl>
+  );
+}
+
+function Choice({
+  change,
+  value,
+  label,
+  onChoose,
+}: {
+  change: MergeChange;
+  value: Resolution | undefined;
+  label: string;
+  onChoose: MergeDialogProps["onChoose"];
+}) {
+  if (!change.conflict) {
+    return (
+      <label className="merge-choice">
+        <input
+          type="checkbox"
+          data-testid="merge-bring"
+          checked={value !== "ours"}
+          onChange={(e) => onChoose(change.id, e.target.checked ? null : "ours")}
+        />{" "}
+        bring this in
+      </label>
+    );
+  }
+  return (
+    <fieldset className="merge-choice" aria-label={`Keep which ${SURFACE_NAMES[change.surface].toLowerCase()}`}>
+      <label>
+        <input
+          type="radio"
+          name={`merge-${change.id}`}
+          data-testid="merge-choose-ours"
+          checked={value === "ours"}
+          onChange={() => onChoose(change.id, "ours")}
+        />{" "}
+        keep the current path’s
+      </label>
+      <label>
+        <input
+          type="radio"
+          name={`merge-${change.id}`}
+          data-testid="merge-choose-theirs"
+          checked={value === "theirs"}
+          onChange={() => onChoose(change.id, "theirs")}
+        />{" "}
+        take step {label}’s
+      </label>
+    </fieldset>
+  );
+}
+
+/** The bring-back preview: each change of the plan (conflicts first, each with its
+ * choice; a document change as a diff), the mode, and the apply, which then reports
+ * what was brought. */
+export function MergeDialog({ state, onMode, onChoose, onApply, onClose }: MergeDialogProps) {
+  // The focus moves into the dialog when it opens (a key, `b`, may have opened it) and
+  // goes back where it was when it closes.
+  const dialog = useRef<HTMLDivElement>(null);
+  const openFor = state?.source ?? null;
+  useEffect(() => {
+    if (openFor === null) return;
+    const before = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    dialog.current?.focus();
+    return () => before?.focus();
+  }, [openFor]);
+  if (state === null) return null;
+  const { plan, label, result } = state;
+  const open = unresolved(plan, state.resolutions);
+  const count = bringing(plan, state.resolutions);
+  const conflicts = plan?.changes.filter((c) => c.conflict).length ?? 0;
+  return (
+    <div className="overlay" role="presentation">
+      <div
+        ref={dialog}
+        tabIndex={-1}
+        className="dialog merge-dialog"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="merge-title"
+        data-testid="merge-dialog"
+      >
+        <h2 id="merge-title">Bring step {label} into the current path</h2>
+        {result === null && (
+          <div className="merge-modes" role="radiogroup" aria-label="What to bring">
+            <label>
+              <input
+                type="radio"
+                name="merge-mode"
+                data-testid="merge-mode-merge"
+                checked={state.mode === "merge"}
+                onChange={() => onMode("merge")}
+              />{" "}
+              everything its path changed
+            </label>
+            <label>
+              <input
+                type="radio"
+                name="merge-mode"
+                data-testid="merge-mode-pick"
+                checked={state.mode === "pick"}
+                onChange={() => onMode("pick")}
+              />{" "}
+              only this step’s own change
+            </label>
+          </div>
+        )}
+        {result !== null ? (
+          <p className="merge-result" data-testid="merge-result" role="status">
+            ✓ {result.description}. Restore the step before it to undo.
+          </p>
+        ) : state.loading || plan === null ? (
+          <p className="muted">Working out what would change…</p>
+        ) : plan.changes.length === 0 ? (
+          <p data-testid="merge-empty">Nothing to bring: the current path already has all of it.</p>
+        ) : (
+          <>
+            <p className="muted">
+              {plan.changes.length} change{plan.changes.length === 1 ? "" : "s"}
+              {conflicts > 0 && `, ${conflicts} in conflict: choose a side for each`}.
+            </p>
+            <ul className="merge-changes">
+              {plan.changes.map((c) => (
+                <li
+                  key={c.id}
+                  data-testid="merge-change"
+                  data-change-id={c.id}
+                  data-conflict={c.conflict ? "true" : "false"}
+                  className={`merge-change ${c.conflict ? "merge-conflict" : ""}`}
+                >
+                  <div className="merge-change-head">
+                    <strong>{SURFACE_NAMES[c.surface]}</strong> <span className="muted">{kindName(c)}</span>
+                    {c.conflict && <span className="badge warn">conflict</span>}
+                  </div>
+                  <Sides change={c} label={label} />
+                  <Choice change={c} value={state.resolutions[c.id]} label={label} onChoose={onChoose} />
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
+        <div className="dialog-actions">
+          <button type="button" data-testid="merge-close" onClick={onClose}>
+            {result === null ? "Cancel" : "Close"}
+          </button>
+          {result === null && (
+            <button
+              type="button"
+              className="primary"
+              data-testid="merge-apply"
+              disabled={plan === null || open.length > 0 || count === 0 || state.applying}
+              title={open.length > 0 ? "Choose a side for every conflict first" : undefined}
+              onClick={onApply}
+            >
+              {state.applying ? "Bringing in…" : `Bring in ${count} change${count === 1 ? "" : "s"}`}
+            </button>
+          )}
+        </div>
+      </div>
+    </div>
+  );
+}

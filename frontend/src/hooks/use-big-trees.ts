@@ -1,0 +1,94 @@
+"use client";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useCallback, useEffect, useRef } from "react";
+import { useApi } from "./use-api";
+import { useRefreshAll } from "./use-studio-data";
+import { unwrap } from "@/lib/api/client";
+import { keys } from "@/lib/query-keys";
+
+/** The family's pruning suggestions, fetched only while `enabled` (the list is open). */
+export function useSuggestions(thread: string | null, enabled: boolean) {
+  const { client } = useApi();
+  return useQuery({
+    queryKey: keys.suggestions(thread ?? ""),
+    enabled: thread !== null && enabled,
+    queryFn: async () =>
+      unwrap(
+        await client.GET("/api/conversations/{thread_id}/suggestions", {
+          params: { path: { thread_id: thread ?? "" } },
+        }),
+      ),
+  });
+}
+
+/**
+ * The path this user last looked at in the family (`root`), remembered on the server:
+ * the child chosen at each fork. Every time the head (the end of the displayed path)
+ * moves, it is recorded, once per value.
+ */
+export function useChosenPath(root: string | null, head: string | null) {
+  const { client } = useApi();
+  const qc = useQueryClient();
+  const query = useQuery({
+    queryKey: keys.chosenPath(root ?? ""),
+    enabled: root !== null,
+    staleTime: Number.POSITIVE_INFINITY,
+    queryFn: async () =>
+      unwrap(
+        await client.GET("/api/conversations/{thread_id}/chosen-path", {
+          params: { path: { thread_id: root ?? "" } },
+        }),
+      ),
+  });
+  const { mutate } = useMutation({
+    // One at a time, in order: the last answer holds every choice made before it.
+    scope: { id: "chosen-path" },
+    mutationFn: async (v: { root: string; node: string }) =>
+      unwrap(
+        await client.PUT("/api/conversations/{thread_id}/chosen-path", {
+          params: { path: { thread_id: v.root } },
+          body: { node_id: v.node },
+        }),
+      ),
+    onSuccess: (data, v) => qc.setQueryData(keys.chosenPath(v.root), data),
+  });
+  const recorded = useRef<string | null>(null);
+  const known = query.data?.node_id ?? null;
+  const ready = query.isSuccess;
+  useEffect(() => {
+    if (root === null || head === null || !ready) return;
+    const key = `${root}|${head}`;
+    if (recorded.current === key) return;
+    recorded.current = key;
+    if (known !== head) mutate({ root, node: head });
+  }, [root, head, ready, known, mutate]);
+  return query.data;
+}
+
+/** Archive or unarchive a thread; resolves to whether it went through. */
+export function useArchive(onError: (message: string) => void) {
+  const { client } = useApi();
+  const refreshAll = useRefreshAll();
+  const { mutateAsync } = useMutation({
+    mutationFn: async (v: { thread: string; archived: boolean }) =>
+      unwrap(
+        await client.PATCH("/api/conversations/{thread_id}", {
+          params: { path: { thread_id: v.thread } },
+          body: { archived: v.archived },
+        }),
+      ),
+    onSuccess: () => refreshAll(),
+  });
+  return useCallback(
+    async (thread: string, archived: boolean): Promise<boolean> => {
+      try {
+        await mutateAsync({ thread, archived });
+        return true;
+      } catch (e) {
+        onError(e instanceof Error ? e.message : "Could not archive.");
+        return false;
+      }
+    },
+    [mutateAsync, onError],
+  );
+}

@@ -1,0 +1,95 @@
+/**
+ * Bringing a path back (merge and pick), as the studio shows it: what each side of a
+ * change says, a document hunk as a diff, which conflicts still need a choice, and the
+ * body of the request. Pure; the dialog and its hook build on it.
+ */
+import type { components } from "./api/schema";
+
+export type MergePlan = components["schemas"]["MergePlan"];
+export type MergeChange = components["schemas"]["MergeChange"];
+export type MergeOut = components["schemas"]["MergeOut"];
+export type MergeMode = MergePlan["mode"];
+export type Resolution = "ours" | "theirs";
+export type Resolutions = Readonly<Record<string, Resolution>>;
+export type Side = "base" | "ours" | "theirs";
+
+export const SURFACE_NAMES: Record<MergeChange["surface"], string> = {
+  objective: "Objective",
+  title: "Document title",
+  document: "Document",
+  preference: "Preference",
+  todo: "Todo",
+  artifact: "Artifact",
+};
+
+const KIND_NAMES: Record<MergeChange["kind"], string> = { add: "added", remove: "removed", change: "changed" };
+
+export function kindName(change: MergeChange): string {
+  return KIND_NAMES[change.kind];
+}
+
+/** One side of a change as a line of text ("—" where that side has nothing). */
+export function valueText(change: MergeChange, side: Side): string {
+  const value = change[side];
+  if (value === null || value === undefined) return "—";
+  if (typeof value === "string") return value === "" ? "(empty)" : value;
+  const text = typeof value.text === "string" ? value.text : typeof value.title === "string" ? value.title : "";
+  const flags: string[] = [];
+  if (value.locked === true) flags.push("locked");
+  if (value.done === true) flags.push("done");
+  if (typeof value.depth === "number" && value.depth > 0) flags.push(`depth ${value.depth}`);
+  if (change.fields?.includes("position") && typeof value.position === "number") flags.push(`#${value.position + 1}`);
+  return flags.length > 0 ? `${text} (${flags.join(", ")})` : text;
+}
+
+export interface DiffLine {
+  sign: " " | "-" | "+";
+  text: string;
+}
+
+function lines(text: string): string[] {
+  if (text === "") return [];
+  const out = text.split("\n");
+  if (out[out.length - 1] === "") out.pop();
+  return out;
+}
+
+/** A document change as a diff from the current path (`-`) to the source (`+`): the
+ * lines both share at its start and end are context. */
+export function hunkDiff(change: MergeChange): DiffLine[] {
+  const ours = lines(typeof change.ours === "string" ? change.ours : "");
+  const theirs = lines(typeof change.theirs === "string" ? change.theirs : "");
+  let head = 0;
+  while (head < ours.length && head < theirs.length && ours[head] === theirs[head]) head++;
+  let tail = 0;
+  while (
+    tail < ours.length - head &&
+    tail < theirs.length - head &&
+    ours[ours.length - 1 - tail] === theirs[theirs.length - 1 - tail]
+  )
+    tail++;
+  const context = (xs: string[]): DiffLine[] => xs.map((text) => ({ sign: " ", text }));
+  return [
+    ...context(ours.slice(0, head)),
+    ...ours.slice(head, ours.length - tail).map((text): DiffLine => ({ sign: "-", text })),
+    ...theirs.slice(head, theirs.length - tail).map((text): DiffLine => ({ sign: "+", text })),
+    ...context(ours.slice(ours.length - tail)),
+  ];
+}
+
+/** The conflicts no choice settles yet. */
+export function unresolved(plan: MergePlan | null, resolutions: Resolutions): string[] {
+  return (plan?.changes ?? []).filter((c) => c.conflict && resolutions[c.id] === undefined).map((c) => c.id);
+}
+
+/** How many changes an apply would bring: clean ones not declined, conflicts settled theirs. */
+export function bringing(plan: MergePlan | null, resolutions: Resolutions): number {
+  return (plan?.changes ?? []).filter((c) => (resolutions[c.id] ?? (c.conflict ? "ours" : "theirs")) === "theirs")
+    .length;
+}
+
+/** The resolutions the request carries: only those the plan still lists. */
+export function resolutionsFor(plan: MergePlan | null, resolutions: Resolutions): Record<string, Resolution> {
+  const ids = new Set((plan?.changes ?? []).map((c) => c.id));
+  return Object.fromEntries(Object.entries(resolutions).filter(([id]) => ids.has(id)));
+}

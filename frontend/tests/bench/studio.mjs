@@ -1,0 +1,188 @@
+// The browser half of `python -m bench.studio`: for each family given (the 200-node
+// baseline first), in Debian's chromium via playwright-core, measure first paint, the
+// requests a load repeats, pan/zoom frames per second, the time to show one added
+// node, and the graph cards re-rendered while a 200-token reply streams. Prints one
+// JSON line: {"results": [...]}.
+import { launchBrowser } from "../e2e/harness.mjs";
+
+const [base, familiesJson] = process.argv.slice(2);
+const families = JSON.parse(familiesJson);
+const VIEWPORT = { width: 1440, height: 900 };
+/** Resolves once no request was added to `list` for a second (the event stream stays
+ * open, so the page never reaches "networkidle"). */
+async function quiet(list) {
+  let seen = -1;
+  while (seen !== list.length) {
+    seen = list.length;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.floor((s.length - 1) / 2)];
+};
+
+async function firstPaint(browser, url) {
+  const context = await browser.newContext({ viewport: VIEWPORT });
+  const page = await context.newPage();
+  const requests = [];
+  page.on("request", (r) => {
+    if (r.url().includes("/api/") && !r.url().includes("/events")) requests.push(`${r.method()} ${r.url()}`);
+  });
+  await page.goto(url, { waitUntil: "commit" });
+  const handle = await page.waitForFunction(
+    () => (document.querySelector('[data-testid="graph-node"]') ? performance.now() : null),
+    null,
+    { timeout: 60_000, polling: "raf" },
+  );
+  const ms = await handle.jsonValue();
+  await quiet(requests);
+  const repeated = requests.filter((r, i) => requests.indexOf(r) !== i).length;
+  return { ms, repeated, page, context };
+}
+
+async function panFps(page) {
+  await page.locator(".react-flow__controls-fitview").click();
+  await page.waitForTimeout(400);
+  const box = await page.locator(".graph-body .react-flow__pane").boundingBox();
+  await page.evaluate(() => {
+    window.__frames = [];
+    const tick = (t) => {
+      window.__frames.push(t);
+      if (window.__framesOn) requestAnimationFrame(tick);
+    };
+    window.__framesOn = true;
+    requestAnimationFrame(tick);
+  });
+  const cx = box.x + box.width / 2;
+  const cy = box.y + box.height / 2;
+  await page.mouse.move(cx, cy);
+  await page.mouse.down();
+  for (let i = 0; i < 60; i++) {
+    await page.mouse.move(cx + Math.sin(i / 6) * 200, cy + Math.cos(i / 6) * 80);
+    await page.waitForTimeout(16);
+  }
+  await page.mouse.up();
+  for (let i = 0; i < 10; i++) {
+    await page.mouse.wheel(0, i < 5 ? -120 : 120);
+    await page.waitForTimeout(40);
+  }
+  const frames = await page.evaluate(() => {
+    window.__framesOn = false;
+    return window.__frames;
+  });
+  const gaps = frames.slice(1).map((t, i) => t - frames[i]);
+  return 1000 / median(gaps);
+}
+
+async function addNode(page, thread) {
+  const result = await page.evaluate(async (id) => {
+    const res = await fetch(`/api/conversations/${id}/turns`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ content: "todo: one more step" }),
+    });
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return null;
+      text += decoder.decode(value, { stream: true });
+      const m = text.match(/event: turn_started\ndata: (.*)\n/);
+      if (m) {
+        const started = performance.now();
+        const node = JSON.parse(m[1]).node_id;
+        void (async () => {
+          while (!(await reader.read()).done);
+        })();
+        return { started, node };
+      }
+    }
+  }, thread);
+  const shown = await page.waitForFunction(
+    (node) => (document.querySelector(`[data-testid="graph-node"][data-node-id="${node}"]`) ? performance.now() : null),
+    result.node,
+    { timeout: 30_000, polling: "raf" },
+  );
+  const ms = (await shown.jsonValue()) - result.started;
+  await page.waitForFunction(() => !document.querySelector('[data-testid="turn-status"]'), null, { timeout: 30_000 });
+  return ms;
+}
+
+async function streamRenders(page) {
+  const objective = Array.from({ length: 200 }, (_, i) => `w${i + 1}`).join(" ");
+  const send = async (text) => {
+    await page.locator('[data-testid="message-input"]').fill(text);
+    await page.locator('[data-testid="send-button"]').click();
+  };
+  await send(`objective: ${objective}`);
+  await page.waitForFunction(() => !document.querySelector('[data-testid="turn-status"]'), null, { timeout: 30_000 });
+  await page.waitForTimeout(500);
+  await send("wait: 4");
+  await page.waitForFunction(
+    () => {
+      const reply = document.querySelector('[data-testid="chat-message"][data-role="assistant"].streaming');
+      if (!(reply?.textContent ?? "").includes("w5 ")) return false;
+      window.__haicoRenders = {};
+      return true;
+    },
+    null,
+    { timeout: 30_000, polling: "raf" },
+  );
+  const renders = await page.waitForFunction(
+    () => {
+      const reply = document.querySelector('[data-testid="chat-message"][data-role="assistant"].streaming');
+      return (reply?.textContent ?? "").includes("w200") ? { ...window.__haicoRenders } : null;
+    },
+    null,
+    { timeout: 30_000, polling: "raf" },
+  );
+  const counts = await renders.jsonValue();
+  return Object.entries(counts)
+    .filter(([name]) => name.startsWith("graph-node:"))
+    .reduce((n, [, c]) => n + c, 0);
+}
+
+const chrome = await launchBrowser();
+const results = [];
+try {
+  for (const f of families) {
+    const url = `${base}/?thread=${f.root}`;
+    const paints = [];
+    let repeated = 0;
+    let kept = null;
+    for (let i = 0; i < 3; i++) {
+      const run = await firstPaint(chrome.browser, url);
+      paints.push(run.ms);
+      repeated = Math.max(repeated, run.repeated);
+      if (kept) await kept.context.close();
+      kept = run;
+    }
+    await kept.context.addInitScript(() => {
+      window.__haicoRenders = {};
+    });
+    const page = kept.page;
+    await page.evaluate(() => {
+      window.__haicoRenders = {};
+    });
+    const fps = await panFps(page);
+    const history = await page.evaluate(async (id) => (await fetch(`/api/conversations/${id}/history`)).json(), f.root);
+    const addMs = await addNode(page, history.working_thread_id);
+    const cardRenders = await streamRenders(page);
+    await kept.context.close();
+    results.push({
+      nodes: f.nodes,
+      branches: f.branches,
+      first_paint_ms: median(paints),
+      repeated,
+      fps,
+      add_node_ms: addMs,
+      card_renders: cardRenders,
+    });
+  }
+} finally {
+  await chrome.close();
+}
+console.log(JSON.stringify({ results }));

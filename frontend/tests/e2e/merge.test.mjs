@@ -1,0 +1,109 @@
+// Bringing a path back (issue "Bring a path back") against the real backend (SQLite,
+// offline model) in Debian chromium: a sibling branch's todo is brought into the main
+// path with its "Bring into current path…" action, one conflict (the objective) is
+// settled in the preview, the apply says what came, the graph draws the merge node
+// with a dashed merge edge, and dropping a card on the head opens the same preview.
+// Screenshots land in frontend/test-results/.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { studioFixture } from "./fixture.mjs";
+import { screenshot } from "./harness.mjs";
+import { StudioPage } from "./studio-page.mjs";
+
+const VIEWPORT = { width: 1280, height: 800 };
+const T = 20_000;
+const studio = studioFixture();
+
+test("bring a todo from a sibling branch and settle one conflict", async () => {
+  const { server, chrome } = studio;
+  const context = await chrome.browser.newContext({ viewport: VIEWPORT });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+
+  // Main path 1, 2; a sibling branch 2.1 from step 1 with its own objective and todo.
+  const root = await s.newConversation();
+  await s.send("objective: Study cycling; todo: gather data");
+  await s.send("objective: Study urban cycling; todo: write report");
+  await page.locator(`[data-testid="restore-divider"][data-node-id="${root}:1"]`).click();
+  await s.expectHead(`${root}:1`);
+  await s.send("objective: Study cycling safety; todo: interview riders");
+  const sibling = s.nodeByLabel("2.1");
+  await sibling.waitFor({ timeout: T });
+  const siblingId = await sibling.getAttribute("data-node-id");
+
+  // Back on the main path, bring the sibling's step in.
+  await s.openFromHistory(root);
+  await s.expectHead(`${root}:2`);
+  await s.expectCount("todo-item", 2);
+  await sibling.locator('[data-testid="graph-node-bring"]').click();
+  const dialog = s.byTest("merge-dialog");
+  await dialog.waitFor({ timeout: T });
+  const changes = dialog.locator('[data-testid="merge-change"]');
+  await changes.first().waitFor({ timeout: T });
+  assert.deepEqual(
+    await changes.evaluateAll((items) => items.map((i) => [i.dataset.changeId.split(":")[0], i.dataset.conflict])),
+    [
+      ["objective", "true"],
+      ["todo", "false"],
+    ],
+  );
+  const conflict = changes.first();
+  assert.match(await conflict.innerText(), /Study urban cycling/);
+  assert.match(await conflict.innerText(), /Study cycling safety/);
+  const apply = s.byTest("merge-apply");
+  assert.equal(await apply.isDisabled(), true, "a conflict without a choice blocks the apply");
+  await screenshot(page, "merge-1-preview");
+
+  await conflict.locator('[data-testid="merge-choose-theirs"]').check();
+  assert.equal(await apply.isDisabled(), false);
+  await apply.click();
+  const result = s.byTest("merge-result");
+  await result.waitFor({ timeout: T });
+  assert.match(await result.innerText(), /Brought in from 2\.1: objective, 1 todo/);
+  await screenshot(page, "merge-2-applied");
+  await s.byTest("merge-close").click();
+
+  // The main path has the todo (same item), the sibling's objective, and a merge node
+  // at its head, joined to the sibling's step by a dashed merge edge.
+  await s.expectHead(`${root}:3`);
+  await s.expectCount("todo-item", 3);
+  assert.match(await page.locator('[data-testid="todo-item"]').last().innerText(), /interview riders/);
+  await s.expectObjective("Study cycling safety");
+  const mergeNode = s.node(`${root}:3`);
+  assert.equal(await mergeNode.getAttribute("data-kind"), "merge");
+  await mergeNode.locator('[data-testid="merge-node"]').waitFor({ timeout: T });
+  const edge = page.locator(`.react-flow__edge.merge-edge[data-id="${siblingId}->${root}:3"]`);
+  await edge.waitFor({ state: "attached", timeout: T });
+  const dash = await edge.locator("path.react-flow__edge-path").getAttribute("style");
+  assert.match(dash ?? "", /stroke-dasharray: 6(px)?,? 4/);
+  // The chat shows the merge step where it falls, after step 2's restore point.
+  const note = page.locator(`[data-testid="merge-note"][data-node-id="${root}:3"]`);
+  await note.waitFor({ timeout: T });
+  assert.match(await note.innerText(), /Step 3 ⤵ Brought in from 2\.1: objective, 1 todo/);
+  await page.locator(`[data-testid="restore-divider"][data-node-id="${root}:2"]`).waitFor({ timeout: T });
+  await screenshot(page, "merge-3-graph");
+
+  // Bringing the same step again: nothing left to bring.
+  await sibling.locator('[data-testid="graph-node-bring"]').click();
+  await s.byTest("merge-empty").waitFor({ timeout: T });
+  assert.equal(await s.byTest("merge-apply").isDisabled(), true);
+  await s.byTest("merge-close").click();
+
+  // Dropping a card on the head opens the same preview (the first step: nothing new).
+  const from = await s.node(`${root}:1`).boundingBox();
+  const to = await s.node(`${root}:3`).boundingBox();
+  await page.mouse.move(from.x + from.width / 2, from.y + 12);
+  await page.mouse.down();
+  await page.mouse.move(to.x + to.width / 2, to.y + 12, { steps: 12 });
+  await page.mouse.up();
+  await dialog.waitFor({ timeout: T });
+  assert.match(await dialog.innerText(), /Bring step 1 into the current path/);
+  await s.byTest("merge-close").click();
+  await dialog.waitFor({ state: "hidden", timeout: T });
+
+  assert.deepEqual(errors, []);
+  await context.close();
+});
