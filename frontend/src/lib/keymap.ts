@@ -45,7 +45,7 @@ export const KEYMAP: readonly KeyBinding[] = [
     keys: ["Escape"],
     action: "leave",
     scope: "page",
-    what: "close a menu or this list; on a restored step, go back to where you were",
+    what: "close a menu, a dialog or this list; on a restored step, go back to where you were",
   },
   { keys: ["ArrowLeft"], action: "parent", scope: "graph", what: "select the step before (its parent)" },
   { keys: ["ArrowRight"], action: "child", scope: "graph", what: "select the next step along the path" },

@@ -54,7 +54,7 @@ async function expectSelected(page, nodeId) {
   }
 }
 
-test("keyboard only: create, send, restore, go back, branch, compare, search; no mouse event", async () => {
+test("keyboard only: create, send, restore, go back, branch, compare, bring in, search; no mouse event", async () => {
   const { server, chrome } = studio;
   const context = await chrome.browser.newContext({ viewport: WIDE });
   const page = await context.newPage();
@@ -152,6 +152,20 @@ test("keyboard only: create, send, restore, go back, branch, compare, search; no
   await screenshot(page, "hands-1440-compare");
   await page.keyboard.press("Escape");
   await s.byTest("compare-view").waitFor({ state: "detached", timeout: T });
+
+  // bring in: b on the selected step 3 (off the current path) opens the merge preview,
+  // which takes the focus; Escape closes it and the focus goes back to the trajectory
+  await page.keyboard.press("g");
+  await expectSelected(page, `${root}:3`);
+  await page.keyboard.press("b");
+  await s.byTest("merge-dialog").waitFor({ timeout: T });
+  assert.match(await s.byTest("merge-dialog").innerText(), /Bring step 3 into the current path/);
+  assert.equal(await focused(page), "merge-dialog");
+  await page.keyboard.press("n"); // the page's keys wait while the dialog is open
+  assert.equal(new URL(page.url()).searchParams.get("new"), null);
+  await page.keyboard.press("Escape");
+  await s.byTest("merge-dialog").waitFor({ state: "detached", timeout: T });
+  assert.equal(await focused(page), "graph-keys");
 
   // search: / then the query, Enter opens the hit
   await page.keyboard.press("/");

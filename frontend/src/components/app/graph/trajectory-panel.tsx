@@ -450,12 +450,16 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
           )}
         </div>
       )}
-      {!props.collapsed && !size.maximised && (
+      {/* (a phone has one scroll area and the maximise button: no 6 px handle to hit) */}
+      {!props.collapsed && !size.maximised && !narrow && (
         <div
           className="graph-resize"
           data-testid="graph-resize"
           role="separator"
           aria-orientation="horizontal"
+          aria-valuemin={0}
+          aria-valuenow={size.height ?? 0}
+          aria-valuetext={size.height === null ? "default height" : `${size.height} pixels`}
           aria-label="Resize the graph panel (arrow keys)"
           tabIndex={0}
           onPointerDown={size.startDrag}
