@@ -3,7 +3,8 @@
 `make_chat_model(settings)` picks one by `settings.llm`. The offline model needs no
 key and implements the command table of docs/api.md ("The offline model"): each line, or
 `;`-separated part, of the user's message that matches a command becomes a real tool
-call; anything else gets a short streamed reply describing the workspace (read from
+call (a `;` splits only where a command follows it, so text keeps its semicolons);
+anything else gets a short streamed reply describing the workspace (read from
 the system prompt's summary line). After tool results come back it streams a short
 summary of what it did.
 """
@@ -93,12 +94,32 @@ COMMANDS: tuple[_Command, ...] = (
 _WAIT = re.compile(r"^\s*wait:\s*(?P<s>\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds)?\s*$", re.I)
 
 
+def is_command(part: str) -> bool:
+    """Whether `part` is exactly one command of the table (or `wait:`)."""
+    return _WAIT.match(part) is not None or any(c.pattern.match(part) for c in COMMANDS)
+
+
+def split_parts(line: str) -> list[str]:
+    """`line` cut at each `;` that a command follows; a `;` inside text stays in it
+    ("write: done; it is a courtesy" writes the whole sentence), unless the part before
+    is a command that takes no text ("done todo 2; thanks" still marks todo 2). Joining
+    the parts with `;` gives `line` back: no character is lost."""
+    parts: list[str] = []
+    for piece in line.split(";"):
+        joined = f"{parts[-1]};{piece}" if parts else ""
+        if parts and not is_command(piece) and (is_command(joined) or not is_command(parts[-1])):
+            parts[-1] = joined
+        else:
+            parts.append(piece)
+    return parts
+
+
 def parse_commands(text: str) -> tuple[list[tuple[str, dict[str, Any]]], float]:
     """The tool calls a message asks for, and its `wait:` seconds (0 when absent)."""
     calls: list[tuple[str, dict[str, Any]]] = []
     wait = 0.0
     for line in text.splitlines():
-        for part in line.split(";"):
+        for part in split_parts(line):
             if m := _WAIT.match(part):
                 wait = min(float(m["s"]), MAX_WAIT_SECONDS)
                 continue

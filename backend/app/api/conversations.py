@@ -13,12 +13,18 @@ from app.services import history
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, responses=responses(413))
+@router.post("", status_code=status.HTTP_201_CREATED, responses=responses(409, 413))
 async def create_conversation(
     body: ConversationCreate, handles: HandlesDep, user: CurrentUser
 ) -> ConversationOut:
+    """A new conversation; without a title it is named after its objective, or else
+    after its first message."""
     return await service.create(
-        handles.db, user_id=user.id, title=body.title, objective=body.objective
+        handles.db,
+        user_id=user.id,
+        title=body.title,
+        objective=body.objective,
+        thread_id=body.new_id,
     )
 
 

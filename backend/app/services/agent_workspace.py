@@ -98,7 +98,7 @@ async def _write(
     """Perform an edit `resolve` has checked against `before`."""
     match edit:
         case SetObjective(text=text):
-            await set_objective_in(s, conv, text)
+            await set_objective_in(s, conv, text, announce_title=False)
         case SetDocument(title=title, content=content, append=append):
             await write_document_in(s, conv, title=title, content=content, append=append)
         case AddPreference(text=text, locked=locked):

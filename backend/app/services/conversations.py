@@ -12,6 +12,7 @@ from app.errors import AlreadyExists, Forbidden, NotFound
 from app.events import log as action_log
 from app.schemas import ConversationOut, ForkedFrom
 from app.services.family import Lineage
+from app.services.titles import DEFAULT_TITLE, derive
 
 
 def to_view(
@@ -73,7 +74,9 @@ async def create(
     objective: str | None = None,
     thread_id: str | None = None,
 ) -> ConversationOut:
-    """A new root thread; `thread_id` lets a client choose it (AHP `createSession`)."""
+    """A new root thread; `thread_id` lets a client choose it (AHP `createSession`, or
+    the studio's conversation created on its first send). Without a title it is named
+    after its objective (`services.titles`)."""
     thread_id = thread_id or new_thread_id()
     async with db.transaction() as s:
         if await repo.get_thread(s, thread_id) is not None:
@@ -82,7 +85,7 @@ async def create(
             thread_id=thread_id,
             user_id=user_id,
             root_thread_id=thread_id,
-            title=(title or "").strip() or "New conversation",
+            title=(title or "").strip() or derive(objective) or DEFAULT_TITLE,
             objective=objective,
             turn_index=0,
             message_count=0,

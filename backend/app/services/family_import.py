@@ -57,6 +57,7 @@ from app.services.family import first_owned_turn
 from app.services.ledger_transfer import import_ledger
 from app.services.notes import index_note_in
 from app.services.snapshots import MAX_USER_MESSAGE_PREVIEW, SNAPSHOT_FORMAT, replace_workspace_in
+from app.services.titles import imported_title
 from app.services.workspace_state import PreferenceState, RejectedState, TodoState, WorkspaceState
 
 log = logging.getLogger("haico.import")
@@ -197,7 +198,7 @@ async def _write_thread(
         thread_id=new_id,
         user_id=user_id,
         root_thread_id=plan.ids[plan.root.thread_id],
-        title=t.title,
+        title=imported_title(t.title),
         name=t.name,
         turn_index=t.turn_index,
         message_count=t.message_count,

@@ -49,7 +49,7 @@ from app.events import actions
 from app.events import log as action_log
 from app.events.bus import EventBus
 from app.events.coalescer import DeltaLog
-from app.services import heads, ledger, pruning, search
+from app.services import heads, ledger, pruning, search, titles
 from app.services.branching import promote_draft
 from app.services.conversations import get_owned
 from app.services.live_edit import ACTOR, Actor
@@ -76,6 +76,7 @@ class TurnManager:
         self.process_id = make_process_id()
         self.running: dict[str, RunningTurn] = {}
         self.deltas = DeltaLog(db)
+        self.titles = titles.Retitler(settings, db)
         # Own turns whose end could not be recorded (the database was unreachable):
         # the next sweep that reaches the database closes them as failed nodes.
         self.abandoned: set[str] = set()
@@ -104,6 +105,7 @@ class TurnManager:
                 turn.pump.cancel()
         await self.summaries.close()
         await self.deltas.close()
+        await self.titles.close()
 
     async def _sweep_forever(self) -> None:
         while True:
@@ -270,6 +272,13 @@ class TurnManager:
         turn.reply = reply  # before the end is committed: the stream's last event carries it
         try:
             await asyncio.shield(self._finish(turn, reply, final))
+            if turn.state == NodeState.COMPLETE:
+                self.titles.after_turn(
+                    thread_id=turn.thread_id,
+                    turn_index=turn.turn_index,
+                    message=turn.content,
+                    reply=reply,
+                )
             # The branch grew: its summary is refreshed later, never on this path.
             if not self._shutting_down:
                 self.summaries.touch(turn.thread_id)
@@ -385,7 +394,8 @@ class TurnManager:
             ),
             index,
             ledger.provenance_write(turn.thread_id, turn.turn_index, turn.provenance),
-            repo.turn_finished(turn.thread_id),
+            # (a thread still titled "New conversation" is named after this message)
+            repo.turn_finished(turn.thread_id, retitle=titles.from_message(turn.content)),
             # The head moves onto the turn only if its thread still is the working one.
             heads_repo.head_advance(
                 root_thread_id=turn.root_thread_id,

@@ -16,6 +16,7 @@ from app.db.models import Artifact, Conversation, Preference, Todo
 from app.db.repositories import workspace as repo
 from app.domain import TITLE_CHARS
 from app.errors import InvalidInput, NotFound
+from app.events import log as action_log
 from app.schemas import (
     ArtifactOut,
     PreferenceOut,
@@ -24,7 +25,7 @@ from app.schemas import (
     TodoPatch,
     WorkspaceOut,
 )
-from app.services import search
+from app.services import search, titles
 from app.services.conversations import get_owned
 from app.services.family import Lineage
 from app.services.items import (
@@ -42,11 +43,25 @@ from app.services.workspace_state import (
 )
 
 
-async def set_objective_in(session: AsyncSession, conv: Conversation, text: str | None) -> None:
+async def set_objective_in(
+    session: AsyncSession, conv: Conversation, text: str | None, *, announce_title: bool = True
+) -> None:
+    """Set the objective; a thread still titled "New conversation" is named after it,
+    announced as a rename unless `announce_title` is false (a turn's tool: the turn's
+    end refreshes every client's list anyway)."""
     if text is not None and len(text) > limits_of(session).message_chars:
         raise InvalidInput(f"objective: at most {limits_of(session).message_chars} characters")
     conv.objective = text.strip() if text and text.strip() else None
     await changed(session, conv, "objective", "set", {"text": conv.objective})
+    if titles.title_from_objective(conv) and announce_title:
+        await action_log.append_catalogue(
+            session,
+            conv.root_thread_id,
+            conv.thread_id,
+            "renamed",
+            title=conv.title,
+            name=conv.name,
+        )
 
 
 async def write_document_in(

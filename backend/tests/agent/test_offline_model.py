@@ -37,7 +37,7 @@ def test_each_command_is_one_tool_call(text: str, tool: str, args: dict[str, obj
 
 
 def test_lines_and_semicolons_split_commands_and_other_text_is_ignored() -> None:
-    calls, wait = parse_commands("todo: a; hello there\nprefer: b;wait: 2\nlock preference x")
+    calls, wait = parse_commands("hello; todo: a\nprefer: b;wait: 2\nlock preference x")
     assert calls == [("add_todo", {"text": "a"}), ("add_preference", {"text": "b"})]
     assert wait == 2.0
     assert parse_commands("wait: 600")[1] == MAX_WAIT_SECONDS

@@ -6,6 +6,7 @@ import { useApi } from "./use-api";
 import { DISCARD_REFUSED } from "./use-confirm-discard";
 import { invalidate, useRefreshAll } from "./use-studio-data";
 import { useTransfer } from "./use-transfer";
+import { newThreadId, pendingUrl } from "./use-new-conversation";
 import { useTurn } from "./use-turn";
 import { ApiError, unwrap, type Conversation } from "@/lib/api/client";
 import { every, keys } from "@/lib/query-keys";
@@ -63,10 +64,6 @@ export function useStudioActions({ anchor, displayed, familyRoot, setError, ask,
         await client.POST("/api/conversations/{thread_id}/turns/cancel", { params: { path: { thread_id: thread } } }),
       ),
     onSettled: () => refreshAll(),
-  });
-  const { mutateAsync: postConversation } = useMutation({
-    mutationFn: async () => unwrap(await client.POST("/api/conversations", { body: {} })),
-    onSuccess: () => invalidate(qc, [every.conversations]),
   });
   const { mutateAsync: patchConversation } = useMutation({
     mutationFn: async (v: { thread: string; body: { name: string | null } | { title: string } }) =>
@@ -130,14 +127,11 @@ export function useStudioActions({ anchor, displayed, familyRoot, setError, ask,
     await postCancel(displayed).catch((e: unknown) => setError(messageOf(e)));
   }, [displayed, postCancel, setError]);
 
+  // Nothing is created yet: the first send or edit creates it (useNewConversation).
   const newConversation = useCallback(async () => {
-    try {
-      const c = await postConversation();
-      router.push(`/?thread=${c.thread_id}`);
-    } catch (e) {
-      setError(messageOf(e));
-    }
-  }, [postConversation, router, setError]);
+    setError(null);
+    router.push(pendingUrl(newThreadId()));
+  }, [router, setError]);
 
   /** Saves a path's name (null clears it); rejects with the server's error, which the
    * banner shows, so the name's editor keeps the text. */

@@ -194,6 +194,27 @@ describe("export and import helpers", () => {
       "version: unsupported",
     );
     expect(uploadErrorMessage(422, JSON.stringify({ detail: "bad" }))).toBe("bad");
+    // a refused document: words, never the validation report
+    const report = {
+      code: "invalid_input",
+      message: "format: Input should be 'haico.family'; version: Field required",
+      detail: [
+        { type: "literal_error", loc: ["body", "format"], msg: "Input should be 'haico.family'" },
+        { type: "missing", loc: ["body", "version"], msg: "Field required" },
+      ],
+    };
+    const said = uploadErrorMessage(422, JSON.stringify(report));
+    expect(said).toMatch(/not a conversation exported from HAICO/);
+    expect(said).not.toMatch(/Input should be|Field required/);
+    const damaged = { detail: [{ type: "missing", loc: ["body", "threads", 0, "title"], msg: "Field required" }] };
+    expect(uploadErrorMessage(422, JSON.stringify(damaged))).toMatch(
+      /1 part is missing or damaged \(first: threads\.0\.title\)/,
+    );
+    const future = { detail: [{ type: "literal_error", loc: ["body", "version"], msg: "Input should be 1" }] };
+    expect(uploadErrorMessage(422, JSON.stringify(future))).toMatch(/version of HAICO that this server cannot read/);
+    expect(uploadErrorMessage(422, JSON.stringify({ detail: [{ type: "json_invalid", loc: ["body", 3] }] }))).toMatch(
+      /not valid JSON/,
+    );
     expect(uploadErrorMessage(422, JSON.stringify({ message: "" }))).toBe(
       "The import failed (the server answered 422).",
     );

@@ -198,6 +198,7 @@ export function uploadErrorMessage(status: number, body: string): string {
     const parsed: unknown = JSON.parse(body);
     if (typeof parsed === "object" && parsed !== null) {
       const b = parsed as { message?: unknown; detail?: unknown };
+      if (status === 422 && Array.isArray(b.detail)) return refusalText(b.detail);
       if (typeof b.message === "string" && b.message) return b.message;
       if (typeof b.detail === "string" && b.detail) return b.detail;
     }
@@ -206,6 +207,23 @@ export function uploadErrorMessage(status: number, body: string): string {
   }
   if (status === 413) return "This file is too large to import.";
   return `The import failed (the server answered ${status}).`;
+}
+
+/** A refused import said in words: the server's field-by-field validation report
+ * ("format: Input should be 'haico.family'; version: Field required") is for programs. */
+function refusalText(detail: readonly unknown[]): string {
+  const locs = detail.map((d) => {
+    const e = (typeof d === "object" && d !== null ? d : {}) as { loc?: unknown; type?: unknown };
+    return { at: Array.isArray(e.loc) ? e.loc.filter((p) => p !== "body").join(".") : "", type: String(e.type ?? "") };
+  });
+  if (locs.some((l) => l.type === "json_invalid"))
+    return "This file is not valid JSON, so it is not a conversation exported from HAICO.";
+  if (locs.some((l) => l.at === "" || l.at === "format" || (l.at === "version" && l.type === "missing")))
+    return "This file is not a conversation exported from HAICO (it lacks the export's format and version marks). Choose a .json file saved with “Export”.";
+  if (locs.some((l) => l.at === "version"))
+    return "This export was made by a version of HAICO that this server cannot read.";
+  const n = locs.length;
+  return `This export could not be read: ${n} part${n === 1 ? " is" : "s are"} missing or damaged (first: ${locs[0]?.at || "the document"}). It may come from another version of HAICO, or have been edited.`;
 }
 
 /** "12 KB of 1.4 MB (1%)" for an upload's progress. */

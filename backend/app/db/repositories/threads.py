@@ -16,6 +16,7 @@ from sqlalchemy import (
     Text,
     and_,
     bindparam,
+    case,
     cast,
     delete,
     literal_column,
@@ -387,9 +388,24 @@ _TURN_FINISHED = (
 )
 
 
-def turn_finished(thread_id: str) -> Write:
-    """A turn of the thread ended: two more messages, and the thread was active now."""
-    return _TURN_FINISHED, {"tf_thread": thread_id, "tf_at": now()}
+# The same, and a thread still titled `tf_default` is renamed (one write of the row:
+# PostgreSQL runs the close's writes as one statement, where a row updated twice keeps
+# only one of the updates).
+_TURN_FINISHED_TITLED = _TURN_FINISHED.values(
+    title=case(
+        (_conv_t.c.title == bindparam("tf_default"), bindparam("tf_title")), else_=_conv_t.c.title
+    )
+)
+
+
+def turn_finished(thread_id: str, *, retitle: tuple[str, str] | None = None) -> Write:
+    """A turn of the thread ended: two more messages, and the thread was active now;
+    with `retitle` (default, title) a thread still titled default gets the title."""
+    params = {"tf_thread": thread_id, "tf_at": now()}
+    if retitle is None:
+        return _TURN_FINISHED, params
+    default, title = retitle
+    return _TURN_FINISHED_TITLED, {**params, "tf_default": default, "tf_title": title}
 
 
 async def delete_thread_rows(s: AsyncSession, thread_id: str) -> None:

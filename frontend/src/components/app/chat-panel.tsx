@@ -6,6 +6,7 @@ import type { LiveTurn } from "@/lib/events";
 import { giveBack } from "@/lib/drafts";
 import { countRender } from "@/lib/render-probe";
 import { useDraft } from "@/hooks/use-draft";
+import { useTouch } from "@/hooks/use-touch";
 import type { MergeStep } from "@/lib/studio-view";
 import { describeTool, type ChatTurn, type ToolActivity } from "@/lib/transcript";
 import type { RunningTurn } from "@/hooks/use-turn";
@@ -114,6 +115,7 @@ export function ChatPanel(props: ChatPanelProps) {
   const [draft, updateDraft] = useDraft(props.thread);
   const scroller = useRef<HTMLDivElement>(null);
   const [flashing, setFlashing] = useState<string | null>(null);
+  const touch = useTouch();
 
   const shown = running?.turn != null ? turns.filter((t) => t.turn !== running.turn) : turns;
   const lastLength = [
@@ -303,13 +305,21 @@ export function ChatPanel(props: ChatPanelProps) {
         )}
         <div className="composer-row">
           <textarea
+            id="message-input"
             data-testid="message-input"
-            placeholder="Message the agent (Enter to send, Shift+Enter for a new line)"
+            aria-label="Message the agent"
+            aria-keyshortcuts="c"
+            placeholder={
+              touch
+                ? "Message the agent (the Send button sends)"
+                : "Message the agent (Enter to send, Shift+Enter for a new line)"
+            }
             value={draft}
             rows={2}
             onChange={(e) => updateDraft(props.thread, () => e.target.value)}
             onKeyDown={(e) => {
-              if (e.key === "Enter" && !e.shiftKey) {
+              // On a touch keyboard Enter is a new line; the Send button sends.
+              if (e.key === "Enter" && !e.shiftKey && !touch) {
                 e.preventDefault();
                 submit();
               }

@@ -3,6 +3,7 @@ import { useCallback, useRef, useState } from "react";
 import { useClickOutside } from "@/hooks/use-click-outside";
 import type { Conversation } from "@/lib/api/client";
 import { filterConversations } from "@/lib/big-trees";
+import { familySteps, stepsText } from "@/lib/where";
 
 const IMPORT_HINT =
   "Import a conversation exported from HAICO (a .json file): it becomes a new conversation with the same graph";
@@ -81,7 +82,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
         ☰ Conversations
       </button>
       {open && (
-        <div className="menu" role="menu" data-testid="history-menu">
+        <div className="menu" role="dialog" aria-label="Conversations" data-testid="history-menu">
           <button
             type="button"
             className="menu-new"
@@ -156,6 +157,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                     >
                       <input
                         data-testid="rename-input"
+                        aria-label="New title"
                         autoFocus
                         value={name}
                         onChange={(e) => setName(e.target.value)}
@@ -199,7 +201,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                           ? `branched at step ${c.branch_point_turn}`
                           : c.forked_from
                             ? `fork · from step ${c.forked_from.turn_index}`
-                            : `${c.turn_index} step${c.turn_index === 1 ? "" : "s"}`}
+                            : stepsText(familySteps(props.conversations ?? [], c))}
                         {c.forked_from && c.parent_thread_id !== null && " · fork"}
                       </span>
                       {c.forked_from && <span className="badge">fork</span>}
@@ -211,6 +213,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                         type="button"
                         className="icon"
                         title="Export this conversation with all its paths (a .json file)"
+                        aria-label={`Export “${c.title}”`}
                         data-testid="conversation-export"
                         onClick={() => {
                           setOpen(false);
@@ -237,6 +240,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                       type="button"
                       className="icon"
                       title="Rename"
+                      aria-label={`Rename “${c.title}”`}
                       data-testid="conversation-rename"
                       onClick={() => {
                         setName(c.title);
@@ -249,6 +253,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                       type="button"
                       className="icon"
                       title="Delete"
+                      aria-label={`Delete “${c.title}”`}
                       data-testid="conversation-delete"
                       onClick={() => {
                         if (window.confirm(`Delete “${c.title}”${c.parent_thread_id ? "" : " and all its branches"}?`))

@@ -1,5 +1,6 @@
 "use client";
 import type { Conversation } from "@/lib/api/client";
+import { familySteps, stepsText } from "@/lib/where";
 
 /** The page without a conversation: start one, or open a recent one. */
 export function Landing(props: {
@@ -35,7 +36,7 @@ export function Landing(props: {
               </button>
               <span className="muted">
                 {" "}
-                · {c.turn_index} steps · {new Date(c.updated_at).toLocaleString()}
+                · {stepsText(familySteps(props.conversations ?? [], c))} · {new Date(c.updated_at).toLocaleString()}
               </span>
             </li>
           ))}

@@ -1,4 +1,5 @@
 "use client";
+import { useEffect, useRef } from "react";
 import type { MergeState } from "@/hooks/use-merge";
 import {
   SURFACE_NAMES,
@@ -98,6 +99,16 @@ function Choice({
  * choice; a document change as a diff), the mode, and the apply, which then reports
  * what was brought. */
 export function MergeDialog({ state, onMode, onChoose, onApply, onClose }: MergeDialogProps) {
+  // The focus moves into the dialog when it opens (a key, `b`, may have opened it) and
+  // goes back where it was when it closes.
+  const dialog = useRef<HTMLDivElement>(null);
+  const openFor = state?.source ?? null;
+  useEffect(() => {
+    if (openFor === null) return;
+    const before = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    dialog.current?.focus();
+    return () => before?.focus();
+  }, [openFor]);
   if (state === null) return null;
   const { plan, label, result } = state;
   const open = unresolved(plan, state.resolutions);
@@ -106,6 +117,8 @@ export function MergeDialog({ state, onMode, onChoose, onApply, onClose }: Merge
   return (
     <div className="overlay" role="presentation">
       <div
+        ref={dialog}
+        tabIndex={-1}
         className="dialog merge-dialog"
         role="dialog"
         aria-modal="true"

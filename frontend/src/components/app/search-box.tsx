@@ -71,7 +71,7 @@ export function SearchBox({ conversations, labels, onPick }: SearchBoxProps) {
         }}
       />
       {open && text.trim().length > 0 && (
-        <div className="search-results" data-testid="search-results" role="listbox">
+        <div className="search-results" data-testid="search-results" role="listbox" aria-label="Search results">
           {search.isFetching && hits.length === 0 ? (
             <div className="muted pad">Searching…</div>
           ) : search.error ? (
@@ -81,14 +81,14 @@ export function SearchBox({ conversations, labels, onPick }: SearchBoxProps) {
           ) : query.length > 0 && search.isSuccess && hits.length === 0 ? (
             <div className="muted pad">Nothing found for “{query}”.</div>
           ) : (
-            <ul>
+            <ul role="none">
               {hits.map((h, i) => {
                 const thread = byId.get(h.thread_id);
                 const root = byId.get(h.root_thread_id);
                 const turn = h.node_id.slice(h.node_id.lastIndexOf(":") + 1);
                 const label = labels.get(h.node_id) ?? turn;
                 return (
-                  <li key={`${h.node_id}:${h.kind}`}>
+                  <li key={`${h.node_id}:${h.kind}`} role="none">
                     <button
                       type="button"
                       role="option"

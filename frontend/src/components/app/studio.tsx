@@ -4,12 +4,16 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useArchive, useChosenPath } from "@/hooks/use-big-trees";
 import { useConfirmDiscard } from "@/hooks/use-confirm-discard";
 import { useFamilyEvents } from "@/hooks/use-family-events";
+import { useGraphKeys } from "@/hooks/use-graph-keys";
+import { useNewConversation } from "@/hooks/use-new-conversation";
+import { usePageKeys } from "@/hooks/use-page-keys";
 import { useMerge } from "@/hooks/use-merge";
 import { messageOf, useStudioActions } from "@/hooks/use-studio-actions";
 import { useConversations, useGraph, useHistory, useMessages, useWorkspace } from "@/hooks/use-studio-data";
 import { useStudioView } from "@/hooks/use-studio-view";
 import { useHandEdits } from "@/hooks/use-ledger";
 import { useTrajectoryFocus } from "@/hooks/use-trajectory-focus";
+import { useWayBack } from "@/hooks/use-way-back";
 import { UNREACHABLE } from "@/lib/api/client";
 import {
   breadcrumbs,
@@ -24,6 +28,7 @@ import {
 import { ownsNoTurn, tipNodeId, type Graph } from "@/lib/graph";
 import { handEditsAlongPath, handEditsByNode } from "@/lib/ledger";
 import { progressText } from "@/lib/research";
+import { whereabouts } from "@/lib/where";
 import { ChatPanel } from "./chat-panel";
 import { CompareView } from "./compare-view";
 import { ConfirmDialog } from "./confirm-dialog";
@@ -33,9 +38,13 @@ import { TrajectoryPanel } from "./graph/trajectory-panel";
 import { HistoryMenu } from "./history-menu";
 import { CodeFilter } from "./ledger/code-filter";
 import { NodeDetails } from "./ledger/node-details";
+import { KeysOverlay } from "./keys-overlay";
 import { MergeDialog } from "./merge-dialog";
 import { Landing } from "./landing";
+import { RestoreBanner } from "./restore-banner";
 import { SearchBox } from "./search-box";
+import { StepMenu } from "./step-menu";
+import { TitleBar } from "./title-bar";
 import { WorkspacePanel } from "./workspace-panel";
 
 const EMPTY_LABELS: ReadonlyMap<string, string> = new Map();
@@ -55,21 +64,31 @@ export function Studio() {
   const anchor = params.get("thread");
 
   const conversations = useConversations();
-  const history = useHistory(anchor);
+  // A conversation not created yet (its first send or edit creates it) reads nothing.
+  const requestedNew = params.get("new") === "1";
+  const fresh = useNewConversation({ anchor, requested: requestedNew, conversations: conversations.data });
+  const { pending } = fresh;
+  const history = useHistory(pending ? null : anchor);
   // A path that owns no turn yet is shown on request; it becomes the working thread on send.
   const [stub, setStub] = useState<string | null>(null);
   const working = history.data?.working_thread_id ?? null;
   const head = history.data?.head_turn_id ?? null;
   const familyRoot = history.data?.root_thread_id ?? null;
   useEffect(() => setStub(null), [working, head]);
-  const displayed = stub ?? working;
+  // (while a conversation just created loads, its id stays on screen)
+  const displayed = pending ? anchor : (stub ?? working ?? (requestedNew ? anchor : null));
+  const { settle } = fresh;
+  const loaded = history.data !== undefined;
+  useEffect(() => settle(loaded), [settle, loaded]);
   const clearStub = useCallback(() => setStub(null), []);
 
-  const graph = useGraph(displayed);
-  const messages = useMessages(displayed);
-  const workspace = useWorkspace(displayed);
+  const stored = pending ? null : displayed;
+  const graph = useGraph(stored);
+  const messages = useMessages(stored);
+  const workspace = useWorkspace(stored);
   // The event stream starts where the history was read: nothing replayed, nothing missed.
-  const { live, connected } = useFamilyEvents(anchor, history.data ? (history.data.server_seq ?? 0) : null);
+  const events = useFamilyEvents(pending ? null : anchor, history.data ? (history.data.server_seq ?? 0) : null);
+  const { connected } = events;
   const view = useStudioView({
     conversations: conversations.data,
     graph: graph.data,
@@ -95,7 +114,17 @@ export function Studio() {
     },
     [anchor, router],
   );
-  const focus = useTrajectoryFocus({ flow: view.flow, familyRoot, head, navigate, checkout });
+  const { current, restoredAt } = view;
+  const wayBack = useWayBack({
+    familyRoot,
+    head,
+    restored: restoredAt !== null,
+    graph: view.graph,
+    displayed,
+    checkout,
+  });
+  const { restore } = wayBack;
+  const focus = useTrajectoryFocus({ flow: view.flow, familyRoot, head, navigate, checkout: restore });
 
   const familyGraph = view.graph;
   const openThread = useCallback(
@@ -114,7 +143,7 @@ export function Studio() {
     [familyGraph, working, checkout, navigate],
   );
   const onOpenThread = useCallback((threadId: string) => void openThread(threadId), [openThread]);
-  const onRestore = useCallback((nodeId: string) => void checkout(nodeId), [checkout]);
+  const onRestore = useCallback((nodeId: string) => void restore(nodeId), [restore]);
   const { onCompare } = focus;
   // A card's click shows its step in the chat and opens its details (the ledger).
   const [detailsNode, setDetailsNode] = useState<string | null>(null);
@@ -127,11 +156,19 @@ export function Studio() {
     },
     [focusStep],
   );
+  // Folded branches hide their cards: the keyboard selection moves over what is shown.
+  const [folds, setFolds] = useState<ReadonlyMap<string, boolean>>(new Map());
+  const shownFlow = useMemo(
+    () => (familyGraph && view.flow ? foldFlow(familyGraph, view.flow, folds) : null),
+    [familyGraph, view.flow, folds],
+  );
   const merging = useMerge({ target: displayed, labels: view.flow?.labels ?? EMPTY_LABELS, setError, ask });
   const onBringIn = merging.open;
+  const keys = useGraphKeys({ flow: shownFlow, onRestore, onCompare, onBringIn });
+  const { openMenu } = keys;
   const cardActions: CardActions = useMemo(
-    () => ({ onRestore, onFocusStep, onCompare, onBringIn, onRename: renameThread }),
-    [onRestore, onFocusStep, onCompare, onBringIn, renameThread],
+    () => ({ onRestore, onFocusStep, onCompare, onBringIn, onRename: renameThread, onMenu: openMenu }),
+    [onRestore, onFocusStep, onCompare, onBringIn, renameThread, openMenu],
   );
   const handEdits = useHandEdits(familyRoot);
   const guide = view.guide;
@@ -148,20 +185,49 @@ export function Studio() {
     () => branchLabels(shownGraph?.threads ?? [], view.flow?.labels ?? EMPTY_LABELS, shownGraph?.nodes ?? []),
     [shownGraph, view.flow],
   );
+  const [showKeys, setShowKeys] = useState(false);
+  const toField = (testId: string) => () => document.querySelector<HTMLElement>(`[data-testid="${testId}"]`)?.focus();
+  usePageKeys({
+    help: () => setShowKeys((v) => !v),
+    composer: toField("message-input"),
+    search: toField("search-input"),
+    graph: toField("graph-keys"),
+    new: () => void act.newConversation(),
+    leave: () => {
+      if (showKeys) setShowKeys(false);
+      else if (merging.merge !== null) merging.close();
+      else if (keys.menu !== null) {
+        keys.closeMenu();
+        toField("graph-keys")();
+      } else if (confirm !== null) dismiss();
+      else if (focus.pick.a !== null) focus.onCancelCompare();
+      else if (restoredAt !== null) void wayBack.back();
+    },
+  });
+  const sendMessage = act.sendMessage;
+  const { ensure } = fresh;
+  const onSend = useCallback(
+    async (text: string): Promise<boolean> => {
+      try {
+        if (!(await ensure())) return false;
+      } catch (e) {
+        setError(messageOf(e));
+        return false;
+      }
+      return sendMessage(text);
+    },
+    [ensure, sendMessage],
+  );
+  const beforeWrite = pending ? ensure : undefined;
   const onStop = useCallback(() => void stop(), [stop]);
 
   // ---- big trees: folds, the chosen path, breadcrumbs, sibling switching, archive ----
   // Recorded from fresh answers only: a cached history shown while it refetches (coming
   // back to a thread) may hold a head that has moved since.
   const chosen = useChosenPath(familyRoot, history.isFetching ? null : head);
-  const [folds, setFolds] = useState<ReadonlyMap<string, boolean>>(new Map());
   const [centre, setCentre] = useState<{ nodeId: string; tick: number } | null>(null);
   const graphRef = useRef<Graph | undefined>(undefined);
   graphRef.current = familyGraph;
-  const shownFlow = useMemo(
-    () => (familyGraph && view.flow ? foldFlow(familyGraph, view.flow, folds) : null),
-    [familyGraph, view.flow, folds],
-  );
   const onFold = useCallback((threadId: string) => {
     setFolds((prev) => {
       const thread = graphRef.current?.threads.find((t) => t.thread_id === threadId);
@@ -210,13 +276,32 @@ export function Studio() {
   const restoreFound = focus.onRestoreFound;
   const onRestoreFound = useCallback(() => void restoreFound(), [restoreFound]);
 
-  const busy = running !== null || (history.data?.active_turn ?? null) !== null || live !== null;
+  // Another client's turn, as the event stream tells it, while the server says a turn
+  // is active: a stream that joined mid-turn and missed its end never leaves the
+  // composer locked.
+  const activeTurn = history.data?.active_turn ?? null;
+  const live = activeTurn !== null || history.isFetching ? events.live : null;
+  const busy = running !== null || activeTurn !== null || live !== null;
   const labels = view.flow?.labels ?? EMPTY_LABELS;
-  const { current, restoredAt } = view;
   const { comparing } = focus;
+  const menuCard = keys.menu === null ? undefined : view.flow?.cards.find((c) => c.id === keys.menu);
+  const where = useMemo(() => whereabouts(view.graph, view.flow, displayed), [view.graph, view.flow, displayed]);
 
   return (
     <div className="studio">
+      {anchor !== null && (
+        <a
+          className="skip-link"
+          href="#message-input"
+          data-testid="skip-link"
+          onClick={(e) => {
+            e.preventDefault();
+            toField("message-input")();
+          }}
+        >
+          Skip to the message box
+        </a>
+      )}
       <header className="topbar">
         <span className="brand">HAICO</span>
         <HistoryMenu
@@ -252,14 +337,21 @@ export function Studio() {
         >
           + New conversation
         </button>
-        <span className="conv-title" data-testid="conversation-title">
-          {current?.title}
-          {restoredAt && <span className="badge warn">restored · step {restoredAt}</span>}
-          {!restoredAt && current?.parent_thread_id && current.branch_point_turn !== null && (
-            <span className="badge">branched at step {current.branch_point_turn}</span>
-          )}
-        </span>
+        {anchor !== null && (
+          <TitleBar conversation={current} where={where} restoredAt={restoredAt} onRename={act.renameConversation} />
+        )}
         <SearchBox conversations={conversations.data} labels={labels} onPick={focus.onSearchHit} />
+        <button
+          type="button"
+          className="keys-button"
+          data-testid="keys-button"
+          aria-keyshortcuts="?"
+          title="Keys (?)"
+          onClick={() => setShowKeys(true)}
+        >
+          <span aria-hidden="true">?</span>
+          <span className="sr-only">Keyboard keys and step labels</span>
+        </button>
       </header>
       {error && (
         <div className="error-banner" data-testid="error-banner" role="alert">
@@ -269,6 +361,13 @@ export function Studio() {
           </button>
         </div>
       )}
+      {anchor !== null && restoredAt !== null && (
+        <RestoreBanner
+          label={restoredAt}
+          backLabel={wayBack.target === null ? null : (labels.get(wayBack.target) ?? null)}
+          onBack={() => void wayBack.back()}
+        />
+      )}
       {anchor === null ? (
         <Landing
           conversations={conversations.data}
@@ -276,7 +375,7 @@ export function Studio() {
           onOpen={(c) => navigate(c.thread_id)}
           onNew={() => void act.newConversation()}
         />
-      ) : history.error ? (
+      ) : history.error && !history.data ? (
         <div className="state-page">
           <h2>This conversation cannot be opened</h2>
           <p data-testid="load-error">{messageOf(history.error)}</p>
@@ -308,6 +407,7 @@ export function Studio() {
               loading={workspace.isLoading}
               restoredAt={restoredAt}
               onError={(e) => setError(messageOf(e))}
+              beforeWrite={beforeWrite}
             />
           </div>
           <div className="right">
@@ -331,6 +431,8 @@ export function Studio() {
               onFold={onFold}
               centre={centre}
               loading={graph.isLoading}
+              selection={keys.selection}
+              onGraphKey={keys.onGraphKey}
             />
             <CodeFilter nodes={view.graph?.nodes ?? NO_NODES} />
             {detailsNode !== null && (
@@ -356,7 +458,7 @@ export function Studio() {
               loading={messages.isLoading}
               restoredAt={restoredAt}
               flash={focus.flash}
-              onSend={act.sendMessage}
+              onSend={onSend}
               onStop={onStop}
               onRestore={onRestore}
               onOpenThread={onOpenThread}
@@ -366,6 +468,18 @@ export function Studio() {
           </div>
         </main>
       )}
+      {menuCard && menuCard.kind === "turn" && (
+        <StepMenu
+          card={menuCard}
+          comparing={focus.pick.a !== null && focus.pick.a !== menuCard.id}
+          onRestore={onRestore}
+          onCompare={onCompare}
+          onBringIn={onBringIn}
+          onShow={onFocusStep}
+          onClose={keys.closeMenu}
+        />
+      )}
+      <KeysOverlay open={showKeys} onClose={() => setShowKeys(false)} />
       <MergeDialog
         state={merging.merge}
         onMode={merging.setMode}

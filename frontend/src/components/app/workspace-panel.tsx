@@ -3,7 +3,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { useApi } from "@/hooks/use-api";
 import { useArtifact } from "@/hooks/use-studio-data";
-import { keys } from "@/lib/query-keys";
+import { every, keys } from "@/lib/query-keys";
 import { AddItem, ItemRow } from "./item-row";
 import { unwrap, type Workspace } from "@/lib/api/client";
 
@@ -17,6 +17,8 @@ export interface WorkspacePanelProps {
   loading: boolean;
   restoredAt: string | null;
   onError: (error: unknown) => void;
+  /** runs before every write: creates a conversation not created yet (useNewConversation) */
+  beforeWrite?: () => Promise<boolean>;
 }
 
 function LockIcon({ locked }: { locked: boolean }) {
@@ -87,7 +89,7 @@ function ArtifactItem({ thread, id, title, turn }: { thread: string; id: number;
 }
 
 /** The workspace column: objective, document, preferences, todos, artifacts. */
-export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError }: WorkspacePanelProps) {
+export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError, beforeWrite }: WorkspacePanelProps) {
   const { client } = useApi();
   const qc = useQueryClient();
   const path = { params: { path: { thread_id: thread } } };
@@ -100,6 +102,7 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
   /** Runs an edit; on failure shows why, rereads the workspace, resolves to false. */
   const run = async (fn: () => Promise<unknown>): Promise<boolean> => {
     try {
+      if (beforeWrite && !(await beforeWrite())) return false;
       await fn();
       return true;
     } catch (e) {
@@ -113,13 +116,15 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
     if (!objective.dirty) return;
     const text = objective.value;
     objective.saved(
-      await run(async () =>
+      await run(async () => {
         setWorkspace(
           unwrap(
             await client.PUT("/api/conversations/{thread_id}/objective", { ...path, body: { text: text || null } }),
           ),
-        ),
-      ),
+        );
+        // a conversation still titled "New conversation" is named after its objective
+        await qc.invalidateQueries({ queryKey: every.conversations });
+      }),
     );
   };
   const saveDocument = async () => {

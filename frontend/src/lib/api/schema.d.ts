@@ -38,7 +38,11 @@ export interface paths {
          */
         get: operations["list_conversations_api_conversations_get"];
         put?: never;
-        /** Create Conversation */
+        /**
+         * Create Conversation
+         * @description A new conversation; without a title it is named after its objective, or else
+         *     after its first message.
+         */
         post: operations["create_conversation_api_conversations_post"];
         delete?: never;
         options?: never;
@@ -2128,6 +2132,15 @@ export interface operations {
             };
             /** @description Missing or unknown bearer token (token mode) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,6 +1,13 @@
 "use client";
 import { Handle, Position, type Node, type NodeProps } from "@xyflow/react";
-import { memo, useRef, useState, type SyntheticEvent } from "react";
+import {
+  memo,
+  useRef,
+  useState,
+  type MouseEvent as ReactMouseEvent,
+  type PointerEvent as ReactPointerEvent,
+  type SyntheticEvent,
+} from "react";
 import type { Fold } from "@/lib/big-trees";
 import { ChangePreview } from "./change-preview";
 import type { FlowCard } from "@/lib/graph";
@@ -21,6 +28,8 @@ export interface CardActions {
   onBringIn: (nodeId: string) => void;
   /** saves a thread's branch name (null clears it); rejects with the server's error */
   onRename: (threadId: string, name: string | null) => Promise<void>;
+  /** opens the step's menu (a long press on the card) */
+  onMenu?: (nodeId: string) => void;
 }
 
 export interface CommitData extends Record<string, unknown> {
@@ -32,6 +41,8 @@ export interface CommitData extends Record<string, unknown> {
   picked: "a" | "b" | null;
   /** the step a search hit points at */
   found: boolean;
+  /** the step the keyboard selection is on */
+  selected?: boolean;
   actions: CardActions;
   /** on a branch's first card: whether the branch is folded, and how much that hides */
   fold: Fold | null;
@@ -64,6 +75,7 @@ const STATE_TEXT: Record<string, string> = { cancelled: "stopped", error: "faile
 export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNode>) {
   const { card, detail, actions, picked, rejected } = data;
   countRender(`graph-node:${card.id}`);
+  const press = useLongPress(card.id, actions.onMenu);
   const [preview, setPreview] = useState(false);
   const timer = useRef<number | null>(null);
   const hover = (on: boolean) => {
@@ -83,6 +95,7 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
       data-picked={picked ?? undefined}
       data-found={data.found ? "true" : undefined}
       data-codes={card.codes.length > 0 ? card.codes.map(codeToken).join(" ") : undefined}
+      data-selected={data.selected ? "true" : undefined}
       className={[
         "card",
         card.active ? "card-active" : "card-dim",
@@ -91,9 +104,15 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
         `state-${card.state}`,
         picked ? "card-picked" : "",
         data.found ? "card-found" : "",
+        data.selected ? "card-selected" : "",
       ].join(" ")}
-      title="Click: show in chat · Shift-click: compare · Double-click: restore this step · Drop on the head: bring into the current path"
-      onClick={(e) => (e.shiftKey ? actions.onCompare(card.id) : actions.onFocusStep(card.id))}
+      title="Click: show in chat · Shift-click: compare · Double-click: restore this step · Long press: menu · Drop on the head: bring into the current path"
+      {...press.handlers}
+      onClick={(e) => {
+        if (press.fired()) return;
+        if (e.shiftKey) actions.onCompare(card.id);
+        else actions.onFocusStep(card.id);
+      }}
       onDoubleClick={(e) => !e.shiftKey && actions.onRestore(card.id)}
       onMouseEnter={() => hover(true)}
       onMouseLeave={() => hover(false)}
@@ -204,6 +223,50 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
     </div>
   );
 });
+
+const LONG_PRESS_MS = 500;
+
+/** A long press (a finger held still for half a second) opens the step's menu; the
+ * click that ends it does nothing else. */
+function useLongPress(nodeId: string, onMenu: ((nodeId: string) => void) | undefined) {
+  const timer = useRef<number | null>(null);
+  const start = useRef<{ x: number; y: number } | null>(null);
+  const done = useRef(false);
+  const cancel = () => {
+    if (timer.current !== null) window.clearTimeout(timer.current);
+    timer.current = null;
+  };
+  return {
+    fired: () => {
+      const was = done.current;
+      done.current = false;
+      return was;
+    },
+    handlers: {
+      onPointerDown: (e: ReactPointerEvent) => {
+        if (!onMenu || e.button !== 0) return;
+        done.current = false;
+        start.current = { x: e.clientX, y: e.clientY };
+        cancel();
+        timer.current = window.setTimeout(() => {
+          done.current = true;
+          onMenu(nodeId);
+        }, LONG_PRESS_MS);
+      },
+      onPointerMove: (e: ReactPointerEvent) => {
+        const s = start.current;
+        if (s && Math.hypot(e.clientX - s.x, e.clientY - s.y) > 8) cancel();
+      },
+      onPointerUp: cancel,
+      onPointerCancel: cancel,
+      onPointerLeave: cancel,
+      onContextMenu: (e: ReactMouseEvent) => {
+        // a long press on a touch screen also raises the context menu: the step's menu replaces it
+        if (onMenu && (done.current || timer.current !== null)) e.preventDefault();
+      },
+    },
+  };
+}
 
 /** A branch's summary on its first card, with its fold button (▸ shows what it hides). */
 function LaneSummary({ card, fold, onFold }: { card: FlowCard; fold: Fold | null; onFold: (t: string) => void }) {

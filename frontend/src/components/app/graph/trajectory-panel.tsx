@@ -12,15 +12,19 @@ import {
   type Edge,
   type NodeTypes,
 } from "@xyflow/react";
-import { memo, useCallback, useEffect, useMemo, useRef, type RefObject } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef, type KeyboardEvent, type RefObject } from "react";
 import { sameShallow, type FoldedFlow } from "@/lib/big-trees";
 import { carryMeasured } from "@/lib/graph";
 import { usePanelSize } from "@/hooks/use-panel-size";
+import { useNarrow, useTouch } from "@/hooks/use-touch";
+import { graphCounts } from "@/lib/where";
 import type { ComparePick, Rejected } from "@/lib/research";
 import { CommitCard, StubCard, type CardActions, type CardDetail, type TrajectoryNode } from "./commit-card";
 
 // Module constants: React Flow re-mounts every node when these change identity.
 const nodeTypes: NodeTypes = { commit: CommitCard, stub: StubCard };
+// The canvas leaves a strip at the bottom for the zoom buttons (access.css).
+const CANVAS_STYLE = { height: "calc(100% - 36px)" };
 const ACTIVE = "#c8102e";
 const DIM = "#b8bcc4";
 const MERGE = "#7c3aed";
@@ -52,6 +56,10 @@ export interface TrajectoryProps {
   /** a step to centre the view on (a breadcrumb or a sibling switch) */
   centre: { nodeId: string; tick: number } | null;
   loading: boolean;
+  /** the step the keyboard selection is on, and when it last moved (the view follows it) */
+  selection: { nodeId: string | null; tick: number };
+  /** a key pressed while the trajectory has the focus (lib/keymap, scope "graph") */
+  onGraphKey: (e: KeyboardEvent<HTMLElement>) => void;
 }
 
 // Above this many cards only those in view are drawn (React Flow's culling); every
@@ -89,6 +97,20 @@ function FocusOnFound({ found, present }: { found: { nodeId: string; tick: numbe
   return null;
 }
 
+/** Keeps the card the keyboard selected in view, at the zoom of the moment. */
+function FollowSelection({ selection }: { selection: { nodeId: string | null; tick: number } }) {
+  const { getNode, getZoom, setCenter } = useReactFlow();
+  useEffect(() => {
+    if (selection.tick === 0 || selection.nodeId === null) return;
+    const node = getNode(selection.nodeId);
+    if (!node) return;
+    const w = node.measured?.width ?? 190;
+    const h = node.measured?.height ?? 60;
+    void setCenter(node.position.x + w / 2, node.position.y + h / 2, { zoom: Math.max(getZoom(), 0.6), duration: 150 });
+  }, [selection, getNode, getZoom, setCenter]);
+  return null;
+}
+
 // Low enough that "fit view" always fits a 2,000-step family; compact cards stay legible.
 const MIN_ZOOM = 0.02;
 
@@ -115,8 +137,8 @@ function CompactWhenZoomedOut({ target }: { target: RefObject<HTMLDivElement | n
 }
 
 /** Re-frames the view when the set of cards changes: the whole family while it is
- * small, else the displayed path (the path the studio opens on). */
-function FitOnChange({ signature, focus }: { signature: string; focus: string[] }) {
+ * small, else the displayed path (the path the studio opens on); a phone, the newest step. */
+function FitOnChange({ signature, focus, minZoom }: { signature: string; focus: string[]; minZoom: number }) {
   const { fitView } = useReactFlow();
   const first = useRef(true);
   const focusRef = useRef(focus);
@@ -124,11 +146,11 @@ function FitOnChange({ signature, focus }: { signature: string; focus: string[] 
   useEffect(() => {
     const id = window.setTimeout(() => {
       const nodes = focusRef.current.length > 0 ? focusRef.current.map((n) => ({ id: n })) : undefined;
-      void fitView({ padding: 0.12, maxZoom: 1, minZoom: MIN_ZOOM, duration: first.current ? 0 : 200, nodes });
+      void fitView({ padding: 0.12, maxZoom: 1, minZoom, duration: first.current ? 0 : 200, nodes });
       first.current = false;
     }, 80);
     return () => window.clearTimeout(id);
-  }, [signature, fitView]);
+  }, [signature, fitView, minZoom]);
   // A window resized (a phone turned, a laptop's half screen) frames the same cards again.
   useEffect(() => {
     let id: number | undefined;
@@ -136,7 +158,7 @@ function FitOnChange({ signature, focus }: { signature: string; focus: string[] 
       window.clearTimeout(id);
       id = window.setTimeout(() => {
         const nodes = focusRef.current.length > 0 ? focusRef.current.map((n) => ({ id: n })) : undefined;
-        void fitView({ padding: 0.12, maxZoom: 1, minZoom: MIN_ZOOM, nodes });
+        void fitView({ padding: 0.12, maxZoom: 1, minZoom, nodes });
       }, 150);
     };
     window.addEventListener("resize", onResize);
@@ -144,7 +166,7 @@ function FitOnChange({ signature, focus }: { signature: string; focus: string[] 
       window.clearTimeout(id);
       window.removeEventListener("resize", onResize);
     };
-  }, [fitView]);
+  }, [fitView, minZoom]);
   return null;
 }
 
@@ -153,6 +175,11 @@ function FitOnChange({ signature, focus }: { signature: string; focus: string[] 
  * which re-renders the page and the chat, re-renders neither the panel nor a card. */
 export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryProps) {
   const { flow, details, rejected, pick, found, actions, onOpenThread, onFold } = props;
+  const selectedId = props.selection.nodeId;
+  const touch = useTouch();
+  // On a phone the view opens at full size, where a card's buttons are finger-sized
+  // (24 px and more); pinching out still shows more of the family.
+  const narrow = useNarrow();
   const size = usePanelSize();
   const canvas = useRef<HTMLDivElement>(null);
   const parents = useMemo(() => new Map((flow?.links ?? []).map((l) => [l.target, l.source] as const)), [flow]);
@@ -188,6 +215,7 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
               rejected: card.active ? (rejected.get(card.id) ?? NONE) : NONE,
               picked: pick.a === card.id ? "a" : pick.b === card.id ? "b" : null,
               found: found?.nodeId === card.id,
+              selected: selectedId === card.id,
               actions,
               fold: card.fold,
               onFold,
@@ -197,7 +225,7 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
     );
     dataCache.current = next;
     return built;
-  }, [flow, details, rejected, pick, found, actions, onOpenThread, onFold, parents]);
+  }, [flow, details, rejected, pick, found, actions, onOpenThread, onFold, parents, selectedId]);
   const edges: Edge[] = useMemo(
     () =>
       (flow?.links ?? []).map((l) => {
@@ -221,8 +249,10 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
       }),
     [flow],
   );
-  // Cards can be dragged; a new answer from the server lays them out again, keeping
-  // each card's measured size so that it stays visible (see carryMeasured).
+  // Cards stay where the layout puts them: no key moves them (they take no focus), and
+  // a mouse drag only serves dropping a card on the head, after which the card goes
+  // back to its place (onNodeDragStop). A new answer from the server lays them out
+  // again, keeping each card's measured size so that it stays visible (see carryMeasured).
   const [rfNodes, setRfNodes, onNodesChange] = useNodesState<TrajectoryNode>(nodes);
   useEffect(() => setRfNodes((previous) => carryMeasured(previous, nodes)), [nodes, setRfNodes]);
   // A card dropped on the head brings its work into the current path; it goes back
@@ -244,12 +274,13 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
   );
   const focus = useMemo(() => {
     const cards = flow?.cards ?? [];
-    if (cards.length <= 12) return [];
     const path = cards.filter((c) => c.active || c.head).sort((a, b) => a.turn - b.turn);
+    // a phone shows the newest step of the path at full size
+    if (narrow) return path.slice(-1).map((c) => c.id);
     // Around the displayed path: all of it while short, else its last dozen steps.
     return path.slice(-12).map((c) => c.id);
-  }, [flow]);
-  const nodeCount = flow?.cards.filter((c) => c.kind === "turn").length ?? 0;
+  }, [flow, narrow]);
+  const { steps: nodeCount, paths: pathCount } = graphCounts(flow);
   const foundPresent = found !== null && (flow?.labels.has(found.nodeId) ?? false);
   const picking = pick.a !== null && pick.b === null;
 
@@ -271,7 +302,9 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
           {props.collapsed ? "▸" : "▾"} Co-construction Trajectory
         </button>
         <span className="muted">
-          {nodeCount} step{nodeCount === 1 ? "" : "s"} · {flow?.laneCount ?? 0} path{flow?.laneCount === 1 ? "" : "s"}
+          <span data-testid="graph-counts">
+            {nodeCount} step{nodeCount === 1 ? "" : "s"} · {pathCount} path{pathCount === 1 ? "" : "s"}
+          </span>
         </span>
         {flow?.truncated && (
           <span
@@ -302,7 +335,11 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
             </button>
           </span>
         ) : (
-          <span className="muted hint">double-click: restore · ⇄ compare · ⤵ or drop on the head: bring in</span>
+          <span className="muted hint" data-testid="graph-hint">
+            {touch
+              ? "long-press a step for its menu · ↺ restores · ⇄ compares two · ⤵ brings in"
+              : "double-click: restore · ⇄ compare · ⤵ or drop on the head: bring in · ? for keys"}
+          </span>
         )}
         <button
           type="button"
@@ -346,7 +383,16 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
         </div>
       )}
       {!props.collapsed && (
-        <div className="graph-body" ref={canvas}>
+        <div
+          className="graph-body"
+          ref={canvas}
+          data-testid="graph-keys"
+          tabIndex={0}
+          role="group"
+          aria-label="Trajectory: arrow keys move between steps, Enter opens the selected step, r restores it, b brings it into the current path"
+          aria-keyshortcuts="ArrowLeft ArrowRight ArrowUp ArrowDown Enter r x b"
+          onKeyDown={props.onGraphKey}
+        >
           {props.loading && !flow ? (
             <div className="empty">Loading the trajectory…</div>
           ) : nodes.length === 0 ? (
@@ -360,6 +406,12 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                 edges={edges}
                 nodeTypes={nodeTypes}
                 nodesConnectable={false}
+                // a finger on a card pans the view (touch brings in with ⤵ or the long-press menu)
+                nodesDraggable={!touch}
+                nodesFocusable={false}
+                edgesFocusable={false}
+                disableKeyboardA11y
+                style={CANVAS_STYLE}
                 zoomOnDoubleClick={false}
                 onlyRenderVisibleElements={nodes.length > CULL_ABOVE}
                 minZoom={MIN_ZOOM}
@@ -367,11 +419,6 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                 proOptions={{ hideAttribution: true }}
               >
                 <Background gap={24} size={1} color="#e5e7eb" />
-                <Controls
-                  showInteractive={false}
-                  position="bottom-right"
-                  fitViewOptions={{ minZoom: MIN_ZOOM, padding: 0.08 }}
-                />
                 <div
                   className="minimap-slot"
                   data-testid="graph-minimap"
@@ -386,21 +433,33 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                     style={{ margin: 0, width: 180, height: 110 }}
                   />
                 </div>
-                <FitOnChange signature={signature} focus={focus} />
+                <FitOnChange signature={signature} focus={focus} minZoom={narrow ? 1 : MIN_ZOOM} />
                 <FocusOnFound found={found} present={foundPresent} />
+                <FollowSelection selection={props.selection} />
                 <CentreOn centre={props.centre} />
                 <CompactWhenZoomedOut target={canvas} />
               </ReactFlow>
+              {/* Outside the canvas, in a strip of its own: the zoom buttons never cover a card. */}
+              <Controls
+                showInteractive={false}
+                position="bottom-right"
+                orientation="horizontal"
+                fitViewOptions={{ minZoom: MIN_ZOOM, padding: 0.08 }}
+              />
             </ReactFlowProvider>
           )}
         </div>
       )}
-      {!props.collapsed && !size.maximised && (
+      {/* (a phone has one scroll area and the maximise button: no 6 px handle to hit) */}
+      {!props.collapsed && !size.maximised && !narrow && (
         <div
           className="graph-resize"
           data-testid="graph-resize"
           role="separator"
           aria-orientation="horizontal"
+          aria-valuemin={0}
+          aria-valuenow={size.height ?? 0}
+          aria-valuetext={size.height === null ? "default height" : `${size.height} pixels`}
           aria-label="Resize the graph panel (arrow keys)"
           tabIndex={0}
           onPointerDown={size.startDrag}

@@ -1,0 +1,61 @@
+"use client";
+import { useEffect, useRef } from "react";
+import type { FlowCard } from "@/lib/graph";
+
+export interface StepMenuProps {
+  card: FlowCard;
+  /** a step is picked for a comparison: this one would be its other side */
+  comparing: boolean;
+  onRestore: (nodeId: string) => void;
+  onCompare: (nodeId: string) => void;
+  /** opens the merge preview (useMerge().open) */
+  onBringIn: (nodeId: string) => void;
+  onShow: (nodeId: string) => void;
+  onClose: () => void;
+}
+
+/** A step's menu: opened by Enter on the selected step or a long press on a card.
+ * Focus goes to its first action; Escape (the page's "leave" key) closes it. */
+export function StepMenu({ card, comparing, onRestore, onCompare, onBringIn, onShow, onClose }: StepMenuProps) {
+  const first = useRef<HTMLButtonElement>(null);
+  useEffect(() => first.current?.focus(), [card.id]);
+  const run = (fn: (id: string) => void) => () => {
+    onClose();
+    fn(card.id);
+  };
+  return (
+    <div
+      className="step-menu"
+      role="dialog"
+      aria-label={`Step ${card.label}`}
+      data-testid="step-menu"
+      data-node-id={card.id}
+    >
+      <div className="step-menu-head">
+        <strong>Step {card.label}</strong>
+        <span className="muted step-menu-q">{card.question || "(no message)"}</span>
+      </div>
+      <div className="step-menu-actions">
+        <button type="button" ref={first} className="primary" data-testid="step-menu-restore" onClick={run(onRestore)}>
+          ↺ Restore
+        </button>
+        <button type="button" data-testid="step-menu-compare" onClick={run(onCompare)}>
+          ⇄ {comparing ? "Compare with this step" : "Compare…"}
+        </button>
+        {card.active && (
+          <button type="button" data-testid="step-menu-show" onClick={run(onShow)}>
+            Show in chat
+          </button>
+        )}
+        {!card.head && (
+          <button type="button" data-testid="step-menu-bring" onClick={run(onBringIn)}>
+            ⤵ Bring into current path…
+          </button>
+        )}
+        <button type="button" data-testid="step-menu-close" onClick={onClose}>
+          Close
+        </button>
+      </div>
+    </div>
+  );
+}
