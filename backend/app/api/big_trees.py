@@ -9,7 +9,7 @@ from fastapi import APIRouter
 
 from app.api.deps import CurrentUser, HandlesDep, ThreadId
 from app.api.errors import responses
-from app.schemas import ChosenPathIn, ChosenPathOut, SuggestionOut
+from app.schemas_trees import ChosenPathIn, ChosenPathOut, SuggestionOut
 from app.services import chosen_path, suggestions
 
 router = APIRouter(prefix="/api/conversations", tags=["big trees"])

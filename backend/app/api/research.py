@@ -8,8 +8,9 @@ from fastapi import APIRouter, Query, status
 
 from app.api.deps import CurrentUser, HandlesDep, ThreadId
 from app.api.errors import responses
-from app.schemas import NO_NUL, Comparison, ConversationOut, SearchOut
+from app.schemas import NO_NUL, Comparison, ConversationOut
 from app.schemas_export import FamilyExport
+from app.schemas_trees import SearchOut
 from app.services import compare as compare_service
 from app.services import family_export, family_import
 from app.services import search as search_service

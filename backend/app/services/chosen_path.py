@@ -17,7 +17,7 @@ from app.db.repositories import path_choices as repo
 from app.db.repositories.threads import ThreadRow
 from app.domain import NodeId
 from app.errors import NotFound
-from app.schemas import ChosenPathOut, PathChoiceOut
+from app.schemas_trees import ChosenPathOut, PathChoiceOut
 from app.services.conversations import get_owned
 from app.services.family import Family
 

@@ -23,7 +23,7 @@ from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as workspace_repo
 from app.domain import BranchStatus, NodeId
 from app.errors import InvalidInput
-from app.schemas import SearchHit, SearchKind, SearchOut
+from app.schemas_trees import SearchHit, SearchKind, SearchOut
 from app.services.family import first_owned_turn
 from app.services.search_query import excluded_of, matches, snippet, terms_of
 

@@ -24,7 +24,7 @@ from app.db.repositories import threads as repo
 from app.db.repositories.threads import ThreadRow
 from app.domain import aware
 from app.errors import DomainError
-from app.schemas import SuggestionOut
+from app.schemas_trees import SuggestionOut
 from app.services.conversations import get_owned
 from app.services.family import Family
 from app.services.net_change import NetChange, clip
