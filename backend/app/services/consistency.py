@@ -36,7 +36,6 @@ from app.db.engine import Database
 from app.db.models import ActiveTurn, ChatHead
 from app.db.repositories import consistency as repo
 from app.db.repositories import heads as heads_repo
-from app.db.repositories import threads as threads_repo
 from app.domain import BranchStatus, NodeId, now
 from app.services.family import Family
 
@@ -101,8 +100,8 @@ async def check(
         all_roots = await repo.family_roots(s)
         heads = await repo.heads(s)
         active = {row.root_thread_id: row for row in await heads_repo.all_active_turns(s)}
-        pending, building = await threads_repo.half_built_before(s, now())
-        old_pending, old_building = await threads_repo.half_built_before(s, cutoff)
+        pending, building = await repo.half_built_before(s, now())
+        old_pending, old_building = await repo.half_built_before(s, cutoff)
         half_built = {t: "pending branch" for t in pending} | {t: "building fork" for t in building}
         abandoned = set(old_pending) | set(old_building)
         for root in all_roots if roots is None else [r for r in all_roots if r in roots]:

@@ -75,8 +75,8 @@ async def run_once(
     cutoff = now() - timedelta(seconds=max_age_seconds)
     report = JanitorReport()
     async with db.transaction() as s:
-        orphans = await repo.orphan_drafts(s)
-        pending, building = await repo.half_built_before(s, cutoff)
+        orphans = await consistency_repo.orphan_drafts(s)
+        pending, building = await consistency_repo.half_built_before(s, cutoff)
         for thread_id in [*orphans, *pending, *building]:
             await repo.delete_thread_rows(s, thread_id)
         report.orphan_drafts = list(orphans)

@@ -22,6 +22,7 @@ from sqlalchemy.orm.attributes import flag_modified
 from app.agent.runtime import AgentRuntime
 from app.db.engine import Database
 from app.db.models import ChatHead
+from app.db.repositories import consistency as consistency_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
 from app.domain import BranchStatus, NodeId, aware
@@ -215,7 +216,7 @@ async def apply_retention(
         return report
     max_age = timedelta(days=max_age_days) if max_age_days is not None else None
     async with db.read() as s:
-        roots = await repo.families_with_branches(s)
+        roots = await consistency_repo.families_with_branches(s)
     for root in roots:
         try:
             async with db.transaction() as s:

@@ -1,11 +1,16 @@
-"""Whole-database reads for the consistency check (`services.consistency`)."""
+"""Whole-database reads for the consistency check (`services.consistency`), the janitor
+and retention: families with branches, orphan drafts, half-built threads."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import ChatHead, Conversation
+from app.db.models import ChatHead, Conversation, ConversationBranch
+from app.domain import BranchStatus
 
 
 async def family_roots(s: AsyncSession) -> list[str]:
@@ -23,3 +28,38 @@ async def heads(s: AsyncSession) -> dict[str, ChatHead]:
     """Every family's head row, by root thread id."""
     rows = (await s.execute(select(ChatHead))).scalars().all()
     return {row.root_thread_id: row for row in rows}
+
+
+async def families_with_branches(s: AsyncSession) -> Sequence[str]:
+    stmt = (
+        select(Conversation.root_thread_id)
+        .where(Conversation.thread_id != Conversation.root_thread_id)
+        .distinct()
+    )
+    return (await s.execute(stmt)).scalars().all()
+
+
+async def orphan_drafts(s: AsyncSession) -> Sequence[str]:
+    """Drafts that no family has as its working thread."""
+    stmt = (
+        select(ConversationBranch.thread_id)
+        .outerjoin(ChatHead, ChatHead.working_thread_id == ConversationBranch.thread_id)
+        .where(ConversationBranch.status == BranchStatus.DRAFT, ChatHead.root_thread_id.is_(None))
+    )
+    return (await s.execute(stmt)).scalars().all()
+
+
+async def half_built_before(s: AsyncSession, cutoff: datetime) -> tuple[list[str], list[str]]:
+    """(pending branches, building forks) created before `cutoff`."""
+    pending = await s.execute(
+        select(ConversationBranch.thread_id).where(
+            ConversationBranch.status == BranchStatus.PENDING,
+            ConversationBranch.created_at < cutoff,
+        )
+    )
+    building = await s.execute(
+        select(Conversation.thread_id).where(
+            Conversation.building.is_(True), Conversation.created_at < cutoff
+        )
+    )
+    return list(pending.scalars().all()), list(building.scalars().all())

@@ -5,7 +5,6 @@ Queries and writes only; services own the rules and the transaction boundaries.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -30,7 +29,6 @@ from sqlalchemy.orm.attributes import set_committed_value
 from app.db.base import table_of
 from app.db.dialect import Write, guard
 from app.db.models import (
-    ChatHead,
     Conversation,
     ConversationBranch,
     WorkspaceSnapshot,
@@ -277,41 +275,6 @@ async def fork_references(s: AsyncSession, thread_ids: list[str]) -> list[NodeId
         )
     )
     return [NodeId(t, k or 0) for t, k in rows.all() if t is not None]
-
-
-async def families_with_branches(s: AsyncSession) -> Sequence[str]:
-    stmt = (
-        select(Conversation.root_thread_id)
-        .where(Conversation.thread_id != Conversation.root_thread_id)
-        .distinct()
-    )
-    return (await s.execute(stmt)).scalars().all()
-
-
-async def orphan_drafts(s: AsyncSession) -> Sequence[str]:
-    """Drafts that no family has as its working thread."""
-    stmt = (
-        select(ConversationBranch.thread_id)
-        .outerjoin(ChatHead, ChatHead.working_thread_id == ConversationBranch.thread_id)
-        .where(ConversationBranch.status == BranchStatus.DRAFT, ChatHead.root_thread_id.is_(None))
-    )
-    return (await s.execute(stmt)).scalars().all()
-
-
-async def half_built_before(s: AsyncSession, cutoff: datetime) -> tuple[list[str], list[str]]:
-    """(pending branches, building forks) created before `cutoff`."""
-    pending = await s.execute(
-        select(ConversationBranch.thread_id).where(
-            ConversationBranch.status == BranchStatus.PENDING,
-            ConversationBranch.created_at < cutoff,
-        )
-    )
-    building = await s.execute(
-        select(Conversation.thread_id).where(
-            Conversation.building.is_(True), Conversation.created_at < cutoff
-        )
-    )
-    return list(pending.scalars().all()), list(building.scalars().all())
 
 
 # ---- writes ----
