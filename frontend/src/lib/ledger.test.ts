@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  branchLabels,
   codeToken,
   formatCost,
   formatCount,
@@ -141,5 +142,28 @@ describe("usage and codes", () => {
   it("makes a code one word of a card's data-codes", () => {
     expect(codeToken("agent led  here")).toBe("agent_led_here");
     expect(codeToken("closure")).toBe("closure");
+  });
+});
+
+describe("branchLabels", () => {
+  it("names the root main and a branch by the label of its first step", () => {
+    const threads = [
+      { thread_id: "th_root", parent_thread_id: null },
+      { thread_id: "th_side", parent_thread_id: "th_root" },
+      { thread_id: "th_empty_branch", parent_thread_id: "th_root" },
+    ];
+    const labels = new Map([
+      ["th_side:3", "2.1"],
+      ["th_side:4", "2.2"],
+    ]);
+    const nodes = [
+      { id: "th_side:4", thread_id: "th_side", turn_index: 4 },
+      { id: "th_side:3", thread_id: "th_side", turn_index: 3 },
+    ];
+    const names = branchLabels(threads, labels, nodes);
+    expect(names.get("th_root")).toBe("main");
+    expect(names.get("th_side")).toBe("from 2.1");
+    // no step yet: the start of its id
+    expect(names.get("th_empty_branch")).toBe("th_empty_");
   });
 });

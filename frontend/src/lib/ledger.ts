@@ -166,3 +166,23 @@ export function pathFileName(title: string, label: string, format: "md" | "html"
 export function codeToken(code: string): string {
   return code.replace(/\s+/g, "_");
 }
+
+/** thread id → how the usage summary names a branch without a name: the label of its
+ * first step ("main" for the root). */
+export function branchLabels(
+  threads: readonly { thread_id: string; parent_thread_id: string | null }[],
+  labels: ReadonlyMap<string, string>,
+  nodes: readonly { id: string; thread_id: string; turn_index: number }[],
+): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const t of threads) {
+    if (t.parent_thread_id === null) {
+      out.set(t.thread_id, "main");
+      continue;
+    }
+    const first = nodes.filter((n) => n.thread_id === t.thread_id).sort((a, b) => a.turn_index - b.turn_index)[0];
+    const label = first ? labels.get(first.id) : undefined;
+    out.set(t.thread_id, label ? `from ${label}` : t.thread_id.slice(0, 9));
+  }
+  return out;
+}

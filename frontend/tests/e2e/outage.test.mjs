@@ -26,6 +26,10 @@ test("a send that fails keeps the message; the banner clears when the server is 
   await s.newConversation();
   await s.send("objective: Survive an outage; todo: first");
   await s.expectCount("todo-item", 1);
+  // The turn is over as the studio knows it (the composer is free) before the server goes:
+  // a turn whose end the studio had not yet heard keeps the composer locked until it is back.
+  await s.waitIdle();
+  await s.byTest("stop-button").waitFor({ state: "hidden" });
 
   // The server goes away; the message typed now must survive the failed send.
   await server.pause();

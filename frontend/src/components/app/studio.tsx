@@ -1,7 +1,6 @@
 "use client";
 import { useRouter, useSearchParams } from "next/navigation";
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { useArchive, useChosenPath } from "@/hooks/use-big-trees";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { useConfirmDiscard } from "@/hooks/use-confirm-discard";
 import { useFamilyEvents } from "@/hooks/use-family-events";
 import { useGraphKeys } from "@/hooks/use-graph-keys";
@@ -13,21 +12,11 @@ import { useConversations, useGraph, useHistory, useMessages, useWorkspace } fro
 import { useStudioView } from "@/hooks/use-studio-view";
 import { useHandEdits } from "@/hooks/use-ledger";
 import { useTrajectoryFocus } from "@/hooks/use-trajectory-focus";
+import { useTreeNavigation } from "@/hooks/use-tree-navigation";
 import { useWayBack } from "@/hooks/use-way-back";
 import { UNREACHABLE } from "@/lib/api/client";
-import {
-  breadcrumbs,
-  choiceMap,
-  descend,
-  foldFlow,
-  isFolded,
-  siblingsOf,
-  treeIndex,
-  type Siblings,
-} from "@/lib/big-trees";
-import { ownsNoTurn, tipNodeId, type Graph } from "@/lib/graph";
-import { handEditsAlongPath, handEditsByNode } from "@/lib/ledger";
-import { progressText } from "@/lib/research";
+import { ownsNoTurn, tipNodeId } from "@/lib/graph";
+import { branchLabels, handEditsAlongPath, handEditsByNode } from "@/lib/ledger";
 import { whereabouts } from "@/lib/where";
 import { ChatPanel } from "./chat-panel";
 import { CompareView } from "./compare-view";
@@ -35,16 +24,14 @@ import { ConfirmDialog } from "./confirm-dialog";
 import type { CardActions } from "./graph/commit-card";
 import { PathBar } from "./graph/path-bar";
 import { TrajectoryPanel } from "./graph/trajectory-panel";
-import { HistoryMenu } from "./history-menu";
 import { CodeFilter } from "./ledger/code-filter";
 import { NodeDetails } from "./ledger/node-details";
 import { KeysOverlay } from "./keys-overlay";
 import { MergeDialog } from "./merge-dialog";
 import { Landing } from "./landing";
 import { RestoreBanner } from "./restore-banner";
-import { SearchBox } from "./search-box";
 import { StepMenu } from "./step-menu";
-import { TitleBar } from "./title-bar";
+import { StudioHeader } from "./studio-header";
 import { WorkspacePanel } from "./workspace-panel";
 
 const EMPTY_LABELS: ReadonlyMap<string, string> = new Map();
@@ -156,12 +143,19 @@ export function Studio() {
     },
     [focusStep],
   );
-  // Folded branches hide their cards: the keyboard selection moves over what is shown.
-  const [folds, setFolds] = useState<ReadonlyMap<string, boolean>>(new Map());
-  const shownFlow = useMemo(
-    () => (familyGraph && view.flow ? foldFlow(familyGraph, view.flow, folds) : null),
-    [familyGraph, view.flow, folds],
-  );
+  const nav = useTreeNavigation({
+    graph: familyGraph,
+    flow: view.flow,
+    guide: view.guide,
+    familyRoot,
+    // Recorded from fresh answers only: a cached history shown while it refetches (coming
+    // back to a thread) may hold a head that has moved since.
+    freshHead: history.isFetching ? null : head,
+    onFocusStep,
+    openThread,
+    setError,
+  });
+  const { shownFlow, archive } = nav;
   const merging = useMerge({ target: displayed, labels: view.flow?.labels ?? EMPTY_LABELS, setError, ask });
   const onBringIn = merging.open;
   const keys = useGraphKeys({ flow: shownFlow, onRestore, onCompare, onBringIn });
@@ -221,58 +215,6 @@ export function Studio() {
   const beforeWrite = pending ? ensure : undefined;
   const onStop = useCallback(() => void stop(), [stop]);
 
-  // ---- big trees: folds, the chosen path, breadcrumbs, sibling switching, archive ----
-  // Recorded from fresh answers only: a cached history shown while it refetches (coming
-  // back to a thread) may hold a head that has moved since.
-  const chosen = useChosenPath(familyRoot, history.isFetching ? null : head);
-  const [centre, setCentre] = useState<{ nodeId: string; tick: number } | null>(null);
-  const graphRef = useRef<Graph | undefined>(undefined);
-  graphRef.current = familyGraph;
-  const onFold = useCallback((threadId: string) => {
-    setFolds((prev) => {
-      const thread = graphRef.current?.threads.find((t) => t.thread_id === threadId);
-      if (thread === undefined) return prev;
-      return new Map(prev).set(threadId, !isFolded(thread, prev));
-    });
-  }, []);
-  const tree = useMemo(() => (familyGraph ? treeIndex(familyGraph) : null), [familyGraph]);
-  const siblings = useMemo(() => {
-    const out = new Map<string, Siblings>();
-    if (tree === null) return out;
-    for (const step of guide.values()) {
-      const found = siblingsOf(tree, step.nodeId);
-      if (found !== null) out.set(step.nodeId, found);
-    }
-    return out;
-  }, [tree, guide]);
-  const crumbs = useMemo(() => breadcrumbs(guide), [guide]);
-  const choices = useMemo(() => choiceMap(chosen?.choices), [chosen]);
-  const onJump = useCallback(
-    (nodeId: string) => {
-      onFocusStep(nodeId);
-      setCentre({ nodeId, tick: Date.now() });
-    },
-    [onFocusStep],
-  );
-  const onSwitch = useCallback(
-    (nodeId: string) => {
-      if (tree === null) return;
-      const leaf = descend(tree, nodeId, choices);
-      setCentre({ nodeId, tick: Date.now() });
-      void openThread(leaf.slice(0, leaf.lastIndexOf(":")));
-    },
-    [tree, choices, openThread],
-  );
-  const onArchiveError = useCallback((message: string) => setError(message), []);
-  const archive = useArchive(onArchiveError);
-  const threadNames = useMemo(() => {
-    const names = new Map<string, string>();
-    for (const t of familyGraph?.threads ?? []) {
-      const first = view.flow?.cards.find((c) => c.threadId === t.thread_id && c.firstOfThread);
-      names.set(t.thread_id, t.name ?? t.summary ?? (first ? `the path from step ${first.label}` : t.title));
-    }
-    return names;
-  }, [familyGraph, view.flow]);
   const restoreFound = focus.onRestoreFound;
   const onRestoreFound = useCallback(() => void restoreFound(), [restoreFound]);
 
@@ -289,70 +231,27 @@ export function Studio() {
 
   return (
     <div className="studio">
-      {anchor !== null && (
-        <a
-          className="skip-link"
-          href="#message-input"
-          data-testid="skip-link"
-          onClick={(e) => {
-            e.preventDefault();
-            toField("message-input")();
-          }}
-        >
-          Skip to the message box
-        </a>
-      )}
-      <header className="topbar">
-        <span className="brand">HAICO</span>
-        <HistoryMenu
-          conversations={conversations.data}
-          loading={conversations.isLoading}
-          currentThread={displayed}
-          currentRoot={familyRoot}
-          onOpen={(c) => {
-            // a hit of an earlier search does not follow the user to another path
-            focus.onDismissFound();
-            void openThread(c.thread_id);
-          }}
-          onArchive={(c) => void archive(c.thread_id, true)}
-          onNew={() => void act.newConversation()}
-          onRename={act.renameConversation}
-          onDelete={(c) => void act.deleteConversation(c)}
-          onExport={(c) => void act.exportConversation(c)}
-          onImport={(f) => void act.importConversation(f)}
-          importing={act.importing !== null}
-        />
-        {act.importing && (
-          <span className="import-progress" data-testid="import-progress" role="status" title={act.importing.fileName}>
-            Importing {act.importing.fileName}
-            <progress max={Math.max(1, act.importing.total)} value={act.importing.loaded} />
-            <span className="muted">{progressText(act.importing.loaded, act.importing.total)}</span>
-          </span>
-        )}
-        <button
-          type="button"
-          className="primary"
-          data-testid="new-conversation"
-          onClick={() => void act.newConversation()}
-        >
-          + New conversation
-        </button>
-        {anchor !== null && (
-          <TitleBar conversation={current} where={where} restoredAt={restoredAt} onRename={act.renameConversation} />
-        )}
-        <SearchBox conversations={conversations.data} labels={labels} onPick={focus.onSearchHit} />
-        <button
-          type="button"
-          className="keys-button"
-          data-testid="keys-button"
-          aria-keyshortcuts="?"
-          title="Keys (?)"
-          onClick={() => setShowKeys(true)}
-        >
-          <span aria-hidden="true">?</span>
-          <span className="sr-only">Keyboard keys and step labels</span>
-        </button>
-      </header>
+      <StudioHeader
+        anchor={anchor}
+        conversations={conversations.data}
+        loading={conversations.isLoading}
+        displayed={displayed}
+        familyRoot={familyRoot}
+        current={current}
+        where={where}
+        restoredAt={restoredAt}
+        labels={labels}
+        act={act}
+        onOpen={(c) => {
+          // a hit of an earlier search does not follow the user to another path
+          focus.onDismissFound();
+          void openThread(c.thread_id);
+        }}
+        onArchive={(c) => void archive(c.thread_id, true)}
+        onSearchHit={focus.onSearchHit}
+        onKeys={() => setShowKeys(true)}
+        toComposer={toField("message-input")}
+      />
       {error && (
         <div className="error-banner" data-testid="error-banner" role="alert">
           <span>{error}</span>
@@ -411,7 +310,13 @@ export function Studio() {
             />
           </div>
           <div className="right">
-            <PathBar crumbs={crumbs} thread={displayed} names={threadNames} onJump={onJump} onArchive={archive} />
+            <PathBar
+              crumbs={nav.crumbs}
+              thread={displayed}
+              names={nav.threadNames}
+              onJump={nav.onJump}
+              onArchive={archive}
+            />
             <TrajectoryPanel
               flow={shownFlow}
               details={view.details}
@@ -428,8 +333,8 @@ export function Studio() {
               onRestoreFound={onRestoreFound}
               onDismissFound={focus.onDismissFound}
               onOpenThread={onOpenThread}
-              onFold={onFold}
-              centre={centre}
+              onFold={nav.onFold}
+              centre={nav.centre}
               loading={graph.isLoading}
               selection={keys.selection}
               onGraphKey={keys.onGraphKey}
@@ -462,8 +367,8 @@ export function Studio() {
               onStop={onStop}
               onRestore={onRestore}
               onOpenThread={onOpenThread}
-              siblings={siblings}
-              onSwitch={onSwitch}
+              siblings={nav.siblings}
+              onSwitch={nav.onSwitch}
             />
           </div>
         </main>
@@ -490,24 +395,4 @@ export function Studio() {
       <ConfirmDialog state={confirm} onCancel={dismiss} />
     </div>
   );
-}
-
-/** thread id → how the usage summary names a branch without a name: the label of its
- * first step ("main" for the root). */
-function branchLabels(
-  threads: readonly { thread_id: string; parent_thread_id: string | null }[],
-  labels: ReadonlyMap<string, string>,
-  nodes: readonly { id: string; thread_id: string; turn_index: number }[],
-): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const t of threads) {
-    if (t.parent_thread_id === null) {
-      out.set(t.thread_id, "main");
-      continue;
-    }
-    const first = nodes.filter((n) => n.thread_id === t.thread_id).sort((a, b) => a.turn_index - b.turn_index)[0];
-    const label = first ? labels.get(first.id) : undefined;
-    out.set(t.thread_id, label ? `from ${label}` : t.thread_id.slice(0, 9));
-  }
-  return out;
 }

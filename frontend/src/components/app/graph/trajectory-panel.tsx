@@ -7,18 +7,17 @@ import {
   ReactFlow,
   ReactFlowProvider,
   useNodesState,
-  useReactFlow,
-  useStore,
   type Edge,
   type NodeTypes,
 } from "@xyflow/react";
-import { memo, useCallback, useEffect, useMemo, useRef, type KeyboardEvent, type RefObject } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef, type KeyboardEvent } from "react";
 import { sameShallow, type FoldedFlow } from "@/lib/big-trees";
 import { carryMeasured } from "@/lib/graph";
 import { usePanelSize } from "@/hooks/use-panel-size";
 import { useNarrow, useTouch } from "@/hooks/use-touch";
 import { graphCounts } from "@/lib/where";
 import type { ComparePick, Rejected } from "@/lib/research";
+import { CentreOn, CompactWhenZoomedOut, FitOnChange, FocusOnFound, FollowSelection, MIN_ZOOM } from "./view-effects";
 import { CommitCard, StubCard, type CardActions, type CardDetail, type TrajectoryNode } from "./commit-card";
 
 // Module constants: React Flow re-mounts every node when these change identity.
@@ -68,9 +67,6 @@ export interface TrajectoryProps {
 const CULL_ABOVE = 300;
 const CARD_SIZE = { initialWidth: 208, initialHeight: 96 };
 
-// Zoomed out below this, cards switch to their compact form (label, name, state dot).
-const COMPACT_BELOW = 0.7;
-
 const NONE: readonly Rejected[] = [];
 
 function centre(n: TrajectoryNode): { x: number; y: number } {
@@ -82,92 +78,6 @@ function nearEnough(a: TrajectoryNode, b: TrajectoryNode): boolean {
   const p = centre(a);
   const q = centre(b);
   return Math.hypot(p.x - q.x, p.y - q.y) <= DROP_RADIUS;
-}
-
-/** Frames a search hit's card once it is on the graph (after any re-framing of a new family). */
-function FocusOnFound({ found, present }: { found: { nodeId: string; tick: number } | null; present: boolean }) {
-  const { fitView } = useReactFlow();
-  useEffect(() => {
-    if (found === null || !present) return;
-    const id = window.setTimeout(() => {
-      void fitView({ nodes: [{ id: found.nodeId }], padding: 0.6, maxZoom: 1, minZoom: 0.3, duration: 250 });
-    }, 200);
-    return () => window.clearTimeout(id);
-  }, [found, present, fitView]);
-  return null;
-}
-
-/** Keeps the card the keyboard selected in view, at the zoom of the moment. */
-function FollowSelection({ selection }: { selection: { nodeId: string | null; tick: number } }) {
-  const { getNode, getZoom, setCenter } = useReactFlow();
-  useEffect(() => {
-    if (selection.tick === 0 || selection.nodeId === null) return;
-    const node = getNode(selection.nodeId);
-    if (!node) return;
-    const w = node.measured?.width ?? 190;
-    const h = node.measured?.height ?? 60;
-    void setCenter(node.position.x + w / 2, node.position.y + h / 2, { zoom: Math.max(getZoom(), 0.6), duration: 150 });
-  }, [selection, getNode, getZoom, setCenter]);
-  return null;
-}
-
-// Low enough that "fit view" always fits a 2,000-step family; compact cards stay legible.
-const MIN_ZOOM = 0.02;
-
-/** Centres the view on one step (a breadcrumb clicked, a sibling switched to). */
-function CentreOn({ centre }: { centre: { nodeId: string; tick: number } | null }) {
-  const { fitView } = useReactFlow();
-  useEffect(() => {
-    if (centre === null) return;
-    const id = window.setTimeout(() => {
-      void fitView({ nodes: [{ id: centre.nodeId }], padding: 1.2, maxZoom: 1, minZoom: 0.4, duration: 250 });
-    }, 60);
-    return () => window.clearTimeout(id);
-  }, [centre, fitView]);
-  return null;
-}
-
-/** Marks the flow's container `compact` while zoomed out (re-renders only when that flips). */
-function CompactWhenZoomedOut({ target }: { target: RefObject<HTMLDivElement | null> }) {
-  const compact = useStore((st) => st.transform[2] < COMPACT_BELOW);
-  useEffect(() => {
-    target.current?.classList.toggle("compact", compact);
-  }, [compact, target]);
-  return null;
-}
-
-/** Re-frames the view when the set of cards changes: the whole family while it is
- * small, else the displayed path (the path the studio opens on); a phone, the newest step. */
-function FitOnChange({ signature, focus, minZoom }: { signature: string; focus: string[]; minZoom: number }) {
-  const { fitView } = useReactFlow();
-  const first = useRef(true);
-  const focusRef = useRef(focus);
-  focusRef.current = focus;
-  useEffect(() => {
-    const id = window.setTimeout(() => {
-      const nodes = focusRef.current.length > 0 ? focusRef.current.map((n) => ({ id: n })) : undefined;
-      void fitView({ padding: 0.12, maxZoom: 1, minZoom, duration: first.current ? 0 : 200, nodes });
-      first.current = false;
-    }, 80);
-    return () => window.clearTimeout(id);
-  }, [signature, fitView, minZoom]);
-  // A window resized (a phone turned, a laptop's half screen) frames the same cards again.
-  useEffect(() => {
-    let id: number | undefined;
-    const onResize = () => {
-      window.clearTimeout(id);
-      id = window.setTimeout(() => {
-        const nodes = focusRef.current.length > 0 ? focusRef.current.map((n) => ({ id: n })) : undefined;
-        void fitView({ padding: 0.12, maxZoom: 1, minZoom, nodes });
-      }, 150);
-    };
-    window.addEventListener("resize", onResize);
-    return () => {
-      window.clearTimeout(id);
-      window.removeEventListener("resize", onResize);
-    };
-  }, [fitView, minZoom]);
-  return null;
 }
 
 /** The collapsible Co-construction Trajectory panel: the family DAG as commit cards.

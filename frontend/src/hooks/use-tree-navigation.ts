@@ -1,0 +1,100 @@
+"use client";
+import { useCallback, useMemo, useRef, useState } from "react";
+import { useArchive, useChosenPath } from "./use-big-trees";
+import {
+  breadcrumbs,
+  choiceMap,
+  descend,
+  foldFlow,
+  isFolded,
+  siblingsOf,
+  treeIndex,
+  type Siblings,
+} from "@/lib/big-trees";
+import type { Graph } from "@/lib/graph";
+import type { useStudioView } from "./use-studio-view";
+
+type StudioView = ReturnType<typeof useStudioView>;
+
+interface Options {
+  /** The family's graph and the flow laid out from it (null while loading). */
+  graph: Graph | undefined;
+  flow: StudioView["flow"];
+  /** The displayed path, step by step (`useStudioView`'s guide). */
+  guide: StudioView["guide"];
+  familyRoot: string | null;
+  /** The head as a fresh answer says it (null while a cached history refetches). */
+  freshHead: string | null;
+  onFocusStep: (nodeId: string) => void;
+  openThread: (threadId: string) => Promise<void>;
+  setError: (message: string) => void;
+}
+
+/**
+ * Finding one's way in a big family: folded branches, the chosen path remembered on the
+ * server, breadcrumbs, switching between sibling steps, centring the graph on a jump,
+ * archive, and the name each branch goes by in the path bar.
+ */
+export function useTreeNavigation({
+  graph,
+  flow,
+  guide,
+  familyRoot,
+  freshHead,
+  onFocusStep,
+  openThread,
+  setError,
+}: Options) {
+  // Folded branches hide their cards: the keyboard selection moves over what is shown.
+  const [folds, setFolds] = useState<ReadonlyMap<string, boolean>>(new Map());
+  const shownFlow = useMemo(() => (graph && flow ? foldFlow(graph, flow, folds) : null), [graph, flow, folds]);
+  const chosen = useChosenPath(familyRoot, freshHead);
+  const [centre, setCentre] = useState<{ nodeId: string; tick: number } | null>(null);
+  const graphRef = useRef<Graph | undefined>(undefined);
+  graphRef.current = graph;
+  const onFold = useCallback((threadId: string) => {
+    setFolds((prev) => {
+      const thread = graphRef.current?.threads.find((t) => t.thread_id === threadId);
+      if (thread === undefined) return prev;
+      return new Map(prev).set(threadId, !isFolded(thread, prev));
+    });
+  }, []);
+  const tree = useMemo(() => (graph ? treeIndex(graph) : null), [graph]);
+  const siblings = useMemo(() => {
+    const out = new Map<string, Siblings>();
+    if (tree === null) return out;
+    for (const step of guide.values()) {
+      const found = siblingsOf(tree, step.nodeId);
+      if (found !== null) out.set(step.nodeId, found);
+    }
+    return out;
+  }, [tree, guide]);
+  const crumbs = useMemo(() => breadcrumbs(guide), [guide]);
+  const choices = useMemo(() => choiceMap(chosen?.choices), [chosen]);
+  const onJump = useCallback(
+    (nodeId: string) => {
+      onFocusStep(nodeId);
+      setCentre({ nodeId, tick: Date.now() });
+    },
+    [onFocusStep],
+  );
+  const onSwitch = useCallback(
+    (nodeId: string) => {
+      if (tree === null) return;
+      const leaf = descend(tree, nodeId, choices);
+      setCentre({ nodeId, tick: Date.now() });
+      void openThread(leaf.slice(0, leaf.lastIndexOf(":")));
+    },
+    [tree, choices, openThread],
+  );
+  const archive = useArchive(setError);
+  const threadNames = useMemo(() => {
+    const names = new Map<string, string>();
+    for (const t of graph?.threads ?? []) {
+      const first = flow?.cards.find((c) => c.threadId === t.thread_id && c.firstOfThread);
+      names.set(t.thread_id, t.name ?? t.summary ?? (first ? `the path from step ${first.label}` : t.title));
+    }
+    return names;
+  }, [graph, flow]);
+  return { shownFlow, onFold, centre, siblings, crumbs, onJump, onSwitch, archive, threadNames };
+}
