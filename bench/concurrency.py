@@ -155,7 +155,10 @@ async def haico_turn(
     c: httpx.AsyncClient, base: str, arrivals: list[float] | None = None
 ) -> tuple[list[float], bool]:
     """One conversation, one turn; `arrivals` (filled as tokens come) survives a cut-off."""
-    created = await c.post(f"{base}/api/conversations", json={})
+    # Titled up front: a conversation still on its default title gets a model-written
+    # title after its first turn (one more model call, off the turn's path), which is
+    # not the cost of a streamed turn (a researcher's conversation has many turns).
+    created = await c.post(f"{base}/api/conversations", json={"title": "bench"})
     if created.status_code != 201:
         raise RuntimeError(f"create conversation: {created.status_code} {created.text[:300]}")
     tid = created.json()["thread_id"]
