@@ -151,6 +151,18 @@ class ExportNote(BaseModel):
     updated_at: Timestamp | None = None
 
 
+class ExportMergeBase(BaseModel):
+    """A merge node's record of the source's workspace as it was brought in: the base
+    of a later merge of the same path (the document inline, not by hash)."""
+
+    model_config = DOC
+    objective: ImportText | None = None
+    title: ImportText | None = Field(default=None, max_length=TITLE_CHARS)
+    content: ImportText | None = None
+    preferences: list[ExportPreference] = Field(default_factory=list)
+    todos: list[ExportTodo] = Field(default_factory=list)
+
+
 class ExportNode(BaseModel):
     """A turn: its messages, and the workspace after it (null when no snapshot kept it)."""
 
@@ -172,6 +184,7 @@ class ExportNode(BaseModel):
     # A merge or pick node (`services.merge`) and its source node (a node id).
     kind: Literal["turn", "merge", "pick"] = "turn"
     merged_from: str | None = Field(default=None, max_length=80)
+    merge_base: ExportMergeBase | None = None
 
 
 class ExportThread(BaseModel):

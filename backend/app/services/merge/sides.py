@@ -23,6 +23,7 @@ from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as ws_repo
 from app.domain import NodeId, NodeKind
 from app.errors import InvalidTurn, SnapshotMissing
+from app.schemas_export import ExportMergeBase, ExportPreference, ExportTodo
 from app.schemas_merge import MergeMode
 from app.services.compare import common_ancestor, node_path
 from app.services.conversations import get_owned
@@ -120,7 +121,33 @@ def recorded_state(theirs: Side, document_hash: str | None) -> dict[str, Any]:
     }
 
 
-async def _recorded_side(s: AsyncSession, state: dict[str, Any]) -> Side:
+def base_export(side: Side) -> ExportMergeBase:
+    """A recorded merge base (`recorded_side`) as the family export carries it."""
+    return ExportMergeBase(
+        objective=side.objective,
+        title=side.title,
+        content=side.content,
+        preferences=[ExportPreference(uid=i.uid, **i.values) for i in side.preferences],
+        todos=[ExportTodo(uid=i.uid, **i.values) for i in side.todos],
+    )
+
+
+def base_import(base: ExportMergeBase) -> Side:
+    """An exported merge base as a side (`recorded_state` makes it a record again)."""
+    return Side(
+        objective=base.objective,
+        title=base.title,
+        content=base.content,
+        preferences=tuple(
+            Item(p.uid, {"text": p.text, "locked": p.locked}) for p in base.preferences
+        ),
+        todos=tuple(
+            Item(t.uid, {"text": t.text, "done": t.done, "depth": t.depth}) for t in base.todos
+        ),
+    )
+
+
+async def recorded_side(s: AsyncSession, state: dict[str, Any]) -> Side:
     digest = state.get("document_hash")
     body = await ws_repo.get_body(s, digest) if digest else None
     return Side(
@@ -167,7 +194,7 @@ async def load_sides(
         found = await _merge_base(s, source_path, target_path)
         base_node = found.node
         if found.recorded is not None:
-            base = await _recorded_side(s, found.recorded)
+            base = await recorded_side(s, found.recorded)
         elif base_node is not None:
             base = await side_of(s, await _state_after(s, base_node))
         else:

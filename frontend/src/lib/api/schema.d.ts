@@ -1089,6 +1089,23 @@ export interface components {
             turn_index: number;
         };
         /**
+         * ExportMergeBase
+         * @description A merge node's record of the source's workspace as it was brought in: the base
+         *     of a later merge of the same path (the document inline, not by hash).
+         */
+        ExportMergeBase: {
+            /** Content */
+            content?: string | null;
+            /** Objective */
+            objective?: string | null;
+            /** Preferences */
+            preferences?: components["schemas"]["ExportPreference"][];
+            /** Title */
+            title?: string | null;
+            /** Todos */
+            todos?: components["schemas"]["ExportTodo"][];
+        };
+        /**
          * ExportMessage
          * @description One transcript entry: a user message, a reply (with its tool calls) or a tool result.
          */
@@ -1132,6 +1149,7 @@ export interface components {
              * @enum {string}
              */
             kind: "turn" | "merge" | "pick";
+            merge_base?: components["schemas"]["ExportMergeBase"] | null;
             /** Merged From */
             merged_from?: string | null;
             /** Messages */
