@@ -7,7 +7,7 @@ owns with its state, user message, reply, transcript entries (tool calls and the
 results included) and the workspace after it, read through the as-of function; and,
 for a fork, where it came from and the transcript it carried over; for a merge node,
 the source's workspace as it was brought in (the base of a later merge of that path).
-No row id is in it: items are known by `uid`, artifacts by turn, kind and title.
+No row id is in it: items and artifacts are known by `uid`.
 
 `start_workspace` of a thread is what its first own turn started from (its first
 snapshot); with the nodes' workspaces it gives back every snapshot on import.
@@ -67,7 +67,7 @@ def export_workspace(state: WorkspaceState) -> ExportWorkspace:
         todos=[ExportTodo(uid=t.uid, text=t.text, done=t.done, depth=t.depth) for t in state.todos],
         rejected=[ExportRejected(**r.to_json()) for r in state.rejected],
         artifacts=[
-            ExportArtifactRef(turn_index=a.turn_index, kind=a.kind, title=a.title)
+            ExportArtifactRef(turn_index=a.turn_index, kind=a.kind, title=a.title, uid=a.uid)
             for a in state.artifacts
         ],
     )
@@ -90,6 +90,7 @@ def export_message(m: TranscriptMessage, *, with_turn: bool = False) -> ExportMe
 
 def _artifact(a: Artifact) -> ExportArtifact:
     return ExportArtifact(
+        uid=a.uid,
         turn_index=a.turn_index,
         kind=a.kind,
         title=a.title,

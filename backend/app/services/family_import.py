@@ -56,6 +56,7 @@ from app.services import search
 from app.services.conversations import to_view
 from app.services.family import first_owned_turn
 from app.services.ledger_transfer import import_ledger
+from app.services.merge.plan import artifact_key
 from app.services.merge.sides import base_import, recorded_state
 from app.services.notes import index_note_in
 from app.services.snapshots import MAX_USER_MESSAGE_PREVIEW, SNAPSHOT_FORMAT, replace_workspace_in
@@ -245,6 +246,7 @@ async def _write_thread(
             Artifact(
                 thread_id=new_id,
                 turn_index=a.turn_index,
+                uid=a.uid or artifact_key(a.kind, a.title, a.content),
                 kind=a.kind,
                 title=a.title,
                 content=a.content,

@@ -74,6 +74,7 @@ class LiveArtifact(NamedTuple):
     turn_index: int
     kind: str
     title: str
+    uid: str
 
 
 class LiveRejected(NamedTuple):
@@ -158,7 +159,14 @@ _LIVE_PARTS = union_all(
         )
     ).where(Todo.thread_id == _thread),
     select(
-        *_part(3, id=Artifact.id, s1=Artifact.kind, s3=Artifact.title, n1=Artifact.turn_index)
+        *_part(
+            3,
+            id=Artifact.id,
+            s1=Artifact.kind,
+            s2=Artifact.uid,
+            s3=Artifact.title,
+            n1=Artifact.turn_index,
+        )
     ).where(Artifact.thread_id == _thread),
     select(
         *_part(
@@ -222,7 +230,7 @@ def _collect(parts: Iterable[Sequence[Any]]) -> LiveRows:
         elif part == 2:
             rows.todos.append(LiveTodo(id_, s1, s3, bool(n1), int(n2 or 0)))
         elif part == 3:
-            rows.artifacts.append(LiveArtifact(id_, int(n1), s1, s3))
+            rows.artifacts.append(LiveArtifact(id_, int(n1), s1, s3, s2))
         else:
             rows.rejected.append(LiveRejected(s1, s2, s3, int(n1 or 0)))
     return rows
@@ -372,10 +380,11 @@ async def copy_artifacts(
     )
     await s.execute(
         insert(Artifact).from_select(
-            ["thread_id", "turn_index", "kind", "title", "content", "created_at"],
+            ["thread_id", "turn_index", "uid", "kind", "title", "content", "created_at"],
             select(
                 literal(target),
                 Artifact.turn_index,
+                Artifact.uid,
                 Artifact.kind,
                 Artifact.title,
                 Artifact.content,

@@ -317,13 +317,15 @@ async def _write_workspace(
                 Artifact(
                     thread_id=tid,
                     turn_index=k,
+                    uid=a.key,
                     kind=a.kind,
                     title=a.title,
                     content=body.content if body is not None else "",
                 )
             )
         surfaces.append("artifacts")
-        edits += [("artifact", None, "add") for _ in added]
+        held = {a.key for a in ours.artifacts}
+        edits += [("artifact", a.key, "change" if a.key in held else "add") for a in added]
     at = now()
     for surface, uid, kind in edits:
         s.add(

@@ -23,7 +23,12 @@ from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as ws_repo
 from app.domain import NodeId, NodeKind
 from app.errors import InvalidTurn, SnapshotMissing
-from app.schemas_export import ExportMergeBase, ExportPreference, ExportTodo
+from app.schemas_export import (
+    ExportMergeBase,
+    ExportMergedArtifact,
+    ExportPreference,
+    ExportTodo,
+)
 from app.schemas_merge import MergeMode
 from app.services.compare import common_ancestor, node_path
 from app.services.conversations import get_owned
@@ -46,10 +51,10 @@ class Sides:
 
 
 async def side_of(s: AsyncSession, state: WorkspaceState) -> Side:
-    """A workspace state as the planner sees it (artifacts known by content key)."""
+    """A workspace state as the planner sees it (artifacts known by uid)."""
     bodies = await repo.artifact_bodies(s, [a.id for a in state.artifacts])
     artifacts = tuple(
-        ArtifactRef(artifact_key(b.kind, b.title, b.content), b.kind, b.title, b.id)
+        ArtifactRef(a.uid, b.kind, b.title, b.id, artifact_key(b.kind, b.title, b.content))
         for a in state.artifacts
         if (b := bodies.get(a.id)) is not None
     )
@@ -118,6 +123,10 @@ def recorded_state(theirs: Side, document_hash: str | None) -> dict[str, Any]:
         "document_hash": document_hash,
         "preferences": [{"uid": i.uid, **i.values} for i in theirs.preferences],
         "todos": [{"uid": i.uid, **i.values} for i in theirs.todos],
+        "artifacts": [
+            {"uid": a.key, "kind": a.kind, "title": a.title, "digest": a.digest}
+            for a in theirs.artifacts
+        ],
     }
 
 
@@ -129,6 +138,10 @@ def base_export(side: Side) -> ExportMergeBase:
         content=side.content,
         preferences=[ExportPreference(uid=i.uid, **i.values) for i in side.preferences],
         todos=[ExportTodo(uid=i.uid, **i.values) for i in side.todos],
+        artifacts=[
+            ExportMergedArtifact(uid=a.key, kind=a.kind, title=a.title, digest=a.digest)
+            for a in side.artifacts
+        ],
     )
 
 
@@ -143,6 +156,9 @@ def base_import(base: ExportMergeBase) -> Side:
         ),
         todos=tuple(
             Item(t.uid, {"text": t.text, "done": t.done, "depth": t.depth}) for t in base.todos
+        ),
+        artifacts=tuple(
+            ArtifactRef(a.uid, a.kind, a.title, None, a.digest) for a in base.artifacts
         ),
     )
 
@@ -168,6 +184,10 @@ async def recorded_side(s: AsyncSession, state: dict[str, Any]) -> Side:
                 },
             )
             for t in state.get("todos") or []
+        ),
+        artifacts=tuple(
+            ArtifactRef(str(a["uid"]), str(a["kind"]), str(a["title"]), None, str(a["digest"]))
+            for a in state.get("artifacts") or []
         ),
     )
 

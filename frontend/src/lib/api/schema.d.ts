@@ -743,6 +743,8 @@ export interface components {
             title: string;
             /** Turn Index */
             turn_index: number;
+            /** Uid */
+            uid: string;
         };
         /** ArtifactSummary */
         ArtifactSummary: {
@@ -754,6 +756,8 @@ export interface components {
             title: string;
             /** Turn Index */
             turn_index: number;
+            /** Uid */
+            uid: string;
         };
         /**
          * ArtifactsDiff
@@ -1018,7 +1022,11 @@ export interface components {
             /** Message */
             message: string;
         };
-        /** ExportArtifact */
+        /**
+         * ExportArtifact
+         * @description An artifact row. `uid` is absent in documents written before artifacts had one:
+         *     then it is derived from kind, title and content, as the upgrade did.
+         */
         ExportArtifact: {
             /** Content */
             content: string;
@@ -1030,6 +1038,8 @@ export interface components {
             title: string;
             /** Turn Index */
             turn_index: number;
+            /** Uid */
+            uid?: string | null;
         };
         /**
          * ExportArtifactRef
@@ -1042,6 +1052,8 @@ export interface components {
             title: string;
             /** Turn Index */
             turn_index: number;
+            /** Uid */
+            uid?: string | null;
         };
         /** ExportDocument */
         ExportDocument: {
@@ -1094,6 +1106,8 @@ export interface components {
          *     of a later merge of the same path (the document inline, not by hash).
          */
         ExportMergeBase: {
+            /** Artifacts */
+            artifacts?: components["schemas"]["ExportMergedArtifact"][];
             /** Content */
             content?: string | null;
             /** Objective */
@@ -1104,6 +1118,20 @@ export interface components {
             title?: string | null;
             /** Todos */
             todos?: components["schemas"]["ExportTodo"][];
+        };
+        /**
+         * ExportMergedArtifact
+         * @description An artifact as a merge base records it: its uid and its content's digest.
+         */
+        ExportMergedArtifact: {
+            /** Digest */
+            digest: string;
+            /** Kind */
+            kind: string;
+            /** Title */
+            title: string;
+            /** Uid */
+            uid: string;
         };
         /**
          * ExportMessage
