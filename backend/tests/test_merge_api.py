@@ -149,6 +149,7 @@ async def test_a_conflict_answers_409_with_the_plan_until_resolved(
         "theirs": "from the side",
         "conflict": True,
         "fields": [],
+        "conflict_fields": [],
     }
     assert [(c["surface"], c["conflict"]) for c in changes[1:]] == [("todo", False)]
     assert (await history(client, root))["head_turn_id"] == head  # nothing written

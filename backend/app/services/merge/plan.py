@@ -91,8 +91,9 @@ def artifact_key(kind: str, title: str, content: str) -> str:
 
 @dataclass(frozen=True)
 class Change:
-    """One listed change. `fields` names what differs (items); `hunk` is the index of a
-    document change's region (see `_regions`)."""
+    """One listed change. `fields` names what differs (items, artifacts), `clashes`
+    which of an item's fields are in conflict; `hunk` is the index of a document
+    change's region (see `_regions`)."""
 
     id: str
     surface: Surface
@@ -104,6 +105,8 @@ class Change:
     conflict: bool
     fields: tuple[str, ...] = ()
     hunk: int | None = None
+    # An item's fields both sides changed differently: each can be settled on its own.
+    clashes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -268,7 +271,13 @@ def _items(
     theirs_moved = _moved(base_items, theirs_items)
     ours_moved = _moved(base_items, ours_items)
 
-    def change(uid: str, kind: ChangeKind, conflict: bool, changed: tuple[str, ...]) -> Change:
+    def change(
+        uid: str,
+        kind: ChangeKind,
+        conflict: bool,
+        changed: tuple[str, ...],
+        clashes: tuple[str, ...] = (),
+    ) -> Change:
         return Change(
             id=f"{surface}:{uid}",
             surface=surface,
@@ -279,6 +288,7 @@ def _items(
             theirs=_value(theirs.get(uid), where["t"]),
             conflict=conflict,
             fields=changed,
+            clashes=clashes,
         )
 
     changes: list[Change] = []
@@ -293,7 +303,7 @@ def _items(
                 # Both have it and neither got it from the base: no way to tell whose
                 # edit is newer.
                 differ = tuple(f for f in fields if o.values.get(f) != t.values.get(f))
-                changes.append(change(uid, "change", True, differ))
+                changes.append(change(uid, "change", True, differ, differ))
             continue
         if o is None:
             if t.values != b.values:  # the target removed what the source changed
@@ -313,7 +323,9 @@ def _items(
             elif ours_moved[uid] != theirs_moved[uid]:
                 clashes.append(POSITION)
         if taken or clashes:
-            changes.append(change(uid, "change", bool(clashes), (*taken, *clashes)))
+            changes.append(
+                change(uid, "change", bool(clashes), (*taken, *clashes), tuple(clashes))
+            )
     for b in base_items:
         if b.uid in theirs or b.uid not in ours:
             continue

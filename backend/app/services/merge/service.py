@@ -94,6 +94,7 @@ def plan_out(mode: MergeMode, source: NodeId, sides: Sides, plan: planner.Plan) 
                 theirs=c.theirs,
                 conflict=c.conflict,
                 fields=list(c.fields),
+                conflict_fields=list(c.clashes),
             )
             for c in plan.changes
         ],

@@ -1543,6 +1543,8 @@ export interface components {
             } | null;
             /** Conflict */
             conflict: boolean;
+            /** Conflict Fields */
+            conflict_fields?: string[];
             /** Fields */
             fields?: string[];
             /** Id */
@@ -1572,7 +1574,9 @@ export interface components {
          * MergeIn
          * @description `source`: any node the caller owns. `expected_head_turn_id`: absent = no
          *     assertion, null = the head is the baseline. `label`: how the client shows the
-         *     source (`3.1`), used in the merge node's description.
+         *     source (`3.1`), used in the merge node's description. `resolutions` maps a change
+         *     id to `ours` or `theirs`, or `<change id>.<field>` (an item change's field, say
+         *     `todo:<uid>.text`) to settle one field of an item on its own.
          */
         MergeIn: {
             /** Expected Head Turn Id */
