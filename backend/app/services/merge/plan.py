@@ -323,9 +323,7 @@ def _items(
             elif ours_moved[uid] != theirs_moved[uid]:
                 clashes.append(POSITION)
         if taken or clashes:
-            changes.append(
-                change(uid, "change", bool(clashes), (*taken, *clashes), tuple(clashes))
-            )
+            changes.append(change(uid, "change", bool(clashes), (*taken, *clashes), tuple(clashes)))
     for b in base_items:
         if b.uid in theirs or b.uid not in ours:
             continue
