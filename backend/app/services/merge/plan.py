@@ -125,10 +125,6 @@ class Plan:
     changes: tuple[Change, ...]
     regions: tuple[Region, ...] = ()
 
-    @property
-    def conflicts(self) -> tuple[Change, ...]:
-        return tuple(c for c in self.changes if c.conflict)
-
 
 # ---- planning ----
 
