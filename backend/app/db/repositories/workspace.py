@@ -26,6 +26,7 @@ from sqlalchemy import (
     null,
     select,
     union_all,
+    update,
 )
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -46,6 +47,17 @@ from app.db.models import (
 async def get_document(s: AsyncSession, thread_id: str) -> Document | None:
     stmt = select(Document).where(Document.thread_id == thread_id)
     return (await s.execute(stmt)).scalar_one_or_none()
+
+
+async def set_document(
+    s: AsyncSession, thread_id: str, *, title: str, content: str, keep_body: bool
+) -> None:
+    """Set the thread's document row in one UPDATE (no read): its title, and unless
+    `keep_body` its text (inline; a body reference it had is dropped)."""
+    values: dict[str, Any] = {"title": title}
+    if not keep_body:
+        values.update(content=content, body_hash=None)
+    await s.execute(update(Document).where(Document.thread_id == thread_id).values(values))
 
 
 class LiveDocument(NamedTuple):

@@ -48,6 +48,8 @@ class Sides:
     # What `ours` was read from (the apply captures it as the merge node's snapshot).
     ours_state: WorkspaceState
     ours_rows: ws_repo.LiveRows
+    # The source node's thread (read with its ownership check).
+    source_conv: Conversation
 
 
 async def side_of(s: AsyncSession, state: WorkspaceState) -> Side:
@@ -229,6 +231,7 @@ async def load_sides(
         target_node=target_path[-1] if target_path else None,
         ours_state=ours_state,
         ours_rows=ours_rows,
+        source_conv=src,
     )
 
 
