@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,9 @@ from app.cli import alembic_config
 from app.config import Settings
 from app.services.merge.plan import EMPTY, ArtifactRef, Side, artifact_key, plan
 from app.services.merge.result import Unresolved, merge_result
-from tests.conftest import PG_ADMIN_URL, _admin
 from tests.history_helpers import checkout, new_thread, turn_ok, workspace
 from tests.test_merge_api import branch, merge, merged
+from tests.test_migrations import empty_db_url  # noqa: F401  (the fixture)
 
 API = "/api/conversations"
 
@@ -111,19 +110,9 @@ def test_an_artifact_edited_on_both_sides_is_a_conflict() -> None:
     assert [c.uid for c in plan(EMPTY, Side(artifacts=(art("a1", "x"),)), two).changes] == ["a2"]
 
 
-@pytest.fixture
-async def empty_db_url(backend: str) -> Any:
-    if backend == "sqlite":
-        yield None
-        return
-    name = f"test_mig_{uuid.uuid4().hex[:12]}"
-    await _admin(f'CREATE DATABASE "{name}"')
-    yield PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
-    await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 async def test_the_upgrade_gives_existing_artifacts_uids(
-    empty_db_url: str | None, tmp_path: Path
+    empty_db_url: str | None,  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     """Rows written before uids: copies of one artifact (same kind, title and body, as
     a branch copies them) share a uid; different artifacts get different ones."""
