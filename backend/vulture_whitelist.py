@@ -37,6 +37,7 @@ added_lines
 removed_lines
 exported_at
 parent_node_id
+conflict_fields
 
 # The context window's size, read by the tests of the window.
 shown_turns

@@ -126,6 +126,8 @@ class TodoOut(BaseModel):
 
 class ArtifactSummary(BaseModel):
     id: int
+    # Stable identity, kept by every copy (branch, fork, merge, export).
+    uid: str
     turn_index: int
     kind: str
     title: str

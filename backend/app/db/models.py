@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -145,6 +146,8 @@ class Artifact(Base):
         ForeignKey("conversations.thread_id", ondelete="CASCADE"), index=True
     )
     turn_index: Mapped[int] = mapped_column(Integer)
+    # Stable identity: every copy (branch, fork, merge, export) keeps it.
+    uid: Mapped[str] = mapped_column(String(32), default=lambda: uuid.uuid4().hex)
     kind: Mapped[str] = mapped_column(String(50), default="text")
     title: Mapped[str] = mapped_column(String(TITLE_CHARS))
     content: Mapped[str] = mapped_column(Text)

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agent.meter import INSTRUCTIONS_SHA256, Meter
+from app.agent.state import CHARS_PER_TOKEN
 from app.config import Settings
 from app.db.dialect import Write
 from app.db.engine import Database
@@ -74,6 +75,28 @@ def provenance_values(settings: Settings, meter: Meter, *, duration_ms: int) -> 
         "duration_ms": duration_ms,
         "tool_calls": meter.tool_calls,
         "cost_usd": cost,
+    }
+
+
+def lost_provenance(settings: Settings, *, partial_reply: str, tool_calls: int) -> dict[str, Any]:
+    """The provenance of a turn whose serving process died before measuring its end:
+    what the family's log shows of it. The provider and model are the configured ones;
+    no usage report exists, so the input is unknown (null) and the output is estimated
+    from the streamed text (null when nothing streamed); times and cost are unknown."""
+    output = -(-len(partial_reply) // CHARS_PER_TOKEN) if partial_reply else None
+    return {
+        "provider": settings.llm,
+        "model": configured_model(settings),
+        "profile_id": DEFAULT_PROFILE,
+        "params": {},
+        "instructions_sha256": INSTRUCTIONS_SHA256,
+        "input_tokens": None,
+        "output_tokens": output,
+        "tokens_estimated": True,
+        "first_token_ms": None,
+        "duration_ms": None,
+        "tool_calls": tool_calls,
+        "cost_usd": None,
     }
 
 

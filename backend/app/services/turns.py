@@ -78,8 +78,9 @@ class TurnManager:
         self.deltas = DeltaLog(db)
         self.titles = titles.Retitler(settings, db)
         # Own turns whose end could not be recorded (the database was unreachable):
-        # the next sweep that reaches the database closes them as failed nodes.
-        self.abandoned: set[str] = set()
+        # the next sweep that reaches the database closes them as failed nodes, with
+        # the provenance each measured (node id -> values; empty when not measured).
+        self.abandoned: dict[str, dict[str, Any]] = {}
         self._shutting_down = False
         self._sweeper: asyncio.Task[None] | None = None
         # Branch summaries, refreshed in the background after a turn closes.
@@ -123,9 +124,10 @@ class TurnManager:
             stale_after=timedelta(seconds=self.settings.turn_stale_seconds),
             process_id=self.process_id,
             running=set(self.running),
-            abandoned=frozenset(self.abandoned),
+            abandoned=dict(self.abandoned),
         )
-        self.abandoned.difference_update(swept)
+        for node_id in swept:
+            self.abandoned.pop(node_id, None)
         return swept
 
     # ---- turns ----
@@ -284,7 +286,7 @@ class TurnManager:
                 self.summaries.touch(turn.thread_id)
         except Exception:
             log.exception("could not record the end of turn %s", turn.node_id)
-            self.abandoned.add(turn.node_id)
+            self.abandoned[turn.node_id] = turn.provenance
             # Nothing was logged to end the stream: end it here.
             if turn.pump is not None:
                 turn.pump.cancel()

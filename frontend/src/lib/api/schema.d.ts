@@ -743,6 +743,8 @@ export interface components {
             title: string;
             /** Turn Index */
             turn_index: number;
+            /** Uid */
+            uid: string;
         };
         /** ArtifactSummary */
         ArtifactSummary: {
@@ -754,6 +756,8 @@ export interface components {
             title: string;
             /** Turn Index */
             turn_index: number;
+            /** Uid */
+            uid: string;
         };
         /**
          * ArtifactsDiff
@@ -1018,7 +1022,11 @@ export interface components {
             /** Message */
             message: string;
         };
-        /** ExportArtifact */
+        /**
+         * ExportArtifact
+         * @description An artifact row. `uid` is absent in documents written before artifacts had one:
+         *     then it is derived from kind, title and content, as the upgrade did.
+         */
         ExportArtifact: {
             /** Content */
             content: string;
@@ -1030,6 +1038,8 @@ export interface components {
             title: string;
             /** Turn Index */
             turn_index: number;
+            /** Uid */
+            uid?: string | null;
         };
         /**
          * ExportArtifactRef
@@ -1042,6 +1052,8 @@ export interface components {
             title: string;
             /** Turn Index */
             turn_index: number;
+            /** Uid */
+            uid?: string | null;
         };
         /** ExportDocument */
         ExportDocument: {
@@ -1089,6 +1101,39 @@ export interface components {
             turn_index: number;
         };
         /**
+         * ExportMergeBase
+         * @description A merge node's record of the source's workspace as it was brought in: the base
+         *     of a later merge of the same path (the document inline, not by hash).
+         */
+        ExportMergeBase: {
+            /** Artifacts */
+            artifacts?: components["schemas"]["ExportMergedArtifact"][];
+            /** Content */
+            content?: string | null;
+            /** Objective */
+            objective?: string | null;
+            /** Preferences */
+            preferences?: components["schemas"]["ExportPreference"][];
+            /** Title */
+            title?: string | null;
+            /** Todos */
+            todos?: components["schemas"]["ExportTodo"][];
+        };
+        /**
+         * ExportMergedArtifact
+         * @description An artifact as a merge base records it: its uid and its content's digest.
+         */
+        ExportMergedArtifact: {
+            /** Digest */
+            digest: string;
+            /** Kind */
+            kind: string;
+            /** Title */
+            title: string;
+            /** Uid */
+            uid: string;
+        };
+        /**
          * ExportMessage
          * @description One transcript entry: a user message, a reply (with its tool calls) or a tool result.
          */
@@ -1132,6 +1177,7 @@ export interface components {
              * @enum {string}
              */
             kind: "turn" | "merge" | "pick";
+            merge_base?: components["schemas"]["ExportMergeBase"] | null;
             /** Merged From */
             merged_from?: string | null;
             /** Messages */
@@ -1497,6 +1543,8 @@ export interface components {
             } | null;
             /** Conflict */
             conflict: boolean;
+            /** Conflict Fields */
+            conflict_fields?: string[];
             /** Fields */
             fields?: string[];
             /** Id */
@@ -1526,7 +1574,9 @@ export interface components {
          * MergeIn
          * @description `source`: any node the caller owns. `expected_head_turn_id`: absent = no
          *     assertion, null = the head is the baseline. `label`: how the client shows the
-         *     source (`3.1`), used in the merge node's description.
+         *     source (`3.1`), used in the merge node's description. `resolutions` maps a change
+         *     id to `ours` or `theirs`, or `<change id>.<field>` (an item change's field, say
+         *     `todo:<uid>.text`) to settle one field of an item on its own.
          */
         MergeIn: {
             /** Expected Head Turn Id */
