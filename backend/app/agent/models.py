@@ -262,7 +262,9 @@ class OfflineChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._message(self._reply(messages)))])
+        return ChatResult(
+            generations=[ChatGeneration(message=self._message(self._reply(messages)))]
+        )
 
     async def _agenerate(
         self,

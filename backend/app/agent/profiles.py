@@ -68,7 +68,9 @@ class RunProfile:
     def instructions_sha256(self) -> str:
         """The hash of what the model is instructed with: the prompt template, and the
         profile's instructions after it when there are any."""
-        text = SYSTEM_TEMPLATE if not self.instructions else f"{SYSTEM_TEMPLATE}\n{self.instructions}"
+        text = (
+            SYSTEM_TEMPLATE if not self.instructions else f"{SYSTEM_TEMPLATE}\n{self.instructions}"
+        )
         return hashlib.sha256(text.encode()).hexdigest()
 
     def cache_key(self) -> tuple[Any, ...]:
@@ -86,7 +88,10 @@ def configured_model(settings: Settings) -> str:
 
 def default_profile(settings: Settings) -> RunProfile:
     return RunProfile(
-        id=DEFAULT_PROFILE, name=DEFAULT_PROFILE, provider=settings.llm, model=configured_model(settings)
+        id=DEFAULT_PROFILE,
+        name=DEFAULT_PROFILE,
+        provider=settings.llm,
+        model=configured_model(settings),
     )
 
 
