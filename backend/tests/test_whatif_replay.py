@@ -152,8 +152,15 @@ async def test_jobs_are_their_owners(app: FastAPI, client: httpx.AsyncClient) ->
     async with db_of(app).transaction() as s:
         s.add(
             Job(
-                id="job_theirs", user_id=stranger.id, root_thread_id="th_" + "0" * 32,
-                kind="replay", state="done", spec={}, done=1, total=1, thread_ids=[],
+                id="job_theirs",
+                user_id=stranger.id,
+                root_thread_id="th_" + "0" * 32,
+                kind="replay",
+                state="done",
+                spec={},
+                done=1,
+                total=1,
+                thread_ids=[],
             )
         )
     assert (await client.get("/api/jobs/job_theirs")).status_code == 403
