@@ -40,10 +40,10 @@ async def node(client: httpx.AsyncClient, tid: str, k: int) -> dict[str, Any]:
 
 
 async def wait_job(
-    client: httpx.AsyncClient, job_id: str, states: tuple[str, ...] = ("done",), timeout: float = 60
+    client: httpx.AsyncClient, job_id: str, states: tuple[str, ...] = ("done",)
 ) -> dict[str, Any]:
     """Poll the job until it reaches one of `states` (fails on another end state)."""
-    deadline = asyncio.get_running_loop().time() + timeout
+    deadline = asyncio.get_running_loop().time() + 60
     while True:
         r = await client.get(f"/api/jobs/{job_id}")
         assert r.status_code == 200, r.text

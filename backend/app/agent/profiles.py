@@ -29,7 +29,6 @@ DEFAULT_PROFILE = "default"
 PROVIDERS = ("offline", "openai", "anthropic")
 # The model name a provider is reported with when the settings name none.
 DEFAULT_MODELS = {"offline": "haico-offline", "openai": "gpt-4o-mini", "anthropic": "claude"}
-PARAMS = ("temperature", "max_tokens", "seed")
 SUPPORTED: dict[str, frozenset[str]] = {
     "offline": frozenset({"seed"}),
     "openai": frozenset({"temperature", "max_tokens", "seed"}),

@@ -21,13 +21,6 @@ async def profiles_of(s: AsyncSession, user_id: int) -> list[ModelProfile]:
     return list(rows.scalars())
 
 
-async def profile_named(s: AsyncSession, user_id: int, name: str) -> ModelProfile | None:
-    rows = await s.execute(
-        select(ModelProfile).where(ModelProfile.user_id == user_id, ModelProfile.name == name)
-    )
-    return rows.scalars().first()
-
-
 async def get_job(s: AsyncSession, job_id: str, *, for_update: bool = False) -> Job | None:
     stmt = select(Job).where(Job.id == job_id)
     if for_update:
