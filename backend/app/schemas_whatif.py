@@ -121,9 +121,14 @@ class PathTotals(BaseModel):
     tokens_estimated: bool
 
 
+class SideTotals(BaseModel):
+    a: PathTotals
+    b: PathTotals
+
+
 class PathsCompared(BaseModel):
     """Two lineages from their shared node down, step by step."""
 
     fork: str | None
     pairs: list[PathPair]
-    totals: dict[Literal["a", "b"], PathTotals]
+    totals: SideTotals

@@ -13,7 +13,7 @@ from typing import Literal
 
 from app.db.engine import Database
 from app.domain import NodeId
-from app.schemas_whatif import PathPair, PathsCompared, PathStep, PathTotals
+from app.schemas_whatif import PathPair, PathsCompared, PathStep, PathTotals, SideTotals
 from app.services import compare as compare_service
 from app.services import ledger
 from app.services.compare import common_ancestor, node_path, parse_node
@@ -87,5 +87,5 @@ async def compare_paths(
     return PathsCompared(
         fork=str(fork) if fork else None,
         pairs=pairs,
-        totals={"a": _totals(sides["a"]), "b": _totals(sides["b"])},
+        totals=SideTotals(a=_totals(sides["a"]), b=_totals(sides["b"])),
     )

@@ -2023,10 +2023,7 @@ export interface components {
             fork: string | null;
             /** Pairs */
             pairs: components["schemas"]["PathPair"][];
-            /** Totals */
-            totals: {
-                [key: string]: components["schemas"]["PathTotals"];
-            };
+            totals: components["schemas"]["SideTotals"];
         };
         /** PreferenceChange */
         PreferenceChange: {
@@ -2238,6 +2235,11 @@ export interface components {
         SearchOut: {
             /** Results */
             results: components["schemas"]["SearchHit"][];
+        };
+        /** SideTotals */
+        SideTotals: {
+            a: components["schemas"]["PathTotals"];
+            b: components["schemas"]["PathTotals"];
         };
         /**
          * SuggestionOut

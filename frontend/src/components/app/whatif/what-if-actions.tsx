@@ -1,0 +1,73 @@
+"use client";
+import { useState } from "react";
+import { messageOf } from "@/hooks/use-studio-actions";
+import { useBranchProfile, useHeadNode, useJob, useProfiles, useStartReplay } from "@/hooks/use-whatif";
+import { JobProgress } from "./job-progress";
+import { ReplayDialog } from "./replay-dialog";
+
+export interface WhatIfActionsProps {
+  nodeId: string;
+  label: string;
+  onError: (message: string) => void;
+}
+
+/** A step's "what if" actions: the branch's profile, "Replay with…" (the dialog), and
+ * "Try 3 alternatives" in one click (three sibling answers to this step's message). */
+export function WhatIfActions({ nodeId, label, onError }: WhatIfActionsProps) {
+  const thread = nodeId.slice(0, nodeId.lastIndexOf(":"));
+  const profiles = useProfiles();
+  const { profileId, setProfile } = useBranchProfile(thread);
+  const head = useHeadNode(thread);
+  const { start, starting } = useStartReplay();
+  const [dialog, setDialog] = useState(false);
+  const [tryJob, setTryJob] = useState<string | null>(null);
+  const { job, cancel } = useJob(tryJob);
+
+  const tryThree = async () => {
+    try {
+      const started = await start({ thread, from: nodeId, to: nodeId, profileId, repeats: 3 });
+      setTryJob(started.id);
+    } catch (err) {
+      onError(messageOf(err));
+    }
+  };
+
+  return (
+    <section className="what-if" data-testid="what-if">
+      <h4>What if</h4>
+      <label className="small">
+        This branch runs with{" "}
+        <select
+          data-testid="profile-picker"
+          value={profileId}
+          onChange={(e) => void setProfile(e.target.value).catch((err) => onError(messageOf(err)))}
+        >
+          {(profiles.data ?? []).map((p) => (
+            <option key={p.id} value={p.id}>
+              {p.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <div className="what-if-actions">
+        <button type="button" data-testid="replay-open" onClick={() => setDialog(true)}>
+          Replay with…
+        </button>
+        <button type="button" data-testid="try-alternatives" disabled={starting} onClick={() => void tryThree()}>
+          Try 3 alternatives
+        </button>
+      </div>
+      {job && <JobProgress job={job} onCancel={() => void cancel().catch((err) => onError(messageOf(err)))} />}
+      {dialog && (
+        <ReplayDialog
+          nodeId={nodeId}
+          label={label}
+          headNode={head}
+          profileId={profileId}
+          onClose={() => setDialog(false)}
+          onError={onError}
+        />
+      )}
+    </section>
+  );
+}
