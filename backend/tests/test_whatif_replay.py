@@ -68,7 +68,7 @@ async def test_replay_rebuilds_the_path_with_the_profile(
     for i, branch in enumerate(job["thread_ids"], start=1):
         conv = (await client.get(f"{API}/{branch}")).json()
         assert conv["branch_point_turn"] == 0  # at from_node's parent: the start
-        assert conv["reason"] == f"replay of {tid}:1 … {tid}:3 with pilot ({i}/2)"
+        assert conv["reason"] == f"replay with pilot of turns 1–3 ({i}/2)"
         assert conv["profile_id"] == p["id"]
         # the same user messages, in order
         assert await _user_messages(client, branch) == STEPS

@@ -133,8 +133,12 @@ async def start(handles: Handles, *, user_id: int, thread_id: str, body: ReplayI
 
 
 def reason_of(spec: dict[str, Any], repeat: int) -> str:
+    """The branch's reason: "replay with NAME of turns A–B (i/n)" (short: the graph
+    shows it on the branch's edge)."""
+    first, last = (str(spec[k]).rsplit(":", 1)[1] for k in ("from_node", "to_node"))
+    turns = f"turn {first}" if first == last else f"turns {first}–{last}"
     of = f" ({repeat}/{spec['repeats']})" if spec["repeats"] > 1 else ""
-    return f"replay of {spec['from_node']} … {spec['to_node']} with {spec['profile_name']}{of}"
+    return f"replay with {spec['profile_name']} of {turns}{of}"
 
 
 async def _replay(handles: Handles, job_id: str, *, user_id: int, spec: dict[str, Any]) -> None:
