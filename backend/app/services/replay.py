@@ -15,10 +15,11 @@ stream after every step. Jobs and their failure on restart: `services.jobs`.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from typing import Any
 
-from app.agent.profiles import DEFAULT_PROFILE
+from app.agent.profiles import DEFAULT_PROFILE, RunProfile
 from app.db.engine import Database
 from app.db.models import Job
 from app.db.repositories import whatif as repo
@@ -44,6 +45,8 @@ from app.services.ledger import resolve_node
 
 # How often a job waiting for its family to be free tries again.
 WAIT_SECONDS = 0.2
+# The longest a job goes without recording its progress while steps finish.
+PROGRESS_EVERY = 0.25
 
 
 async def start(handles: Handles, *, user_id: int, thread_id: str, body: ReplayIn) -> JobOut:
@@ -145,6 +148,11 @@ async def _replay(handles: Handles, job_id: str, *, user_id: int, spec: dict[str
     built: list[str] = []
     done = 0
     profile_id = spec["profile_id"]
+    # Checked again once per job (it may have been deleted meanwhile), not per step.
+    profile = await profiles.resolve(
+        handles.db, handles.settings, user_id=user_id, profile_id=profile_id
+    )
+    saved = time.monotonic()
     for repeat in range(1, spec["repeats"] + 1):
         branch = await branching.create_branch(
             handles.db,
@@ -164,27 +172,31 @@ async def _replay(handles: Handles, job_id: str, *, user_id: int, spec: dict[str
                 profile_id=profile_id,
             )
         await save(handles.db, job_id, thread_ids=list(built))
-        for content in spec["messages"]:
+        for i, content in enumerate(spec["messages"], start=1):
             await _step(
                 handles,
                 user_id=user_id,
                 thread_id=branch.thread_id,
                 content=content,
-                profile_id=profile_id,
+                profile=profile,
             )
             done += 1
-            await save(handles.db, job_id, done=done)
+            # Progress is recorded (and streamed) at most PROGRESS_EVERY apart, and
+            # always after a branch's last step: a fast model's steps take ~30 ms.
+            if i == len(spec["messages"]) or time.monotonic() - saved >= PROGRESS_EVERY:
+                await save(handles.db, job_id, done=done)
+                saved = time.monotonic()
 
 
 async def _step(
-    handles: Handles, *, user_id: int, thread_id: str, content: str, profile_id: str
+    handles: Handles, *, user_id: int, thread_id: str, content: str, profile: RunProfile
 ) -> None:
     """Send one message on the replay's branch and wait for its turn to end; while the
     family is busy, wait and try again."""
     while True:
         try:
             turn = await handles.turns.start_turn(
-                user_id=user_id, thread_id=thread_id, content=content, profile_id=profile_id
+                user_id=user_id, thread_id=thread_id, content=content, profile=profile
             )
             break
         except (TurnInProgress, CheckoutWouldDiscardChanges, Conflict):

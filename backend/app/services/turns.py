@@ -27,7 +27,7 @@ from datetime import timedelta
 from typing import Any
 
 from app import background
-from app.agent.profiles import configured_model
+from app.agent.profiles import RunProfile, configured_model
 from app.agent.runtime import AgentEvent, AgentRuntime
 from app.config import Settings
 from app.db.dialect import Write
@@ -144,15 +144,17 @@ class TurnManager:
         content: str,
         force: bool = False,
         profile_id: str | None = None,
+        profile: RunProfile | None = None,
     ) -> RunningTurn:
         """Open a turn (lease, clock, snapshot) and start the agent; see the module doc.
-        `profile_id` runs this one turn with that profile instead of the branch's."""
+        `profile_id` runs this one turn with that profile instead of the branch's
+        (`profile`: one already checked, a replay's)."""
         content = content.strip()
         if not content:
             raise InvalidInput("content: must not be empty")
         if len(content) > self.db.limits.message_chars:
             raise InvalidInput(f"content: at most {self.db.limits.message_chars} characters")
-        override = None
+        override = profile
         if profile_id is not None:
             override = await profiles.resolve(
                 self.db, self.settings, user_id=user_id, profile_id=profile_id
