@@ -15,7 +15,6 @@ stream after every step. Jobs and their failure on restart: `services.jobs`.
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from typing import Any
 
@@ -45,7 +44,7 @@ from app.services.ledger import resolve_node
 
 # How often a job waiting for its family to be free tries again.
 WAIT_SECONDS = 0.2
-# The longest a job goes without recording its progress while steps finish.
+# The longest a finished step waits before the job records its progress.
 PROGRESS_EVERY = 0.25
 
 
@@ -144,48 +143,78 @@ def reason_of(spec: dict[str, Any], repeat: int) -> str:
     return f"replay with {spec['profile_name']} of {turns}{of}"
 
 
+class _Progress:
+    """The job's progress, recorded (and streamed) at most PROGRESS_EVERY apart while
+    steps finish: a fast model's steps take ~30 ms, and each record is a transaction
+    with an action. A step that finishes is recorded within PROGRESS_EVERY, and the
+    last one of each branch at once (`flush`)."""
+
+    def __init__(self, db: Database, job_id: str) -> None:
+        self.db, self.job_id = db, job_id
+        self.done = self.saved = 0
+        self._task: asyncio.Task[None] | None = None
+
+    def step(self) -> None:
+        self.done += 1
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._later())
+
+    async def _later(self) -> None:
+        await asyncio.sleep(PROGRESS_EVERY)
+        await self.flush()
+
+    async def flush(self) -> None:
+        if self.done != self.saved:
+            self.saved = self.done
+            await save(self.db, self.job_id, done=self.done)
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
 async def _replay(handles: Handles, job_id: str, *, user_id: int, spec: dict[str, Any]) -> None:
     built: list[str] = []
-    done = 0
     profile_id = spec["profile_id"]
     # Checked again once per job (it may have been deleted meanwhile), not per step.
     profile = await profiles.resolve(
         handles.db, handles.settings, user_id=user_id, profile_id=profile_id
     )
-    saved = time.monotonic()
-    for repeat in range(1, spec["repeats"] + 1):
-        branch = await branching.create_branch(
-            handles.db,
-            handles.runtime,
-            user_id=user_id,
-            thread_id=spec["branch_thread"],
-            from_turn=spec["branch_turn"],
-            reason=reason_of(spec, repeat),
-        )
-        built.append(branch.thread_id)
-        if profile_id != DEFAULT_PROFILE:
-            await profiles.set_branch_profile(
+    progress = _Progress(handles.db, job_id)
+    try:
+        for repeat in range(1, spec["repeats"] + 1):
+            branch = await branching.create_branch(
                 handles.db,
-                handles.settings,
+                handles.runtime,
                 user_id=user_id,
-                thread_id=branch.thread_id,
-                profile_id=profile_id,
+                thread_id=spec["branch_thread"],
+                from_turn=spec["branch_turn"],
+                reason=reason_of(spec, repeat),
             )
-        await save(handles.db, job_id, thread_ids=list(built))
-        for i, content in enumerate(spec["messages"], start=1):
-            await _step(
-                handles,
-                user_id=user_id,
-                thread_id=branch.thread_id,
-                content=content,
-                profile=profile,
-            )
-            done += 1
-            # Progress is recorded (and streamed) at most PROGRESS_EVERY apart, and
-            # always after a branch's last step: a fast model's steps take ~30 ms.
-            if i == len(spec["messages"]) or time.monotonic() - saved >= PROGRESS_EVERY:
-                await save(handles.db, job_id, done=done)
-                saved = time.monotonic()
+            built.append(branch.thread_id)
+            if profile_id != DEFAULT_PROFILE:
+                await profiles.set_branch_profile(
+                    handles.db,
+                    handles.settings,
+                    user_id=user_id,
+                    thread_id=branch.thread_id,
+                    profile_id=profile_id,
+                )
+            await save(handles.db, job_id, thread_ids=list(built))
+            for content in spec["messages"]:
+                await _step(
+                    handles,
+                    user_id=user_id,
+                    thread_id=branch.thread_id,
+                    content=content,
+                    profile=profile,
+                )
+                progress.step()
+            await progress.flush()
+    finally:
+        progress.stop()
+        # What was done is recorded even when the job stops (cancelled, failed).
+        await asyncio.shield(progress.flush())
 
 
 async def _step(
