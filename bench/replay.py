@@ -6,7 +6,9 @@ Run from the repository root: `.venv/bin/python -m bench.replay`.
 A conversation of STEPS turns (alternating workspace commands and plain questions,
 ~200 characters each) is sent through the turn service (`Harness.send`: start_turn
 to turn_completed, the sender's stream read): those are the normal turns. Then
-`replay.start` replays the whole path with a profile (seed and instructions) as one
+`replay.start` replays the whole path with a profile (seed and instructions: the
+normal turns' branches run with the same profile, so both sides stream the same
+replies) as one
 job, awaited to its end: its per-step backend time is the job's wall time (the
 branch built, every step sent, waited for and recorded as progress, with its
 `haico/jobProgress` action) divided by STEPS. Then a second fresh conversation of
@@ -45,15 +47,20 @@ def message(k: int) -> str:
     return f"how are we doing at step {k}? {random_text(170)}"
 
 
-async def _normal(h: Harness) -> list[float]:
+async def _normal(h: Harness, profile_id: str) -> list[float]:
+    """STEPS normal turns on a fresh conversation whose branch runs with the same
+    profile as the replay (the same model settings and reply lengths on both sides)."""
     tid = await h.new_conversation()
+    await profiles.set_branch_profile(
+        h.db, h.settings, user_id=h.user_id, thread_id=tid, profile_id=profile_id
+    )
     return [(await h.send(tid, message(k)))[1] for k in range(1, STEPS + 1)]
 
 
 async def _round(h: Harness, handles: Handles, profile_id: str) -> tuple[float, float]:
     """One round: normal turns, a replay of a path of the same messages, normal turns
     again; (mean normal turn ms, mean replay step ms)."""
-    before = await _normal(h)
+    before = await _normal(h, profile_id)
     tid = await h.new_conversation("replayed")
     for k in range(1, STEPS + 1):
         await h.send(tid, message(k))
@@ -65,7 +72,7 @@ async def _round(h: Harness, handles: Handles, profile_id: str) -> tuple[float, 
     done = await replay.get_job(h.db, user_id=h.user_id, job_id=job.id)
     if done.state != "done" or done.progress.done != STEPS:
         raise RuntimeError(f"the replay ended {done.state}: {done.error}")
-    after = await _normal(h)
+    after = await _normal(h, profile_id)
     return (sum(before) + sum(after)) / (2 * STEPS), wall / STEPS
 
 
