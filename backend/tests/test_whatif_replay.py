@@ -7,10 +7,13 @@ family."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonschema
 from fastapi import FastAPI
 from sqlalchemy import select
 
@@ -92,6 +95,12 @@ async def test_replay_rebuilds_the_path_with_the_profile(
             .scalars()
             .all()
         )
+    schema = json.loads(
+        (Path(__file__).parents[1] / "app/events/schemas/haico-jobProgress.schema.json").read_text()
+    )
+    for action in logged:
+        if action.get("type") == "haico/jobProgress":
+            jsonschema.validate(action, schema)
     progress = [a["job"] for a in logged if a.get("type") == "haico/jobProgress"]
     ours = [j for j in progress if j["id"] == job["id"]]
     assert [j["progress"]["done"] for j in ours if j["state"] == "running"][-1] == 6

@@ -62,7 +62,12 @@ def job_out(job: Job) -> JobOut:
 def progress_action(job: Job) -> dict[str, object]:
     """`haico/jobProgress`: the job as `GET /api/jobs/{id}` answers it, on the family's
     session channel (schema: `events/schemas/haico-jobProgress.schema.json`)."""
-    return {"type": "haico/jobProgress", "job": job_out(job).model_dump(mode="json")}
+    out = job_out(job)
+    return {
+        "type": "haico/jobProgress",
+        "threadId": out.thread_id,
+        "job": out.model_dump(mode="json"),
+    }
 
 
 async def save(db: Database, job_id: str, **values: object) -> Job | None:
