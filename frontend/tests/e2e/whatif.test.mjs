@@ -97,6 +97,15 @@ test("replay a path with another profile, watch it, compare the paths", async ()
   const graph = await page.evaluate(async (id) => (await fetch(`/api/conversations/${id}/graph`)).json(), root);
   const siblings = graph.threads.filter((t) => t.branch_point_turn === 1 && t.parent_thread_id === root);
   assert.equal(siblings.length, 3);
+  // Every card's step menu offers it as well (Enter on the selected step).
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("g");
+  await page.waitForSelector('[data-testid="graph-node"][data-head="true"][data-selected="true"]', { timeout: 20_000 });
+  await page.keyboard.press("Enter");
+  const menu = s.byTest("step-menu");
+  await menu.waitFor();
+  await menu.locator('[data-testid="try-alternatives"]').waitFor();
+  await screenshot(page, "whatif-step-menu");
   assert.deepEqual(errors, []);
   await context.close();
 });

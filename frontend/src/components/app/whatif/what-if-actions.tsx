@@ -1,9 +1,9 @@
 "use client";
 import { useState } from "react";
 import { messageOf } from "@/hooks/use-studio-actions";
-import { useBranchProfile, useHeadNode, useJob, useProfiles, useStartReplay } from "@/hooks/use-whatif";
-import { JobProgress } from "./job-progress";
+import { useBranchProfile, useHeadNode, useProfiles } from "@/hooks/use-whatif";
 import { ReplayDialog } from "./replay-dialog";
+import { TryAlternatives } from "./try-alternatives";
 
 export interface WhatIfActionsProps {
   nodeId: string;
@@ -12,25 +12,13 @@ export interface WhatIfActionsProps {
 }
 
 /** A step's "what if" actions: the branch's profile, "Replay with…" (the dialog), and
- * "Try 3 alternatives" in one click (three sibling answers to this step's message). */
+ * "Try 3 alternatives" in one click (also in every card's step menu). */
 export function WhatIfActions({ nodeId, label, onError }: WhatIfActionsProps) {
   const thread = nodeId.slice(0, nodeId.lastIndexOf(":"));
   const profiles = useProfiles();
   const { profileId, setProfile } = useBranchProfile(thread);
   const head = useHeadNode(thread);
-  const { start, starting } = useStartReplay();
   const [dialog, setDialog] = useState(false);
-  const [tryJob, setTryJob] = useState<string | null>(null);
-  const { job, cancel } = useJob(tryJob);
-
-  const tryThree = async () => {
-    try {
-      const started = await start({ thread, from: nodeId, to: nodeId, profileId, repeats: 3 });
-      setTryJob(started.id);
-    } catch (err) {
-      onError(messageOf(err));
-    }
-  };
 
   return (
     <section className="what-if" data-testid="what-if">
@@ -53,11 +41,8 @@ export function WhatIfActions({ nodeId, label, onError }: WhatIfActionsProps) {
         <button type="button" data-testid="replay-open" onClick={() => setDialog(true)}>
           Replay with…
         </button>
-        <button type="button" data-testid="try-alternatives" disabled={starting} onClick={() => void tryThree()}>
-          Try 3 alternatives
-        </button>
+        <TryAlternatives nodeId={nodeId} />
       </div>
-      {job && <JobProgress job={job} onCancel={() => void cancel().catch((err) => onError(messageOf(err)))} />}
       {dialog && (
         <ReplayDialog
           nodeId={nodeId}
