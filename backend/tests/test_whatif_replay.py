@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import jsonschema
+import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 
@@ -227,3 +228,26 @@ async def test_limit_per_user_and_a_busy_family_waits(
     job = await wait_job(client, job["id"])
     assert job["progress"]["done"] == 1
     assert (await node(client, tid, 2))["state"] == "complete"
+
+
+async def test_a_failure_mid_job_fails_it_and_keeps_the_branch(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.services import replay as replay_service
+
+    tid = await _path(client)
+    p = await make_profile(client, name="seeded", params={"seed": 2})
+
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("injected: setting the branch's profile failed")
+
+    monkeypatch.setattr(replay_service.profiles, "set_branch_profile", broken)
+    r = await replay(client, tid, f"{tid}:1", f"{tid}:3", p["id"])
+    job = await wait_job(client, r.json()["id"], states=("failed",))
+    assert job["error"] == "injected: setting the branch's profile failed"
+    assert job["progress"]["done"] == 0
+    (branch,) = job["thread_ids"]  # listed, and still there
+    conv = (await client.get(f"{API}/{branch}")).json()
+    assert conv["reason"].startswith("replay with seeded") and conv["turn_index"] == 0
+    # the family is free: the researcher goes on
+    await turn_ok(client, tid, "todo: more")

@@ -9,7 +9,15 @@ order, one turn at a time, through the same service as a send (`TurnManager`): t
 family's one-active-turn rule and the checkout guard hold, and when the family is
 busy (a turn running, a restored view with unsaved changes) the job waits its turn.
 Progress goes to the job's row and, as `haico/jobProgress`, to the family's event
-stream after every step. Jobs and their failure on restart: `services.jobs`.
+stream (`_Progress`). Jobs and their failure on restart: `services.jobs`.
+
+Failure: each write is its own transaction, and a job that fails keeps what it
+built. A branch is listed in `thread_ids` as soon as it exists, before its profile is
+set and its first step sent. A failure after that (setting the profile, a step that
+ends other than `complete`, the database) ends the job `failed` with the error. The
+branch and its finished steps stay, and a step that was running stays as the node
+it became. A branch whose creation fails leaves nothing (`branching` removes what it
+made).
 """
 
 from __future__ import annotations
@@ -192,6 +200,8 @@ async def _replay(handles: Handles, job_id: str, *, user_id: int, spec: dict[str
                 reason=reason_of(spec, repeat),
             )
             built.append(branch.thread_id)
+            # Recorded first: whatever fails after this, the job lists the branch.
+            await save(handles.db, job_id, thread_ids=list(built))
             if profile_id != DEFAULT_PROFILE:
                 await profiles.set_branch_profile(
                     handles.db,
@@ -200,7 +210,6 @@ async def _replay(handles: Handles, job_id: str, *, user_id: int, spec: dict[str
                     thread_id=branch.thread_id,
                     profile_id=profile_id,
                 )
-            await save(handles.db, job_id, thread_ids=list(built))
             for content in spec["messages"]:
                 await _step(
                     handles,
