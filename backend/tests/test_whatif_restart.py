@@ -81,3 +81,37 @@ async def test_a_restart_mid_job_fails_it_and_keeps_what_it_built(
             assert again["state"] == "done"
     finally:
         restarted.stop()
+
+
+async def test_a_stopping_server_fails_its_jobs(settings: Any) -> None:
+    """A graceful stop (SIGTERM: the app's lifespan ends) marks a running job failed
+    at once, keeping its branch; the next start finds it so."""
+    from app.main import create_app
+
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://haico.test") as c:
+            tid = (await c.post(API, json={})).json()["thread_id"]
+            r = await c.post(f"{API}/{tid}/turns", json={"content": "todo: one"})
+            assert parse_sse(r.text)[-1][0] == "turn_completed"
+            slow = asyncio.create_task(c.post(f"{API}/{tid}/turns", json={"content": "wait: 20"}))
+            for _ in range(200):
+                if (await c.get(f"{API}/{tid}/history")).json()["active_turn"]:
+                    break
+                await asyncio.sleep(0.02)
+            assert (await c.post(f"{API}/{tid}/turns/cancel")).status_code == 200
+            await slow
+            body = {"from_node": f"{tid}:1", "to_node": f"{tid}:2", "profile_id": "default"}
+            job_id = (await c.post(f"{API}/{tid}/replay", json=body)).json()["id"]
+            for _ in range(200):
+                if (await _job(c, job_id))["progress"]["done"] == 1:
+                    break
+                await asyncio.sleep(0.05)
+    again = create_app(settings)
+    async with again.router.lifespan_context(again):
+        transport = httpx.ASGITransport(app=again)
+        async with httpx.AsyncClient(transport=transport, base_url="http://haico.test") as c:
+            job = await _job(c, job_id)
+            assert job["state"] == "failed" and "shut down" in job["error"], job
+            assert job["progress"]["done"] == 1 and len(job["thread_ids"]) == 1
