@@ -90,7 +90,9 @@ export function useJob(id: string | null) {
     queryKey: keys.job(id ?? ""),
     enabled: id !== null,
     queryFn: async () => unwrap(await client.GET("/api/jobs/{job_id}", { params: { path: { job_id: id ?? "" } } })),
-    refetchInterval: (q) => (jobActive(q.state.data as Job | undefined) ? 300 : false),
+    // The family's event stream updates it (`haico/jobProgress`); polled slowly too,
+    // for a job whose family the studio is not following.
+    refetchInterval: (q) => (jobActive(q.state.data as Job | undefined) ? 2000 : false),
   });
   const cancel = useMutation({
     mutationFn: async () =>

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   changedSurfaces,
   jobActive,
+  jobOfAction,
   jobCaption,
   jobPercent,
   latestNode,
@@ -47,5 +48,13 @@ describe("what if", () => {
     } as unknown as PathsCompared["pairs"][number]["comparison"];
     expect(changedSurfaces(cmp)).toEqual(["document", "1 todo"]);
     expect(changedSurfaces(null)).toEqual([]);
+  });
+
+  it("reads the job of a progress action of the event stream", () => {
+    const job = { id: "job_1", state: "running", progress: { done: 1, total: 2 }, thread_ids: [], error: null };
+    expect(jobOfAction({ type: "haico/jobProgress", job })).toEqual(job);
+    expect(jobOfAction({ type: "haico/threadChanged" })).toBeNull();
+    expect(jobOfAction({ type: "haico/jobProgress", job: null })).toBeNull();
+    expect(jobOfAction({ type: "haico/jobProgress", job: { id: 3 } })).toBeNull();
   });
 });

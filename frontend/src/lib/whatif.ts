@@ -65,3 +65,11 @@ export function changedSurfaces(comparison: PathsCompared["pairs"][number]["comp
   if (todos > 0) out.push(`${todos} todo${todos === 1 ? "" : "s"}`);
   return out;
 }
+
+/** The job a `haico/jobProgress` action of the family's event stream carries (null for
+ * any other action): the studio's progress bar follows the stream. */
+export function jobOfAction(action: { type?: unknown; job?: unknown }): Job | null {
+  if (action.type !== "haico/jobProgress" || typeof action.job !== "object" || action.job === null) return null;
+  const job = action.job as Partial<Job>;
+  return typeof job.id === "string" && typeof job.state === "string" && job.progress ? (job as Job) : null;
+}
