@@ -48,3 +48,12 @@ profile_id
 instructions_sha256
 # Big trees: a wire field read by clients, and the wait the summary tests use.
 idle
+
+# What if: provenance fields written and read through `ledger.PROVENANCE_FIELDS` by
+# name, and wire fields the studio and API clients read.
+profile_name
+ignored_params
+temperature
+a_step
+b_step
+totals

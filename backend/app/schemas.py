@@ -71,6 +71,8 @@ class ConversationOut(BaseModel):
     # archived (itself or through an archived ancestor).
     summary: str | None = None
     archived: bool = False
+    # The branch's model profile ("default": the server's configured model).
+    profile_id: str = "default"
 
 
 class ConversationCreate(BaseModel):
@@ -100,6 +102,8 @@ class ConversationPatch(BaseModel):
     title: str | None = Field(default=None, max_length=TITLE_CHARS, pattern=NO_NUL)
     name: str | None = Field(default=None, max_length=MAX_NAME, pattern=NO_NUL)
     archived: bool | None = None
+    # The branch's model profile (`default`: the server's configured model).
+    profile_id: str | None = Field(default=None, min_length=1, max_length=40, pattern=NO_NUL)
 
 
 class DocumentOut(BaseModel):
@@ -331,6 +335,8 @@ MAX_MESSAGE_CHARS = 100_000
 class TurnIn(BaseModel):
     model_config = STRICT
     content: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, pattern=NO_NUL)
+    # Run this one turn with another model profile than the branch's.
+    profile_id: str | None = Field(default=None, min_length=1, max_length=40, pattern=NO_NUL)
 
 
 class MessageOut(BaseModel):

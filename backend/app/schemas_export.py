@@ -129,6 +129,10 @@ class ExportProvenance(BaseModel):
     duration_ms: int | None = Field(default=None, ge=0, le=MAX_INT)
     tool_calls: int = Field(default=0, ge=0, le=MAX_INT)
     cost_usd: float | None = Field(default=None, ge=0)
+    profile_name: ImportText | None = Field(default=None, max_length=80)
+    ignored_params: list[Annotated[ImportText, Field(max_length=20)]] | None = Field(
+        default=None, max_length=10
+    )
 
 
 class ExportEdit(BaseModel):

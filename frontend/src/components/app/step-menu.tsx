@@ -1,6 +1,7 @@
 "use client";
 import { useEffect, useRef } from "react";
 import type { FlowCard } from "@/lib/graph";
+import { TryAlternatives } from "./whatif/try-alternatives";
 
 export interface StepMenuProps {
   card: FlowCard;
@@ -52,6 +53,7 @@ export function StepMenu({ card, comparing, onRestore, onCompare, onBringIn, onS
             ⤵ Bring into current path…
           </button>
         )}
+        {card.kind === "turn" && !card.merge && <TryAlternatives nodeId={card.id} />}
         <button type="button" data-testid="step-menu-close" onClick={onClose}>
           Close
         </button>
