@@ -12,8 +12,9 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Request
 
+from app.errors import Forbidden
 from app.schemas import NO_NUL
-from app.services import users
+from app.services import shares, users
 from app.services.handles import Handles
 from app.services.users import Principal
 
@@ -33,12 +34,32 @@ def bearer_token(authorization: str | None) -> str | None:
 
 
 async def current_user(request: Request, handles: HandlesDep) -> Principal:
-    """The caller: the local user when auth is off, else the owner of the bearer token."""
+    """The caller: the local user when auth is off, else the owner of the bearer token,
+    or a share link's own user (`sh_…`, also as `?share=` on GET and SSE)."""
     if handles.settings.auth == "none":
         local: Principal = request.app.state.local_user
         return local
     token = bearer_token(request.headers.get("authorization"))
+    if token is None and request.method == "GET":
+        token = request.query_params.get("share") or None
+    if token is not None and token.startswith(shares.LINK_PREFIX):
+        link = await shares.authenticate_link(handles.db, token=token)
+        check_link_scope(request.method, request.url.path)
+        return link
     return await users.authenticate(handles.db, token=token)
+
+
+def check_link_scope(method: str, path: str) -> None:
+    """A link opens one family and owns nothing: it may use that family's endpoints
+    (the access check decides which) and list what is shared with it, nothing else —
+    no new conversations, imports, forks (a copy needs an owner), search or codebook."""
+    parts = path.rstrip("/").split("/")
+    in_family = len(parts) >= 4 and parts[:3] == ["", "api", "conversations"]
+    in_family = in_family and parts[3] != "import" and parts[-1] != "fork"
+    is_note = len(parts) == 4 and parts[:3] == ["", "api", "notes"]
+    listing = method == "GET" and path.rstrip("/") == "/api/conversations"
+    if not (in_family or is_note or listing):
+        raise Forbidden("a share link opens its family only")
 
 
 CurrentUser = Annotated[Principal, Depends(current_user)]

@@ -17,6 +17,7 @@ from typing import Any
 from app.db.engine import Database
 from app.db.repositories import threads as repo
 from app.events import log as action_log
+from app.services.access import Role
 from app.services.conversations import get_owned
 from app.services.history import read_history_in
 from app.services.workspace_state import live_state
@@ -37,7 +38,7 @@ async def open_stream(
     db: Database, *, user_id: int, thread_id: str, after: int, retains: bool
 ) -> StreamStart:
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         oldest, newest = await action_log.bounds(s)
         root = conv.root_thread_id
         if not (after > 0 and oldest > after + 1):

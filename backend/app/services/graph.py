@@ -29,6 +29,7 @@ from app.db.repositories import ledger as ledger_repo
 from app.db.repositories.graph import NodeRow
 from app.domain import NodeId, NodeKind, aware
 from app.schemas import GraphEdge, GraphNode, GraphOut, GraphThread
+from app.services.access import Role
 from app.services.conversations import get_owned
 from app.services.family import Family
 from app.services.snapshots import MAX_USER_MESSAGE_PREVIEW
@@ -89,7 +90,7 @@ async def _missing_path_nodes(
 async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: int) -> GraphOut:
     """The whole family of `thread_id` as a DAG, capped at `node_cap` nodes (oldest dropped)."""
     async with db.read() as session:
-        conv, _ = await get_owned(session, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(session, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         root_thread_id = conv.root_thread_id
         family = await Family.load(session, root_thread_id)
         shown = family.shown(thread_id)
