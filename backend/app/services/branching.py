@@ -292,6 +292,7 @@ async def create_fork(
             else conv.thread_id
         )
         target = _new_thread(conv, new_id, root_thread_id=new_id, turn=from_turn)
+        target.user_id = user_id  # a grantee's fork is the grantee's own family
         target.title = suffixed_title(conv.title, " (fork)")
         target.forked_from_thread_id = source
         target.forked_from_turn = from_turn
