@@ -62,7 +62,11 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, int]] = [
     ("GET", "/api/conversations/{tid}/chosen-path", None, 200),
     # Authorized, but no such node in the family: the owner gets 404, not 403/401.
     ("PUT", "/api/conversations/{tid}/chosen-path", {"node_id": f"th_{'0' * 32}:1"}, 404),
+    # Sharing (token mode only: with auth off they answer 400, `test_shares.py`).
+    ("POST", "/api/conversations/{tid}/shares", {"role": "viewer"}, 201),
+    ("GET", "/api/conversations/{tid}/shares", None, 200),
 ]
+SHARING = {"/api/conversations/{tid}/shares"}
 # Endpoints that are not about one thread: checked for 401 only.
 UNSCOPED = [
     ("GET", "/api/conversations"),
@@ -79,6 +83,8 @@ COVERED_ELSEWHERE: set[tuple[str, str]] = {
     # A note is named by its own id: `test_note_endpoints_token_mode`.
     ("PATCH", "/api/notes/{note_id}"),
     ("DELETE", "/api/notes/{note_id}"),
+    # A share is named by its own id: `test_shares.py::test_only_the_owner_manages_shares`.
+    ("DELETE", "/api/shares/{share_id}"),
 }
 
 
@@ -191,7 +197,9 @@ async def test_token_mode_unscoped(app: FastAPI, client: httpx.AsyncClient) -> N
     assert (await client.get("/api/health")).status_code == 200
 
 
-@pytest.mark.parametrize(("method", "template", "body", "ok"), ENDPOINTS)
+@pytest.mark.parametrize(
+    ("method", "template", "body", "ok"), [e for e in ENDPOINTS if e[1] not in SHARING]
+)
 async def test_no_auth_mode(
     app: FastAPI,
     client: httpx.AsyncClient,
