@@ -53,7 +53,7 @@ async def test_header_and_query_forms(app: FastAPI, client: httpx.AsyncClient) -
     other = await new_family(app)
     r = await client.get(f"/api/conversations/{other.tid}", headers=bearer(token))
     assert r.status_code == 403
-    for method, url in (("POST", "/api/conversations"), ("GET", "/api/search?q=x")):
+    for method, url in (("POST", "/api/conversations"), ("GET", "/api/codes")):
         r = await client.request(method, url, json={"title": "t"}, headers=bearer(token))
         assert r.status_code == 403, (method, url, r.text)
 
@@ -239,3 +239,25 @@ async def test_auth_none_refuses_sharing(app: FastAPI, client: httpx.AsyncClient
     for r in (await client.post(url, json={"role": "viewer"}), await client.get(url)):
         assert r.status_code == 400 and r.json()["code"] == "sharing_needs_token_auth"
     assert (await client.delete("/api/shares/1")).status_code == 400
+
+
+async def test_search_covers_shared_only_when_asked(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    fam = await new_family(app)
+    word = "zebra" + uuid.uuid4().hex[:6]
+    assert await turn(client, fam.tid, f"objective: {word}", fam.owner_h) == 200
+    user, user_h = await new_user(app, "se")
+    await share(client, fam, "viewer", user=user.name)
+    link = await share(client, fam, "viewer")
+    for headers in (user_h, bearer(link["token"])):
+        plain = (await client.get("/api/search", params={"q": word}, headers=headers)).json()
+        assert plain["results"] == []
+        r = await client.get("/api/search", params={"q": word, "shared": "true"}, headers=headers)
+        assert {h["root_thread_id"] for h in r.json()["results"]} == {fam.tid}, r.text
+    # Revoked: gone from the grantee's search.
+    users_share = await client.get(f"/api/conversations/{fam.tid}/shares", headers=fam.owner_h)
+    named = next(s for s in users_share.json() if s["user"] == user.name)
+    await client.delete(f"/api/shares/{named['id']}", headers=fam.owner_h)
+    r = await client.get("/api/search", params={"q": word, "shared": "true"}, headers=user_h)
+    assert r.json()["results"] == []

@@ -51,13 +51,13 @@ async def current_user(request: Request, handles: HandlesDep) -> Principal:
 
 def check_link_scope(method: str, path: str) -> None:
     """A link opens one family and owns nothing: it may use that family's endpoints
-    (the access check decides which) and list what is shared with it, nothing else —
-    no new conversations, imports, forks (a copy needs an owner), search or codebook."""
+    (the access check decides which), list and search what is shared with it, nothing
+    else — no new conversations, imports, forks (a copy needs an owner) or codebook."""
     parts = path.rstrip("/").split("/")
     in_family = len(parts) >= 4 and parts[:3] == ["", "api", "conversations"]
     in_family = in_family and parts[3] != "import" and parts[-1] != "fork"
     is_note = len(parts) == 4 and parts[:3] == ["", "api", "notes"]
-    listing = method == "GET" and path.rstrip("/") == "/api/conversations"
+    listing = method == "GET" and path.rstrip("/") in ("/api/conversations", "/api/search")
     if not (in_family or is_note or listing):
         raise Forbidden("a share link opens its family only")
 
