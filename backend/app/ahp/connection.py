@@ -27,6 +27,7 @@ from app.ahp.protocol import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    PERMISSION_DENIED,
     RATE_LIMITED,
     ROOT,
     TOO_BIG,
@@ -40,11 +41,15 @@ from app.ahp.protocol import (
 from app.ahp.state import ConnectionState
 from app.db.outage import as_domain_error
 from app.errors import DomainError
-from app.services import turn_views
+from app.services import shares, turn_views
 
 log = logging.getLogger("haico.ahp")
 
 Handler = Callable[[ConnectionState, Json], Awaitable[Any]]
+# A link owns nothing: it makes no sessions and no forks, and deletes none.
+LINK_REFUSED = {"createSession", "createChat", "disposeSession"}
+LINK_RECHECK_SECONDS = 2.0
+LINK_ENDED = 1008  # close code: the share link was revoked or has expired
 HANDLERS: dict[str, Handler] = {
     "subscribe": delivery.subscribe,
     "unsubscribe": delivery.unsubscribe,
@@ -66,6 +71,8 @@ class Connection(ConnectionState):
         sender = asyncio.create_task(self.out.sender())
         reader = asyncio.create_task(self._reader())
         closed = asyncio.create_task(self.out.closed.wait())
+        if self.user.share_id is not None:
+            self.tasks.add(asyncio.create_task(self._watch_link(self.user.share_id)))
         try:
             await asyncio.wait({sender, reader, closed}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -84,6 +91,16 @@ class Connection(ConnectionState):
             if self.out.closed.is_set():
                 await self.out.close()
             ConnectionState.live.discard(self)
+
+    async def _watch_link(self, share_id: int) -> None:
+        """A link's connection lives as long as its link: checked every few seconds,
+        closed (1008, policy) once the link is revoked or expired."""
+        while True:
+            await asyncio.sleep(LINK_RECHECK_SECONDS)
+            with contextlib.suppress(DomainError):
+                if not await shares.link_alive(self.db, share_id=share_id):
+                    self.out.shutdown(LINK_ENDED)
+                    return
 
     async def _reader(self) -> None:
         while True:
@@ -166,6 +183,8 @@ class Connection(ConnectionState):
         handler = HANDLERS.get(method)
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        if self.user.link_root is not None and method in LINK_REFUSED:
+            raise RpcError(PERMISSION_DENIED, "a share link opens its family only")
         return await handler(self, params)
 
     # ---- versions ----

@@ -14,7 +14,7 @@ from fastapi import Depends, Path, Request
 
 from app.errors import Forbidden
 from app.schemas import NO_NUL
-from app.services import shares, users
+from app.services import shares
 from app.services.handles import Handles
 from app.services.users import Principal
 
@@ -42,11 +42,10 @@ async def current_user(request: Request, handles: HandlesDep) -> Principal:
     token = bearer_token(request.headers.get("authorization"))
     if token is None and request.method == "GET":
         token = request.query_params.get("share") or None
-    if token is not None and token.startswith(shares.LINK_PREFIX):
-        link = await shares.authenticate_link(handles.db, token=token)
+    principal = await shares.authenticate(handles.db, token=token)
+    if principal.link_root is not None:
         check_link_scope(request.method, request.url.path)
-        return link
-    return await users.authenticate(handles.db, token=token)
+    return principal
 
 
 def check_link_scope(method: str, path: str) -> None:

@@ -18,11 +18,13 @@ from datetime import UTC, datetime
 from app.db.engine import Database
 from app.db.models import Share, User
 from app.db.repositories import shares as repo
+from app.db.repositories import threads as threads_repo
 from app.db.repositories import users as users_repo
 from app.domain import now
 from app.errors import InvalidInput, NotFound, Unauthorized
 from app.events import log as action_log
 from app.schemas_shares import ShareCreate, SharedConversationOut, ShareOut
+from app.services import users
 from app.services.access import Role, aware, is_live
 from app.services.conversations import archived_among, get_owned, to_view
 from app.services.users import Principal, hash_token
@@ -146,7 +148,25 @@ async def authenticate_link(db: Database, *, token: str) -> Principal:
         raise Unauthorized("this share link was revoked")
     if not is_live(None, share.expires_at, at=datetime.now(UTC)):
         raise Unauthorized("this share link has expired")
-    return Principal(grantee.id, grantee.name, link_root=share.root_thread_id)
+    return Principal(grantee.id, grantee.name, link_root=share.root_thread_id, share_id=share.id)
+
+
+async def authenticate(db: Database, *, token: str | None) -> Principal:
+    """The caller a bearer token names: a share link (`sh_…`) or a user's API token."""
+    if token is not None and token.startswith(LINK_PREFIX):
+        return await authenticate_link(db, token=token)
+    return await users.authenticate(db, token=token)
+
+
+async def link_alive(db: Database, *, share_id: int) -> bool:
+    """Whether the link `share_id` still opens its family (not revoked, not expired,
+    the family not deleted)."""
+    async with db.read() as s:
+        share = await repo.by_id(s, share_id)
+        if share is None or not is_live(share.revoked_at, share.expires_at, at=datetime.now(UTC)):
+            return False
+        root = await threads_repo.get_thread(s, share.root_thread_id)
+        return root is not None and root.deleted_at is None
 
 
 async def shared_roots(db: Database, *, user_id: int) -> list[str]:

@@ -380,8 +380,12 @@ async def session(db: Database, *, user_id: int, root_thread_id: str) -> Session
         conv, _ = await get_owned(s, thread_id=root_thread_id, user_id=user_id, need=Role.VIEWER)
         if conv.root_thread_id != conv.thread_id:
             raise_not_chat(root_thread_id)
-    for record in await sessions(db, user_id=user_id):
+    # The session as its owner has it; a grantee sees the family's own chat only (the
+    # owner's forks are families of their own, not shared).
+    for record in await sessions(db, user_id=conv.user_id):
         if record.root_thread_id == root_thread_id:
+            if conv.user_id != user_id:
+                record.chats = [c for c in record.chats if c.forked_from_root is None]
             return record
     raise_not_chat(root_thread_id)
     raise AssertionError  # unreachable

@@ -27,8 +27,9 @@ log = logging.getLogger(__name__)
 class Principal:
     id: int
     name: str
-    # A share link's caller: the root of the one family the link opens.
+    # A share link's caller: the root of the one family the link opens, and the share.
     link_root: str | None = None
+    share_id: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,111 @@
+"""Sharing on AHP: a link or a grantee subscribes to the shared chat and sees its turns;
+a `dispatchAction` above its role comes back rejected (PermissionDenied); a link makes
+no sessions or forks; a revoked link's open connection is closed within seconds."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from tests.ahp.live import chat_of, send, session_of
+from tests.ahp.wire import AhpClient, RpcFailure
+from tests.history_helpers import live_server
+from tests.share_helpers import new_family, new_user, share
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, Any]:
+    return {"auth": "token"}
+
+
+def _turn_started(seq: int) -> dict[str, Any]:
+    return {
+        "type": "chat/turnStarted",
+        "turnId": f"client-{seq}",
+        "startedAt": "2024-01-01T00:00:00Z",
+        "message": {"text": "objective: mine now", "origin": {"kind": "user"}},
+    }
+
+
+async def test_grantees_on_ahp(app: FastAPI, client: httpx.AsyncClient) -> None:
+    fam = await new_family(app)
+    chat = chat_of(fam.tid)
+    viewer, viewer_h = await new_user(app, "av")
+    await share(client, fam, "viewer", user=viewer.name)
+    editor, editor_h = await new_user(app, "ae")
+    await share(client, fam, "editor", user=editor.name)
+    link = await share(client, fam, "commenter")
+    async with live_server(app) as base:
+        owner_c = await AhpClient.open(base, token=fam.owner_h["Authorization"][7:])
+        await owner_c.initialize(["1.0.0"])
+        await owner_c.request("subscribe", {"channel": chat})
+        clients = []
+        for token in (viewer_h["Authorization"][7:], link["token"]):
+            c = await AhpClient.open(base, token=token)
+            await c.initialize(["1.0.0"])
+            await c.request("subscribe", {"channel": chat})
+            await c.request("subscribe", {"channel": session_of(fam.tid)})
+            clients.append(c)
+        # The owner's turn reaches the grantees live.
+        first = await send(owner_c, chat, "objective: shared", 1)
+        for c in clients:
+            await c.wait_for(
+                lambda e: (
+                    e["action"].get("type") == "chat/turnComplete"
+                    and e["action"].get("turnId") == first
+                )
+            )
+        # Above their role: rejected, PermissionDenied; nothing ran.
+        for i, c in enumerate(clients):
+            seq = 10 + i
+            await c.notify(
+                "dispatchAction", {"channel": chat, "clientSeq": seq, "action": _turn_started(seq)}
+            )
+            echoed = await c.wait_for(lambda e, s=seq: e.get("origin", {}).get("clientSeq") == s)
+            assert echoed["rejectionReason"].startswith("PermissionDenied (-32009)"), echoed
+        # A link makes no session and no fork.
+        link_c = clients[1]
+        with pytest.raises(RpcFailure) as caught:
+            await link_c.request(
+                "createChat",
+                {
+                    "channel": session_of(fam.tid),
+                    "chat": "ahp-chat:/00000000-0000-4000-8000-000000000001",
+                    "source": {"kind": "fork", "chat": chat, "turnId": first},
+                },
+            )
+        assert caught.value.code == -32009
+        # An editor's dispatch runs.
+        editor_c = await AhpClient.open(base, token=editor_h["Authorization"][7:])
+        await editor_c.initialize(["1.0.0"])
+        await editor_c.request("subscribe", {"channel": chat})
+        second = await send(editor_c, chat, "objective: by the editor", 20)
+        assert second == f"{fam.tid}:2"
+        ws = await client.get(f"/api/conversations/{fam.tid}/workspace", headers=fam.owner_h)
+        assert ws.json()["objective"] == "by the editor"
+        for c in (owner_c, editor_c, *clients):
+            assert not c.invalid, c.invalid
+            await c.close()
+
+
+async def test_revoked_link_connection_closes(app: FastAPI, client: httpx.AsyncClient) -> None:
+    fam = await new_family(app)
+    link = await share(client, fam, "viewer")
+    async with live_server(app) as base:
+        c = await AhpClient.open(base, token=link["token"])
+        await c.initialize(["1.0.0"])
+        await c.request("subscribe", {"channel": chat_of(fam.tid)})
+        r = await client.delete(f"/api/shares/{link['id']}", headers=fam.owner_h)
+        assert r.status_code == 204
+        started = asyncio.get_running_loop().time()
+        await asyncio.wait_for(c.task, timeout=10)
+        took = asyncio.get_running_loop().time() - started
+        assert c.close_code == 1008 and took < 6, (c.close_code, took)
+        # And it cannot come back.
+        with pytest.raises(Exception):  # noqa: B017 - the handshake is refused
+            again = await AhpClient.open(base, token=link["token"])
+            await again.initialize(["1.0.0"])
