@@ -261,3 +261,24 @@ async def test_search_covers_shared_only_when_asked(
     await client.delete(f"/api/shares/{named['id']}", headers=fam.owner_h)
     r = await client.get("/api/search", params={"q": word, "shared": "true"}, headers=user_h)
     assert r.json()["results"] == []
+
+
+async def test_an_editors_edits_name_the_editor(app: FastAPI, client: httpx.AsyncClient) -> None:
+    fam = await new_family(app)
+    assert await turn(client, fam.tid, "objective: start", fam.owner_h) == 200
+    editor, editor_h = await new_user(app, "ed")
+    await share(client, fam, "editor", user=editor.name)
+    r = await client.put(
+        f"/api/conversations/{fam.tid}/objective", json={"text": "edited"}, headers=editor_h
+    )
+    assert r.status_code == 200
+    r = await client.put(
+        f"/api/conversations/{fam.tid}/document", json={"content": "mine"}, headers=fam.owner_h
+    )
+    assert r.status_code == 200
+    edits = (
+        await client.get(f"/api/conversations/{fam.tid}/edits?origin=user", headers=fam.owner_h)
+    ).json()
+    by_surface = {e["surface"]: e["author"] for e in edits}
+    assert by_surface["objective"] == editor.name
+    assert by_surface["document"] == fam.owner.name

@@ -16,6 +16,7 @@ from app.errors import Forbidden
 from app.schemas import NO_NUL
 from app.services import shares
 from app.services.handles import Handles
+from app.services.live_edit import CALLER
 from app.services.users import Principal
 
 
@@ -45,6 +46,7 @@ async def current_user(request: Request, handles: HandlesDep) -> Principal:
     principal = await shares.authenticate(handles.db, token=token)
     if principal.link_root is not None:
         check_link_scope(request.method, request.url.path)
+    CALLER.set((principal.id, principal.name))
     return principal
 
 
