@@ -47,3 +47,5 @@ profile_id
 instructions_sha256
 # Big trees: a wire field read by clients, and the wait the summary tests use.
 idle
+# Sharing: who made a share (kept for the audit, written by the constructor).
+created_by

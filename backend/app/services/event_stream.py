@@ -25,7 +25,6 @@ from app.services.workspace_state import live_state
 
 RESYNC = "haico/resync"
 RECHECK_SECONDS = 2.0
-ACCESS_ENDED = "haico/accessEnded"
 
 
 @dataclass
