@@ -46,6 +46,9 @@ import { SearchBox } from "./search-box";
 import { StepMenu } from "./step-menu";
 import { TitleBar } from "./title-bar";
 import { WorkspacePanel } from "./workspace-panel";
+import { ReadOnlyComposer, SharedBanner } from "./sharing/shared-banner";
+import { ShareButton } from "./sharing/share-dialog";
+import { useSharing, withShared } from "@/hooks/use-sharing";
 
 const EMPTY_LABELS: ReadonlyMap<string, string> = new Map();
 const NO_NODES: readonly { codes?: string[] }[] = [];
@@ -89,8 +92,10 @@ export function Studio() {
   // The event stream starts where the history was read: nothing replayed, nothing missed.
   const events = useFamilyEvents(pending ? null : anchor, history.data ? (history.data.server_seq ?? 0) : null);
   const { connected } = events;
+  const sharing = useSharing(familyRoot);
+  const listed = useMemo(() => withShared(conversations.data, sharing.shared), [conversations.data, sharing.shared]);
   const view = useStudioView({
-    conversations: conversations.data,
+    conversations: listed,
     graph: graph.data,
     messages: messages.data,
     workspace: workspace.data,
@@ -340,6 +345,7 @@ export function Studio() {
         {anchor !== null && (
           <TitleBar conversation={current} where={where} restoredAt={restoredAt} onRename={act.renameConversation} />
         )}
+        {sharing.canShare && familyRoot !== null && <ShareButton root={familyRoot} />}
         <SearchBox conversations={conversations.data} labels={labels} onPick={focus.onSearchHit} />
         <button
           type="button"
@@ -361,6 +367,7 @@ export function Studio() {
           </button>
         </div>
       )}
+      {anchor !== null && <SharedBanner sharing={sharing} />}
       {anchor !== null && restoredAt !== null && (
         <RestoreBanner
           label={restoredAt}
@@ -399,7 +406,7 @@ export function Studio() {
               onRestore={onRestore}
             />
           )}
-          <div className="ws-slot" hidden={comparing}>
+          <fieldset className="ws-slot" hidden={comparing} disabled={!sharing.canSend}>
             <WorkspacePanel
               key={displayed}
               thread={displayed}
@@ -409,7 +416,7 @@ export function Studio() {
               onError={(e) => setError(messageOf(e))}
               beforeWrite={beforeWrite}
             />
-          </div>
+          </fieldset>
           <div className="right">
             <PathBar crumbs={crumbs} thread={displayed} names={threadNames} onJump={onJump} onArchive={archive} />
             <TrajectoryPanel
@@ -464,6 +471,9 @@ export function Studio() {
               onOpenThread={onOpenThread}
               siblings={siblings}
               onSwitch={onSwitch}
+              composer={
+                sharing.canSend ? undefined : <ReadOnlyComposer sharing={sharing} thread={displayed} head={head} />
+              }
             />
           </div>
         </main>
