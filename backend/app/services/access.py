@@ -22,7 +22,7 @@ from enum import IntEnum
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import Conversation
+from app.db.models import Conversation, Share
 from app.db.repositories import shares as repo
 from app.errors import Forbidden, Unauthorized
 
@@ -51,12 +51,16 @@ def is_live(revoked_at: datetime | None, expires_at: datetime | None, *, at: dat
     return revoked_at is None and (expires_at is None or aware(expires_at) > at)
 
 
-async def role_of(s: AsyncSession, conv: Conversation, *, user_id: int) -> Role:
+async def role_of(
+    s: AsyncSession, conv: Conversation, *, user_id: int, grants: list[Share] | None = None
+) -> Role:
     """The role `user_id` holds on `conv`'s family: 401 when its shares were all revoked
-    or have expired, 403 when it has none."""
+    or have expired, 403 when it has none. `grants`: the caller's shares of the family,
+    when read already (`shares.thread_with_grants`)."""
     if conv.user_id == user_id:
         return Role.OWNER
-    grants = await repo.grants(s, root_thread_id=conv.root_thread_id, grantee_id=user_id)
+    if grants is None:
+        grants = await repo.grants(s, root_thread_id=conv.root_thread_id, grantee_id=user_id)
     at = datetime.now(UTC)
     live = [Role.of(g.role) for g in grants if is_live(g.revoked_at, g.expires_at, at=at)]
     if live:
@@ -66,9 +70,16 @@ async def role_of(s: AsyncSession, conv: Conversation, *, user_id: int) -> Role:
     raise Forbidden(f"conversation {conv.thread_id} belongs to another user")
 
 
-async def require(s: AsyncSession, conv: Conversation, *, user_id: int, need: Role) -> Role:
+async def require(
+    s: AsyncSession,
+    conv: Conversation,
+    *,
+    user_id: int,
+    need: Role,
+    grants: list[Share] | None = None,
+) -> Role:
     """`role_of`, refused with 403 when the role is below `need`."""
-    role = await role_of(s, conv, user_id=user_id)
+    role = await role_of(s, conv, user_id=user_id, grants=grants)
     if role < need:
         raise Forbidden(f"your role on this conversation ({role.wire}) does not allow this")
     return role

@@ -6,6 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.engine import Database
 from app.db.models import Conversation, ConversationBranch
+from app.db.repositories import shares as shares_repo
 from app.db.repositories import threads as repo
 from app.domain import BranchStatus, new_thread_id, now
 from app.errors import AlreadyExists, NotFound
@@ -57,11 +58,14 @@ async def get_owned(
     (`services.access`): unknown, deleted or half-built → 404; a stranger, or a role
     below `need` → 403; a revoked or expired share → 401. `need` defaults to the
     owner, so a call that does not say what it needs stays the owner's."""
-    found = await repo.get_with_branch(s, thread_id, for_update=for_update)
+    found = await shares_repo.thread_with_grants(
+        s, thread_id, user_id=user_id, for_update=for_update
+    )
     if found is None:
         raise NotFound(f"conversation {thread_id} not found")
-    conv, branch = found
-    await check_owned(s, conv, branch, user_id=user_id, need=need)
+    conv, branch, grants = found
+    check_visible(conv, branch)
+    await access.require(s, conv, user_id=user_id, need=need, grants=grants)
     return conv, branch
 
 

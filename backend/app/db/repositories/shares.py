@@ -17,6 +17,34 @@ async def grants(s: AsyncSession, *, root_thread_id: str, grantee_id: int) -> li
     return list((await s.execute(stmt)).scalars())
 
 
+async def thread_with_grants(
+    s: AsyncSession, thread_id: str, *, user_id: int, for_update: bool = False
+) -> tuple[Conversation, ConversationBranch | None, list[Share]] | None:
+    """The thread with its branch row and, when `user_id` is not its owner, every share
+    of its family to `user_id`: one query, so the access check costs a grantee no
+    round trip more than the owner (the owner's join finds nothing to read)."""
+    stmt = (
+        select(Conversation, ConversationBranch, Share)
+        .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
+        .outerjoin(
+            Share,
+            and_(
+                Share.root_thread_id == Conversation.root_thread_id,
+                Share.grantee_id == user_id,
+                Conversation.user_id != user_id,
+            ),
+        )
+        .where(Conversation.thread_id == thread_id)
+    )
+    if for_update:
+        stmt = stmt.with_for_update(of=Conversation)
+    rows = (await s.execute(stmt)).all()
+    if not rows:
+        return None
+    conv, branch, _ = rows[0]
+    return conv, branch, [row[2] for row in rows if row[2] is not None]
+
+
 async def by_id(s: AsyncSession, share_id: int) -> Share | None:
     return await s.get(Share, share_id)
 
