@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canSend, expiryAt, isLinkToken, linkAwareTokenStore, shareTokenOf, shareUrl } from "./share-link";
+import { canSend, expiryAt, isLinkToken, linkAwareTokenStore, roleText, shareTokenOf, shareUrl } from "./share-link";
 
 function memoryStorage() {
   const data = new Map<string, string>();
@@ -57,5 +57,13 @@ describe("review links", () => {
   it("turns an expiry choice into a time", () => {
     expect(expiryAt(null, 0)).toBeNull();
     expect(expiryAt(24, 0)).toBe("1970-01-02T00:00:00.000Z");
+  });
+});
+
+describe("the banner's words", () => {
+  it("names each role", () => {
+    expect(roleText("viewer")).toMatch(/read only/);
+    expect(roleText("commenter")).toMatch(/notes/);
+    expect(roleText("editor")).toBe("an editor");
   });
 });
