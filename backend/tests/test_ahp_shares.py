@@ -109,3 +109,46 @@ async def test_revoked_link_connection_closes(app: FastAPI, client: httpx.AsyncC
         with pytest.raises(Exception):  # noqa: B017 - the handshake is refused
             again = await AhpClient.open(base, token=link["token"])
             await again.initialize(["1.0.0"])
+
+
+async def test_revoked_grantee_stops_hearing(app: FastAPI, client: httpx.AsyncClient) -> None:
+    """A named viewer's subscription ends within seconds of the share's revocation:
+    the owner's next turn does not reach it."""
+    from app.ahp.state import ConnectionState
+    from tests.ahp.live import until
+
+    fam = await new_family(app)
+    chat = chat_of(fam.tid)
+    viewer, viewer_h = await new_user(app, "rg")
+    made = await share(client, fam, "viewer", user=viewer.name)
+    async with live_server(app) as base:
+        owner_c = await AhpClient.open(base, token=fam.owner_h["Authorization"][7:])
+        await owner_c.initialize(["1.0.0"])
+        await owner_c.request("subscribe", {"channel": chat})
+        c = await AhpClient.open(base, token=viewer_h["Authorization"][7:])
+        await c.initialize(["1.0.0"])
+        await c.request("subscribe", {"channel": chat})
+        first = await send(owner_c, chat, "objective: before", 1)
+        await c.wait_for(lambda e: e["action"].get("turnId") == first)
+        gone = await client.delete(f"/api/shares/{made['id']}", headers=fam.owner_h)
+        assert gone.status_code == 204
+        started = asyncio.get_running_loop().time()
+
+        def dropped() -> bool:
+            mine = [x for x in ConnectionState.live if x.user.id == viewer.id]
+            return bool(mine) and all(chat not in x.subs for x in mine)
+
+        await until(dropped, within=8, what="the revoked viewer's subscription dropped")
+        assert asyncio.get_running_loop().time() - started < 6
+        second = await send(owner_c, chat, "objective: after", 2)
+        await owner_c.wait_for(
+            lambda e: (
+                e["action"].get("type") == "chat/turnComplete"
+                and e["action"].get("turnId") == second
+            )
+        )
+        assert all(e["action"].get("turnId") != second for e in c.actions)
+        with pytest.raises(RpcFailure):
+            await c.request("subscribe", {"channel": chat})
+        for x in (owner_c, c):
+            await x.close()
