@@ -21,7 +21,7 @@ from fastapi import FastAPI
 from tests.history_helpers import checkout, history
 from tests.share_helpers import new_user
 from tests.sse_client import send_turn
-from tests.test_race_rounds import _answered, _consistent
+from tests.test_race_rounds import _answered, _consistent, two_sends
 
 pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 
@@ -66,24 +66,12 @@ async def test_editors_send_at_once(
     turns = 2
     raced = 0
     for i in range(ROUNDS):
-        (sa, ea, _), (sb, eb, _) = await asyncio.gather(
+        sent = await asyncio.gather(
             send_turn(ed1, tid, f"todo: a{i}; wait: 0.05"),
             send_turn(ed2, tid, f"todo: b{i}; wait: 0.05"),
         )
-        assert all(s in (200, 409) for s in (sa, sb)), (i, sa, sb)
-        winners = sorted(
-            (e for s, e in ((sa, ea), (sb, eb)) if s == 200), key=lambda e: e[0][1]["turn_index"]
-        )
-        assert winners, (i, sa, sb)
-        if len(winners) == 1:
-            raced += 1
-        else:
-            first, second = (w[0][1] for w in winners)
-            assert second["parent_node_id"] == first["node_id"], (i, first, second)
-        for events in winners:
-            turns += 1
-            assert events[0][1]["node_id"] == f"{tid}:{turns}"
-            assert events[-1][0] == "turn_completed"
+        turns, race = two_sends(i, tid, turns, sent)
+        raced += race
         seen = [await history(c, tid) for c in (owner, ed1, ed2)]
         assert seen[0] == seen[1] == seen[2], (i, seen)
         assert seen[0]["head_turn_id"] == f"{tid}:{turns}" and seen[0]["active_turn"] is None

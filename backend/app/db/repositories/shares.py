@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Conversation, ConversationBranch, Share, User
-from app.domain import BranchStatus
+from app.db.repositories.threads import listed
 
 
 async def grants(s: AsyncSession, *, root_thread_id: str, grantee_id: int) -> list[Share]:
@@ -80,18 +80,7 @@ async def shared_with(
         .join(Share, Share.root_thread_id == Conversation.root_thread_id)
         .join(User, User.id == Conversation.user_id)
         .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
-        .where(
-            and_(
-                Share.grantee_id == grantee_id,
-                Share.revoked_at.is_(None),
-                Conversation.deleted_at.is_(None),
-                Conversation.building.is_(False),
-                or_(
-                    ConversationBranch.thread_id.is_(None),
-                    ConversationBranch.status == BranchStatus.ACTIVE,
-                ),
-            )
-        )
+        .where(Share.grantee_id == grantee_id, Share.revoked_at.is_(None), listed())
         .order_by(Conversation.updated_at.desc(), Conversation.thread_id)
     )
     return [(c, b, sh, u) for c, b, sh, u in (await s.execute(stmt)).all()]
