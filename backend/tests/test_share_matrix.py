@@ -14,7 +14,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tests.share_helpers import grantee, new_family
+from tests.history_helpers import live_server
+from tests.share_helpers import grantee, new_family, new_user, share
 from tests.test_auth_matrix import ENDPOINTS, _all_routes, _no_data, _path, _template
 
 RANK = {"viewer": 1, "commenter": 2, "editor": 3, "owner": 4}
@@ -88,3 +89,26 @@ async def test_role_matrix(
         assert r.status_code == want, (role, r.status_code, r.text)
         if want == 403:
             _no_data(r)
+
+
+async def test_event_stream_for_every_role(app: FastAPI, client: httpx.AsyncClient) -> None:
+    """`…/events` (SSE) opens for every role, the header and `?share=` forms alike; a
+    stranger is 403 and a revoked share 401 before any event."""
+    fam = await new_family(app)
+    path = f"/api/conversations/{fam.tid}/events"
+    async with live_server(app) as base, httpx.AsyncClient(base_url=base, timeout=10) as c:
+        for role in ROLES:
+            headers = await grantee(app, client, fam, role)
+            forms: list[dict[str, Any]] = [{"headers": headers}]
+            if role.startswith("link-"):
+                forms.append({"params": {"share": headers["Authorization"][7:]}})
+            for form in forms:
+                async with c.stream("GET", path, **form) as r:
+                    assert r.status_code == 200, (role, form)
+                    assert r.headers["content-type"].startswith("text/event-stream")
+        _, stranger_h = await new_user(app, "str")
+        assert (await c.get(path, headers=stranger_h)).status_code == 403
+        made = await share(client, fam, "viewer")
+        await client.delete(f"/api/shares/{made['id']}", headers=fam.owner_h)
+        r = await c.get(path, params={"share": made["token"]})
+        assert r.status_code == 401
