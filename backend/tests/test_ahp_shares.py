@@ -5,6 +5,7 @@ no sessions or forks; a revoked link's open connection is closed within seconds.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 import httpx
@@ -14,7 +15,7 @@ from fastapi import FastAPI
 from tests.ahp.live import chat_of, send, session_of
 from tests.ahp.wire import AhpClient, RpcFailure
 from tests.history_helpers import live_server
-from tests.share_helpers import new_family, new_user, share
+from tests.share_helpers import grantee, new_family, new_user, share
 
 
 @pytest.fixture
@@ -150,5 +151,63 @@ async def test_revoked_grantee_stops_hearing(app: FastAPI, client: httpx.AsyncCl
         assert all(e["action"].get("turnId") != second for e in c.actions)
         with pytest.raises(RpcFailure):
             await c.request("subscribe", {"channel": chat})
+        for x in (owner_c, c):
+            await x.close()
+
+
+@pytest.mark.parametrize("role", ["viewer", "commenter", "editor", "link-viewer", "link-commenter"])
+async def test_ahp_role_matrix(app: FastAPI, client: httpx.AsyncClient, role: str) -> None:
+    """Every role × the AHP commands on a shared chat: reads for all; a checkout and a
+    turn for editors only (-32009 / rejected PermissionDenied); a fork for named users
+    (a link owns nothing); disposing the session for nobody but the owner."""
+    async with live_server(app) as base:
+        fam = await new_family(app)
+        chat, session = chat_of(fam.tid), session_of(fam.tid)
+        owner_c = await AhpClient.open(base, token=fam.owner_h["Authorization"][7:])
+        await owner_c.initialize(["1.0.0"])
+        await owner_c.request("subscribe", {"channel": chat})
+        first = await send(owner_c, chat, "objective: one", 1)
+        headers = await grantee(app, client, fam, role)
+        c = await AhpClient.open(base, token=headers["Authorization"][7:])
+        await c.initialize(["1.0.0"])
+        await c.request("subscribe", {"channel": chat})
+        await c.request("subscribe", {"channel": session})
+        await c.request("fetchTurns", {"channel": chat, "parentTurnId": None})
+        editor = role == "editor"
+
+        async def refused(method: str, params: dict[str, Any]) -> None:
+            with pytest.raises(RpcFailure) as caught:
+                await c.request(method, params)
+            assert caught.value.code == -32009, (role, method, caught.value.message)
+
+        if editor:
+            await c.request("checkoutChatHistory", {"channel": chat, "turnId": first})
+        else:
+            await refused("checkoutChatHistory", {"channel": chat, "turnId": first})
+        await c.notify(
+            "dispatchAction", {"channel": chat, "clientSeq": 5, "action": _turn_started(5)}
+        )
+        echoed = await c.wait_for(lambda e: e.get("origin", {}).get("clientSeq") == 5)
+        if editor:
+            assert "rejectionReason" not in echoed, (role, echoed)
+            await c.wait_for(
+                lambda e: (
+                    e["action"].get("type") == "chat/turnComplete"
+                    and e["action"].get("turnId") == f"{fam.tid}:2"
+                )
+            )
+        else:
+            assert echoed["rejectionReason"].startswith("PermissionDenied"), (role, echoed)
+        fork = {
+            "channel": session,
+            "chat": f"ahp-chat:/{uuid.uuid4()}",
+            "source": {"kind": "fork", "chat": chat, "turnId": first},
+        }
+        if role.startswith("link-"):
+            await refused("createChat", fork)
+        else:
+            await c.request("createChat", fork)
+        await refused("disposeSession", {"channel": session})
+        assert not c.invalid, c.invalid
         for x in (owner_c, c):
             await x.close()
