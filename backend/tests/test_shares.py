@@ -227,6 +227,16 @@ async def test_share_actions_name_their_author(app: FastAPI, client: httpx.Async
         ("shared", made["id"], fam.owner.id),
         ("unshared", made["id"], fam.owner.id),
     ]
+    assert {a["author"] for a in changes} == {fam.owner.name}
+    # A grantee's catalogue write (an editor renames a branch) names the grantee.
+    editor, editor_h = await new_user(app, "au")
+    await share(client, fam, "editor", user=editor.name)
+    r = await client.patch(f"/api/conversations/{fam.tid}", json={"name": "ed"}, headers=editor_h)
+    assert r.status_code == 200
+    async with db_of(app).read() as s:
+        stmt = select(ActionLogEntry.action).where(ActionLogEntry.root_thread_id == fam.tid)
+        renamed = [a for a in (await s.execute(stmt)).scalars() if a.get("change") == "renamed"]
+    assert [a["author"] for a in renamed] == [editor.name]
 
 
 async def test_auth_none_refuses_sharing(app: FastAPI, client: httpx.AsyncClient) -> None:

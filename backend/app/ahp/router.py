@@ -14,6 +14,7 @@ from app.ahp.connection import Connection
 from app.errors import DomainError
 from app.services import shares
 from app.services.handles import Handles
+from app.services.live_edit import CALLER
 
 router = APIRouter()
 
@@ -47,4 +48,5 @@ async def ahp(ws: WebSocket) -> None:
             await ws.close(code=1008)  # before accept: the handshake is refused (403)
             return
     await ws.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in _offered(ws) else None)
+    CALLER.set((principal.id, principal.name))  # the connection's tasks inherit it
     await Connection(ws, handles, principal).run()

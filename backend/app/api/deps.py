@@ -39,6 +39,7 @@ async def current_user(request: Request, handles: HandlesDep) -> Principal:
     or a share link's own user (`sh_…`, also as `?share=` on GET and SSE)."""
     if handles.settings.auth == "none":
         local: Principal = request.app.state.local_user
+        CALLER.set((local.id, local.name))
         return local
     token = bearer_token(request.headers.get("authorization"))
     if token is None and request.method == "GET":

@@ -34,9 +34,9 @@ class Actor:
 # edit made anywhere else is the user's own (REST, the studio, AHP).
 USER = Actor()
 ACTOR: ContextVar[Actor] = ContextVar("haico_edit_actor", default=USER)
-# The request's caller (id, name), set by the API's auth dependency: a user's edit in a
-# family it does not own (an editor of a shared family) names that caller.
-CALLER: ContextVar[tuple[int, str] | None] = ContextVar("haico_edit_caller", default=None)
+# The request's caller (`events.log.CALLER`): a user's edit in a family it does not own
+# (an editor of a shared family) names that caller.
+CALLER = action_log.CALLER
 
 # The ledger's vocabulary for a live edit's surface and change.
 _SURFACE = {
