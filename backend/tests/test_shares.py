@@ -46,6 +46,9 @@ async def test_header_and_query_forms(app: FastAPI, client: httpx.AsyncClient) -
     assert r.status_code == 200 and r.json()["title"] == "seed"
     r = await client.get(path, params={"share": token})
     assert r.status_code == 200 and r.json()["thread_id"] == fam.tid
+    # `?share=` carries a link's token, never an API token.
+    r = await client.get(path, params={"share": fam.owner_h["Authorization"][7:]})
+    assert r.status_code == 401
     # `?share=` is for GET (and SSE) only.
     r = await client.put(f"{path}/objective", params={"share": token}, json={"text": "x"})
     assert r.status_code == 401

@@ -42,8 +42,10 @@ async def current_user(request: Request, handles: HandlesDep) -> Principal:
         CALLER.set((local.id, local.name))
         return local
     token = bearer_token(request.headers.get("authorization"))
-    if token is None and request.method == "GET":
-        token = request.query_params.get("share") or None
+    shared = request.query_params.get("share")
+    if token is None and request.method == "GET" and shared:
+        # Only a link's token travels in the URL; an API token never does.
+        token = shared if shared.startswith(shares.LINK_PREFIX) else None
     principal = await shares.authenticate(handles.db, token=token)
     if principal.link_root is not None:
         check_link_scope(request.method, request.url.path)
