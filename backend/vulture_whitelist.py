@@ -57,3 +57,5 @@ temperature
 a_step
 b_step
 totals
+# Sharing: who made a share (kept for the audit, written by the constructor).
+created_by

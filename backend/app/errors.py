@@ -84,6 +84,12 @@ class SeedingFailed(DomainError):
     code = "seeding_failed"
 
 
+class SharingNeedsTokenAuth(DomainError):
+    """Shares name users and carry tokens: they exist only with `HAICO_AUTH=token`."""
+
+    code = "sharing_needs_token_auth"
+
+
 class PayloadTooLarge(DomainError):
     code = "payload_too_large"
 
@@ -124,6 +130,7 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     NothingToMerge.code: (422, -32602),
     SeedingFailed.code: (502, -32603),
     PayloadTooLarge.code: (413, -32602),
+    SharingNeedsTokenAuth.code: (400, -32602),
     StoreUnavailable.code: (503, -32603),
     ProviderUnavailable.code: (422, -32602),
     TooManyJobs.code: (429, -32603),

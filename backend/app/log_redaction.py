@@ -20,11 +20,11 @@ REDACTED = "***"
 # A query parameter that carries a credential, and its value (up to the next `&`,
 # space or quote).
 _QUERY_CREDENTIAL = re.compile(
-    r"(?P<name>[?&](?:token|access_token|api_key|apikey|key|password|secret)=)[^&\s\"'#]*",
+    r"(?P<name>[?&](?:token|share|access_token|api_key|apikey|key|password|secret)=)[^&\s\"'#]*",
     re.IGNORECASE,
 )
-# An API token (`users.new_token`) wherever it appears.
-_TOKEN = re.compile(r"\bhk_[A-Za-z0-9_-]{8,}")
+# An API token (`users.new_token`) or a share link's token (`sh_…`) wherever it appears.
+_TOKEN = re.compile(r"\b(?:hk|sh)_[A-Za-z0-9_-]{8,}")
 # The format HAICO's own loggers (and every other library's) write in.
 FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 

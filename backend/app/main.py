@@ -34,6 +34,7 @@ from app.api import graph as graph_api
 from app.api import ledger as ledger_api
 from app.api import merge as merge_api
 from app.api import methods as api_methods
+from app.api import shares as shares_api
 from app.api.disconnects import ClientGoneMiddleware
 from app.api.limits import BodyLimitMiddleware
 from app.api.links import add_links
@@ -157,6 +158,7 @@ def create_app(settings: Settings | None = None, *, faults: FaultPoint = no_faul
     app.include_router(merge_api.router)
     app.include_router(big_trees.router)
     app.include_router(whatif.router)
+    app.include_router(shares_api.router)
     app.include_router(ahp_router)
 
     if STUDIO_DIR.is_dir():

@@ -72,7 +72,11 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, int]] = [
     ("GET", "/api/conversations/{tid}/jobs", None, 200),
     ("GET", "/api/conversations/{tid}/compare-paths?a={tid}:1&b={tid}:1", None, 404),
     ("PATCH", "/api/conversations/{tid}", {"profile_id": "default"}, 200),
+    # Sharing (token mode only: with auth off they answer 400, `test_shares.py`).
+    ("POST", "/api/conversations/{tid}/shares", {"role": "viewer"}, 201),
+    ("GET", "/api/conversations/{tid}/shares", None, 200),
 ]
+SHARING = {"/api/conversations/{tid}/shares"}
 # Endpoints that are not about one thread: checked for 401 only.
 UNSCOPED = [
     ("GET", "/api/conversations"),
@@ -97,6 +101,8 @@ COVERED_ELSEWHERE: set[tuple[str, str]] = {
     ("DELETE", "/api/profiles/{profile_id}"),
     ("GET", "/api/jobs/{job_id}"),
     ("POST", "/api/jobs/{job_id}/cancel"),
+    # A share is named by its own id: `test_shares.py::test_only_the_owner_manages_shares`.
+    ("DELETE", "/api/shares/{share_id}"),
 }
 
 
@@ -209,7 +215,9 @@ async def test_token_mode_unscoped(app: FastAPI, client: httpx.AsyncClient) -> N
     assert (await client.get("/api/health")).status_code == 200
 
 
-@pytest.mark.parametrize(("method", "template", "body", "ok"), ENDPOINTS)
+@pytest.mark.parametrize(
+    ("method", "template", "body", "ok"), [e for e in ENDPOINTS if e[1] not in SHARING]
+)
 async def test_no_auth_mode(
     app: FastAPI,
     client: httpx.AsyncClient,

@@ -119,3 +119,9 @@ def test_the_filter_redacts_a_credential_however_the_line_is_built() -> None:
     assert _line("token %(t)s", {"t": "hk_0123456789abcdef"}) == "token ***"
     assert _line("/a?API_KEY=k1 /b?password=p#f") == "/a?API_KEY=*** /b?password=***#f"
     assert _line("?tokens=2&monkey=3") == "?tokens=2&monkey=3"
+    # a share link's token, in `?share=` and anywhere else
+    assert _line("GET /api/conversations/th_1?share=%s", "sh_0123456789") == (
+        "GET /api/conversations/th_1?share=***"
+    )
+    assert _line("link %s revoked", "sh_0123456789abcdef") == "link *** revoked"
+    assert _line("push_abcdefghij fresh_abcdefghij") == "push_abcdefghij fresh_abcdefghij"

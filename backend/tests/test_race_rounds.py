@@ -83,24 +83,12 @@ async def test_sends_on_one_family(client: httpx.AsyncClient) -> None:
     tid = (await client.post("/api/conversations", json={})).json()["thread_id"]
     turns = raced = 0
     for i in range(ROUNDS):
-        (sa, ea, _), (sb, eb, _) = await asyncio.gather(
+        sent = await asyncio.gather(
             send_turn(client, tid, f"todo: a{i}; wait: 0.05"),
             send_turn(client, tid, f"todo: b{i}; wait: 0.05"),
         )
-        assert all(s in (200, 409) for s in (sa, sb)), (i, sa, sb)
-        winners = sorted(
-            (e for s, e in ((sa, ea), (sb, eb)) if s == 200), key=lambda e: e[0][1]["turn_index"]
-        )
-        assert winners, (i, sa, sb)
-        if len(winners) == 1:
-            raced += 1
-        else:
-            first, second = (w[0][1] for w in winners)
-            assert second["parent_node_id"] == first["node_id"], (i, first, second)
-        for events in winners:
-            turns += 1
-            assert events[0][1]["node_id"] == f"{tid}:{turns}"
-            assert events[-1][0] == "turn_completed"
+        turns, race = two_sends(i, tid, turns, sent)
+        raced += race
         h = await history(client, tid)
         assert h["head_turn_id"] == f"{tid}:{turns}" and h["active_turn"] is None
     assert raced >= 0.8 * ROUNDS, raced
@@ -216,6 +204,28 @@ async def test_retention_never_leaves_the_head_on_a_pruned_node(
         h = await history(client, tid)
         nodes = {n["id"] for n in (await graph(client, h["working_thread_id"]))["nodes"]}
         assert h["head_turn_id"] in nodes, (i, co.status_code, h)
+
+
+def two_sends(i: int, tid: str, turns: int, sent: list[tuple[int, Any, Any]]) -> tuple[int, bool]:
+    """The invariant of two sends raced on one family (`send_turn` answers): each 200
+    or 409, at least one through; a second one through followed the first (its parent
+    is the first's node); the nodes are the family's next turns in order, each complete.
+    Returns the family's turn count after them and whether it was a real race (one
+    refused)."""
+    (sa, ea, _), (sb, eb, _) = sent
+    assert all(s in (200, 409) for s in (sa, sb)), (i, sa, sb)
+    winners = sorted(
+        (e for s, e in ((sa, ea), (sb, eb)) if s == 200), key=lambda e: e[0][1]["turn_index"]
+    )
+    assert winners, (i, sa, sb)
+    if len(winners) == 2:
+        first, second = (w[0][1] for w in winners)
+        assert second["parent_node_id"] == first["node_id"], (i, first, second)
+    for events in winners:
+        turns += 1
+        assert events[0][1]["node_id"] == f"{tid}:{turns}"
+        assert events[-1][0] == "turn_completed"
+    return turns, len(winners) == 1
 
 
 async def _consistent(app: FastAPI, root: str) -> None:

@@ -60,6 +60,7 @@ async def test_branch_name_set_shown_and_cleared(app: FastAPI, client: httpx.Asy
         "change": "renamed",
         "title": "Essay",
         "name": "formal tone",
+        "author": app.state.local_user.name,  # catalogue actions name who made them
     }
 
     # a title alone leaves the name; null clears it

@@ -27,6 +27,7 @@ from app.ahp.protocol import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    PERMISSION_DENIED,
     RATE_LIMITED,
     ROOT,
     TOO_BIG,
@@ -40,11 +41,15 @@ from app.ahp.protocol import (
 from app.ahp.state import ConnectionState
 from app.db.outage import as_domain_error
 from app.errors import DomainError
-from app.services import turn_views
+from app.services import event_stream, shares, turn_views
 
 log = logging.getLogger("haico.ahp")
 
 Handler = Callable[[ConnectionState, Json], Awaitable[Any]]
+# A link owns nothing: it makes no sessions and no forks, and deletes none.
+LINK_REFUSED = {"createSession", "createChat", "disposeSession"}
+LINK_RECHECK_SECONDS = 2.0
+LINK_ENDED = 1008  # close code: the share link was revoked or has expired
 HANDLERS: dict[str, Handler] = {
     "subscribe": delivery.subscribe,
     "unsubscribe": delivery.unsubscribe,
@@ -66,6 +71,8 @@ class Connection(ConnectionState):
         sender = asyncio.create_task(self.out.sender())
         reader = asyncio.create_task(self._reader())
         closed = asyncio.create_task(self.out.closed.wait())
+        if self.settings.auth == "token":
+            self.tasks.add(asyncio.create_task(self._watch_access()))
         try:
             await asyncio.wait({sender, reader, closed}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -84,6 +91,38 @@ class Connection(ConnectionState):
             if self.out.closed.is_set():
                 await self.out.close()
             ConnectionState.live.discard(self)
+
+    async def _watch_access(self) -> None:
+        """Shares end while connections stay open. Every few seconds: a link's
+        connection closes (1008, policy) once its link is revoked or expired; a
+        grantee's subscriptions to a family it may no longer read are dropped. The
+        owner's own families cost one lookup each, once."""
+        owners: dict[str, int | None] = {}
+        while True:
+            await asyncio.sleep(LINK_RECHECK_SECONDS)
+            with contextlib.suppress(DomainError):
+                if self.user.share_id is not None and not await shares.link_alive(
+                    self.db, share_id=self.user.share_id
+                ):
+                    self.out.shutdown(LINK_ENDED)
+                    return
+                await self._drop_lost(owners)
+
+    async def _drop_lost(self, owners: dict[str, int | None]) -> None:
+        by_root: dict[str, list[str]] = {}
+        for channel in list(self.subs):
+            if channel != ROOT:
+                with contextlib.suppress(RpcError):
+                    by_root.setdefault(channel_root(channel), []).append(channel)
+        for root, channels in by_root.items():
+            if root not in owners:
+                owners[root] = await turn_views.owner_of_family(self.db, root)
+            if owners[root] == self.user.id:
+                continue
+            if await event_stream.still_allowed(self.db, user_id=self.user.id, thread_id=root):
+                for channel in channels:
+                    self.subs.pop(channel, None)
+                self.my_roots.discard(root)
 
     async def _reader(self) -> None:
         while True:
@@ -166,6 +205,8 @@ class Connection(ConnectionState):
         handler = HANDLERS.get(method)
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        if self.user.link_root is not None and method in LINK_REFUSED:
+            raise RpcError(PERMISSION_DENIED, "a share link opens its family only")
         return await handler(self, params)
 
     # ---- versions ----

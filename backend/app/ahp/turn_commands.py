@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 
 from app.ahp import annotation_commands
-from app.ahp.protocol import INVALID_PARAMS, Json, RpcError, family_of
+from app.ahp.protocol import INVALID_PARAMS, PERMISSION_DENIED, Json, RpcError, family_of
 from app.ahp.state import ConnectionState, reject
-from app.errors import DomainError, InvalidInput
+from app.errors import DomainError, Forbidden, InvalidInput
 from app.services import history
 
 
@@ -57,7 +57,7 @@ async def _start(
             )
             conn.origins[turn.started_seq] = origin
     except DomainError as exc:
-        reject(conn, channel, action, origin, exc.message)
+        reject(conn, channel, action, origin, reason_of(exc))
 
 
 async def _cancel(
@@ -75,4 +75,12 @@ async def _cancel(
             raise InvalidInput(f"turn {action.get('turnId')} is not running")
         await conn.turns.cancel(user_id=conn.user.id, thread_id=root)
     except DomainError as exc:
-        reject(conn, channel, action, origin, exc.message)
+        reject(conn, channel, action, origin, reason_of(exc))
+
+
+def reason_of(exc: DomainError) -> str:
+    """A refusal's `rejectionReason`; one above the caller's role on a shared family
+    names PermissionDenied (-32009), as a request would be answered."""
+    if isinstance(exc, Forbidden):
+        return f"PermissionDenied ({PERMISSION_DENIED}): {exc.message}"
+    return exc.message

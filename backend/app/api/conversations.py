@@ -7,8 +7,9 @@ from fastapi import APIRouter, Response, status
 from app.api.deps import CurrentUser, HandlesDep, ThreadId
 from app.api.errors import responses
 from app.schemas import ConversationCreate, ConversationOut, ConversationPatch
+from app.schemas_shares import SharedConversationOut
 from app.services import conversations as service
-from app.services import history, profiles
+from app.services import history, profiles, shares
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
@@ -30,10 +31,14 @@ async def create_conversation(
 
 @router.get("", responses=responses())
 async def list_conversations(
-    handles: HandlesDep, user: CurrentUser, archived: bool = False
-) -> list[ConversationOut]:
-    """The caller's threads; `archived=true` includes archived branches (and families)."""
-    return await service.list_for_user(handles.db, user_id=user.id, archived=archived)
+    handles: HandlesDep, user: CurrentUser, archived: bool = False, shared: bool = False
+) -> list[SharedConversationOut | ConversationOut]:
+    """The caller's threads; `archived=true` includes archived branches (and families).
+    `shared=true`: instead, the threads of families others shared with the caller, each
+    with the caller's `role` and the family's `owner`."""
+    if shared:
+        return list(await shares.shared_with(handles.db, user_id=user.id))
+    return list(await service.list_for_user(handles.db, user_id=user.id, archived=archived))
 
 
 @router.get("/{thread_id}", responses=responses(403, 404))

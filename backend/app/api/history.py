@@ -76,15 +76,20 @@ async def stream_start(
     user: CurrentUser,
     after: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
     last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0, le=MAX_ID)] = None,
-) -> event_stream.StreamStart:
-    """Where the follower starts; resolved before streaming, so errors keep their status."""
-    return await event_stream.open_stream(
-        handles.db,
-        user_id=user.id,
-        thread_id=thread_id,
-        # A reconnecting EventSource says where it stopped; that wins over the URL.
-        after=last_event_id if last_event_id is not None else after,
-        retains=handles.settings.history_retains_branches,
+) -> tuple[event_stream.StreamStart, int, str]:
+    """Where the follower starts (and who follows what); resolved before streaming,
+    so errors keep their status."""
+    return (
+        await event_stream.open_stream(
+            handles.db,
+            user_id=user.id,
+            thread_id=thread_id,
+            # A reconnecting EventSource says where it stopped; that wins over the URL.
+            after=last_event_id if last_event_id is not None else after,
+            retains=handles.settings.history_retains_branches,
+        ),
+        user.id,
+        thread_id,
     )
 
 
@@ -92,12 +97,17 @@ async def stream_start(
     "/events", response_class=EventSourceResponse, responses=responses(403, 404, stream=True)
 )
 async def events(
-    start: Annotated[event_stream.StreamStart, Depends(stream_start)],
+    started: Annotated[tuple[event_stream.StreamStart, int, str], Depends(stream_start)],
     handles: HandlesDep,
     request: Request,
 ) -> AsyncIterator[ServerSentEvent]:
     """Every action of the thread's family after `after` (or the `Last-Event-ID`
-    header), in serverSeq order; `event: action`, `id: <serverSeq>`."""
+    header), in serverSeq order; `event: action`, `id: <serverSeq>`. A grantee's
+    stream ends (an `event: error` first) within seconds of its share being revoked
+    or expiring."""
+    start, user_id, thread_id = started
+    wait = min(KEEPALIVE_SECONDS, event_stream.RECHECK_SECONDS) if start.grantee else None
+    checked = asyncio.get_running_loop().time()
     # A follower that stops reading holds a small kernel buffer, and its own limit
     # (`HAICO_SSE_QUEUE_SIZE`) is reached that much sooner.
     cap_send_buffer(request)
@@ -113,7 +123,16 @@ async def events(
         while True:
             if pending is None:
                 pending = asyncio.ensure_future(entries.__anext__())
-            done, _ = await asyncio.wait({pending}, timeout=KEEPALIVE_SECONDS)
+            done, _ = await asyncio.wait({pending}, timeout=wait or KEEPALIVE_SECONDS)
+            if start.grantee and asyncio.get_running_loop().time() - checked >= (wait or 0):
+                checked = asyncio.get_running_loop().time()
+                ended = await event_stream.still_allowed(
+                    handles.db, user_id=user_id, thread_id=thread_id
+                )
+                if ended is not None:
+                    data = {"code": ended.code, "message": ended.message}
+                    yield ServerSentEvent(event="error", data=data)
+                    return
             if not done:
                 yield ServerSentEvent(comment="keepalive")
                 continue

@@ -34,13 +34,17 @@ async def search(
     handles: HandlesDep,
     user: CurrentUser,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    shared: bool = False,
 ) -> SearchOut:
     """The caller's nodes (every branch; drafts and deleted threads aside) whose user
     message, reply or document, or whose branch's name or summary (`kind: "branch"`,
     the branch's latest node), holds every term of `q` as whole words: words and
     "quoted phrases", `-word` excludes. Branches rank first, then the user's messages,
-    replies and documents; each snippet is centred on the match."""
-    return await search_service.search(handles.db, user_id=user.id, query=q, limit=limit)
+    replies and documents; each snippet is centred on the match. `shared=true` also
+    searches the families others shared with the caller."""
+    return await search_service.search(
+        handles.db, user_id=user.id, query=q, limit=limit, shared=shared
+    )
 
 
 @router.get("/conversations/{thread_id}/export", responses=responses(403, 404))

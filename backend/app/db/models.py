@@ -34,6 +34,8 @@ class User(Base):
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    # The grantee of a share link: never signs in with an API token, never listed.
+    is_link: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class ApiToken(Base):
@@ -448,3 +450,23 @@ class Job(Base):
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class Share(Base):
+    """A role on a whole family (`root_thread_id`), granted to a named user or through a
+    link. A link's grantee is a user row of its own (`users.is_link`), so notes and
+    actions name it; its token is stored only as a SHA-256 hex digest."""
+
+    __tablename__ = "shares"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    root_thread_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.thread_id", ondelete="CASCADE"), index=True
+    )
+    grantee_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    role: Mapped[str] = mapped_column(String(10))
+    token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
+    created_by: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

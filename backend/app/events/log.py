@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -54,6 +55,11 @@ from app.db.engine import APPENDED, AUTOCOMMIT
 from app.db.models import ActionLogEntry
 from app.domain import LoggedAction
 from app.events import actions
+
+# Who makes the current request's changes (user id, name), set by the faces' auth
+# (REST's dependency, an AHP connection): catalogue actions name their author, and a
+# workspace edit in a family the caller does not own names it (`services.live_edit`).
+CALLER: ContextVar[tuple[int, str] | None] = ContextVar("haico_caller", default=None)
 
 NOTIFY_CHANNEL = "haico_events"
 APPEND_LOCK_KEY = 0x6861_6963_6F00  # "haico"
@@ -352,7 +358,11 @@ def envelope(entry: LoggedAction) -> dict[str, Any]:
 async def append_catalogue(
     session: AsyncSession, root_thread_id: str, thread_id: str, change: str, **extra: Any
 ) -> list[LoggedAction]:
-    """A thread of the family was created, renamed or deleted (the session's catalogue)."""
+    """A thread of the family was created, renamed or deleted (the session's catalogue),
+    with its author when a request names one (`CALLER`)."""
+    caller = CALLER.get()
+    if caller is not None:
+        extra.setdefault("author", caller[1])
     return await append_many(
         session,
         root_thread_id=root_thread_id,

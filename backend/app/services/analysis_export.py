@@ -30,6 +30,7 @@ from app.db.repositories import ledger as repo
 from app.db.repositories import threads as threads_repo
 from app.domain import NodeId, aware
 from app.services import labels
+from app.services.access import Role
 from app.services.conversations import get_owned
 from app.services.family import Family
 from app.services.ledger import ledger_kind
@@ -141,7 +142,7 @@ def _bool(value: bool) -> str:
 async def check_family(db: Database, *, user_id: int, thread_id: str) -> str:
     """The family root of a thread the caller owns (403/404 before anything streams)."""
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         return conv.root_thread_id
 
 

@@ -42,6 +42,7 @@ from app.errors import (
 )
 from app.events import log as action_log
 from app.schemas import BranchWorkspaceOverride, ConversationOut, DocumentOut
+from app.services.access import Role
 from app.services.conversations import get_owned, to_view
 from app.services.family import Lineage
 from app.services.snapshots import (
@@ -98,7 +99,9 @@ def apply_override(
 async def _validate(
     s: AsyncSession, *, user_id: int, thread_id: str, from_turn: int, is_fork: bool
 ) -> tuple[Conversation, ConversationBranch | None, RestoreSource]:
-    conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+    # A fork copies what the caller may read into a family of its own; a branch edits.
+    need = Role.VIEWER if is_fork else Role.EDITOR
+    conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id, need=need)
     if from_turn < 0:
         raise InvalidInput("from_turn: must be >= 0")
     if from_turn > conv.turn_index:
@@ -289,6 +292,7 @@ async def create_fork(
             else conv.thread_id
         )
         target = _new_thread(conv, new_id, root_thread_id=new_id, turn=from_turn)
+        target.user_id = user_id  # a grantee's fork is the grantee's own family
         target.title = suffixed_title(conv.title, " (fork)")
         target.forked_from_thread_id = source
         target.forked_from_turn = from_turn

@@ -18,6 +18,7 @@ from app.db.repositories.threads import ThreadRow
 from app.domain import NodeId
 from app.errors import NotFound
 from app.schemas_trees import ChosenPathOut, PathChoiceOut
+from app.services.access import Role
 from app.services.conversations import get_owned
 from app.services.family import Family
 
@@ -75,7 +76,7 @@ def _walk_down(family: Family, picks: dict[str, str]) -> NodeId | None:
 
 async def recall(db: Database, *, user_id: int, thread_id: str) -> ChosenPathOut:
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         root = conv.root_thread_id
         picks = await repo.choices(s, user_id=user_id, root_thread_id=root)
         family = await Family.load(s, root, nodes=True)
@@ -98,7 +99,7 @@ async def remember(db: Database, *, user_id: int, thread_id: str, node_id: str) 
     """Record `node_id`'s path as the chosen one (404: not a node of this family)."""
     node = NodeId.parse(node_id)
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         root = conv.root_thread_id
         family = await Family.load(s, root, nodes=True)
         if node is None or node not in family.nodes:

@@ -44,6 +44,7 @@ from app.schemas import (
     TodoOut,
     TodosDiff,
 )
+from app.services.access import Role
 from app.services.conversations import get_owned
 from app.services.family import Lineage
 from app.services.ledger import edit_origin
@@ -175,7 +176,7 @@ def _artifacts(a: list[ArtifactSummary], b: list[ArtifactSummary]) -> ArtifactsD
 async def _side(
     s: AsyncSession, *, user_id: int, node: NodeId
 ) -> tuple[Conversation, WorkspaceState]:
-    conv, _ = await get_owned(s, thread_id=node.thread_id, user_id=user_id)
+    conv, _ = await get_owned(s, thread_id=node.thread_id, user_id=user_id, need=Role.VIEWER)
     if node.turn > conv.turn_index:
         raise InvalidTurn(f"node {node} does not exist (the thread is at turn {conv.turn_index})")
     return conv, await resolve_restore_state(s, conv, node.turn)
@@ -194,7 +195,7 @@ async def compare(db: Database, *, user_id: int, thread_id: str, a: str, b: str)
     """The workspace at node `b` against node `a`; both must be the caller's."""
     node_a, node_b = parse_node(a, name="a"), parse_node(b, name="b")
     async with db.read() as s:
-        await get_owned(s, thread_id=thread_id, user_id=user_id)
+        await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         conv_a, state_a = await _side(s, user_id=user_id, node=node_a)
         conv_b, state_b = await _side(s, user_id=user_id, node=node_b)
         path_b = await node_path(s, node_b)

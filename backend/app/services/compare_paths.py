@@ -16,6 +16,7 @@ from app.domain import NodeId
 from app.schemas_whatif import PathPair, PathsCompared, PathStep, PathTotals, SideTotals
 from app.services import compare as compare_service
 from app.services import ledger
+from app.services.access import Role
 from app.services.compare import common_ancestor, node_path, parse_node
 from app.services.conversations import get_owned
 
@@ -53,7 +54,7 @@ async def compare_paths(
     """`GET …/compare-paths?a=&b=`: both nodes must be the caller's (403/404)."""
     node_a, node_b = parse_node(a, name="a"), parse_node(b, name="b")
     async with db.read() as s:
-        await get_owned(s, thread_id=thread_id, user_id=user_id)
+        await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         _, end_a = await ledger.resolve_node(
             s, user_id=user_id, thread_id=node_a.thread_id, turn=node_a.turn
         )

@@ -6,11 +6,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.engine import Database
 from app.db.models import Conversation, ConversationBranch
+from app.db.repositories import shares as shares_repo
 from app.db.repositories import threads as repo
 from app.domain import BranchStatus, new_thread_id, now
-from app.errors import AlreadyExists, Forbidden, NotFound
+from app.errors import AlreadyExists, NotFound
 from app.events import log as action_log
 from app.schemas import ConversationOut, ForkedFrom
+from app.services import access
+from app.services.access import Role
 from app.services.family import Lineage
 from app.services.titles import DEFAULT_TITLE, derive
 
@@ -45,26 +48,46 @@ def to_view(
 
 
 async def get_owned(
-    s: AsyncSession, *, thread_id: str, user_id: int, for_update: bool = False
+    s: AsyncSession,
+    *,
+    thread_id: str,
+    user_id: int,
+    for_update: bool = False,
+    need: Role = Role.OWNER,
 ) -> tuple[Conversation, ConversationBranch | None]:
-    """The thread if `user_id` owns it: unknown, deleted or half-built → 404, foreign → 403."""
-    found = await repo.get_with_branch(s, thread_id, for_update=for_update)
+    """The thread if `user_id` may do what `need`s on it — the one access check
+    (`services.access`): unknown, deleted or half-built → 404; a stranger, or a role
+    below `need` → 403; a revoked or expired share → 401. `need` defaults to the
+    owner, so a call that does not say what it needs stays the owner's."""
+    found = await shares_repo.thread_with_grants(
+        s, thread_id, user_id=user_id, for_update=for_update
+    )
     if found is None:
         raise NotFound(f"conversation {thread_id} not found")
-    conv, branch = found
-    check_owned(conv, branch, user_id=user_id)
+    conv, branch, grants = found
+    check_visible(conv, branch)
+    await access.require(s, conv, user_id=user_id, need=need, grants=grants)
     return conv, branch
 
 
-def check_owned(conv: Conversation, branch: ConversationBranch | None, *, user_id: int) -> None:
-    """`get_owned`'s rule on a thread already read: 404 if deleted or half-built, 403
-    if foreign."""
-    thread_id = conv.thread_id
+async def check_owned(
+    s: AsyncSession,
+    conv: Conversation,
+    branch: ConversationBranch | None,
+    *,
+    user_id: int,
+    need: Role = Role.OWNER,
+) -> Role:
+    """`get_owned`'s rule on a thread already read; the caller's role."""
+    check_visible(conv, branch)
+    return await access.require(s, conv, user_id=user_id, need=need)
+
+
+def check_visible(conv: Conversation, branch: ConversationBranch | None) -> None:
+    """404 for a deleted or half-built thread, whoever asks."""
     hidden = conv.building or (branch is not None and branch.status == BranchStatus.PENDING)
     if conv.deleted_at is not None or hidden:
-        raise NotFound(f"conversation {thread_id} not found")
-    if conv.user_id != user_id:
-        raise Forbidden(f"conversation {thread_id} belongs to another user")
+        raise NotFound(f"conversation {conv.thread_id} not found")
 
 
 async def create(
@@ -141,7 +164,7 @@ async def is_archived(s: AsyncSession, conv: Conversation) -> bool:
 
 async def get(db: Database, *, user_id: int, thread_id: str) -> ConversationOut:
     async with db.read() as s:
-        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         return to_view(conv, branch, archived=await is_archived(s, conv))
 
 
@@ -155,7 +178,7 @@ async def set_archived(
     on failure nothing changed. Followers see `haico/threadChanged` `archived`.
     """
     async with db.transaction() as s:
-        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
         if (conv.archived_at is not None) != archived:
             conv.archived_at = now() if archived else None
             await s.flush()
@@ -179,7 +202,7 @@ async def rename(
     Followers of the family see it as `haico/threadChanged` `renamed`.
     """
     async with db.transaction() as s:
-        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
         if title is not None:
             conv.title = title.strip() or conv.title
         if set_name:

@@ -16,18 +16,24 @@ from typing import Any
 
 from app.db.engine import Database
 from app.db.repositories import threads as repo
+from app.errors import DomainError
 from app.events import log as action_log
+from app.services.access import Role
 from app.services.conversations import get_owned
 from app.services.history import read_history_in
 from app.services.workspace_state import live_state
 
 RESYNC = "haico/resync"
+RECHECK_SECONDS = 2.0
 
 
 @dataclass
 class StreamStart:
     root_thread_id: str
     after: int
+    # A grantee's stream (not the owner's): its access is checked again every
+    # `RECHECK_SECONDS`, so a revoked or expired share ends it within seconds.
+    grantee: bool = False
     # Set when the gap is gone from the log: the envelope to send first (its
     # serverSeq is `after`, the newest seq when the stream opened).
     resync: dict[str, Any] | None = None
@@ -37,11 +43,12 @@ async def open_stream(
     db: Database, *, user_id: int, thread_id: str, after: int, retains: bool
 ) -> StreamStart:
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         oldest, newest = await action_log.bounds(s)
         root = conv.root_thread_id
+        grantee = conv.user_id != user_id
         if not (after > 0 and oldest > after + 1):
-            return StreamStart(root, after)
+            return StreamStart(root, after, grantee=grantee)
         history = await read_history_in(s, root, retains=retains)
         working = await repo.get_thread(s, history.working_thread_id) or conv
         workspace = (await live_state(s, working)).to_out()
@@ -55,4 +62,15 @@ async def open_stream(
             "action": action,
             "serverSeq": newest,
         }
-        return StreamStart(root, newest, resync=envelope)
+        return StreamStart(root, newest, resync=envelope, grantee=grantee)
+
+
+async def still_allowed(db: Database, *, user_id: int, thread_id: str) -> DomainError | None:
+    """None while `user_id` may still read the family; else why not (the share was
+    revoked or expired → `Unauthorized`, or the thread is gone)."""
+    try:
+        async with db.read() as s:
+            await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
+    except DomainError as exc:
+        return exc
+    return None

@@ -46,6 +46,7 @@ from app.schemas_export import (
     ExportWorkspace,
     FamilyExport,
 )
+from app.services.access import Role
 from app.services.conversations import get_owned
 from app.services.family import Family
 from app.services.ledger_transfer import export_ledger
@@ -125,7 +126,7 @@ async def export_family(
 ) -> FamilyExport:
     """The family of `thread_id` as one document; `progress(done, total)` per node."""
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         family = await Family.load(s, conv.root_thread_id)
         shown = family.shown(conv.root_thread_id)
         convs: dict[str, Conversation] = {}

@@ -29,6 +29,7 @@ from app.db.repositories import ledger as ledger_repo
 from app.db.repositories.graph import NodeRow
 from app.domain import NodeId, NodeKind, aware
 from app.schemas import GraphEdge, GraphNode, GraphOut, GraphThread
+from app.services.access import Role
 from app.services.conversations import get_owned
 from app.services.family import Family
 from app.services.snapshots import MAX_USER_MESSAGE_PREVIEW
@@ -91,7 +92,7 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
     # One snapshot: a turn closing between the node reads and the head read would
     # otherwise give a head on a node the answer does not hold.
     async with db.read(snapshot=True) as session:
-        conv, _ = await get_owned(session, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(session, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         root_thread_id = conv.root_thread_id
         family = await Family.load(session, root_thread_id)
         shown = family.shown(thread_id)

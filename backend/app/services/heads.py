@@ -38,6 +38,7 @@ from app.domain import BranchStatus, NodeId, new_thread_id, now
 from app.errors import CheckoutWouldDiscardChanges, LeaseHeld, NotFound
 from app.events import actions
 from app.events import log as action_log
+from app.services.access import Role
 from app.services.conversations import check_owned, get_owned
 from app.services.family import Family, Lineage, first_owned_turn
 from app.services.snapshots import (
@@ -86,24 +87,26 @@ async def lock_head(s: AsyncSession, root_thread_id: str, *, nowait: bool) -> Ch
 
 
 async def lock_owned_with_head(
-    s: AsyncSession, *, thread_id: str, user_id: int
+    s: AsyncSession, *, thread_id: str, user_id: int, need: Role = Role.EDITOR
 ) -> tuple[Conversation, ConversationBranch | None, ChatHead]:
-    """The thread if `user_id` owns it (as `conversations.get_owned`), with its branch
+    """The thread if `user_id` holds `need` on it (as `conversations.get_owned`), with its branch
     row and its family's head row; thread and head locked, in one read when the head
     row exists."""
     found = await heads_repo.lock_with_head(s, thread_id)
     if found is None:
-        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id, for_update=True)
+        conv, branch = await get_owned(
+            s, thread_id=thread_id, user_id=user_id, for_update=True, need=need
+        )
         return conv, branch, await lock_head(s, conv.root_thread_id, nowait=False)
     conv, branch, head = found
-    check_owned(conv, branch, user_id=user_id)
+    await check_owned(s, conv, branch, user_id=user_id, need=need)
     return conv, branch, head
 
 
 async def lock_owned_head_and_turn(
-    s: AsyncSession, *, thread_id: str, user_id: int
+    s: AsyncSession, *, thread_id: str, user_id: int, need: Role = Role.EDITOR
 ) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None]:
-    """The thread if `user_id` owns it (as `conversations.get_owned`) with its branch
+    """The thread if `user_id` holds `need` on it (as `conversations.get_owned`) with its branch
     row, its family's head row locked NOWAIT and the family's active turn as of that
     lock: one read when the head row exists (`lock_thread_head_and_turn`), else the
     head row is created, locked, and the active turn read after. A contended lock
@@ -114,11 +117,11 @@ async def lock_owned_head_and_turn(
     except LockNotAvailable as exc:
         raise LeaseHeld(LEASE_HELD) from exc
     if found is None:
-        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id, need=need)
         head = await lock_head(s, conv.root_thread_id, nowait=True)
         return conv, branch, head, await heads_repo.get_active_turn(s, conv.root_thread_id)
     conv, branch, head, active = found
-    check_owned(conv, branch, user_id=user_id)
+    await check_owned(s, conv, branch, user_id=user_id, need=need)
     return conv, branch, head, active
 
 
@@ -180,7 +183,8 @@ async def resolve_target(
     if found is None:
         raise missing
     conv, branch = found
-    if conv.root_thread_id != root_thread_id or conv.user_id != user_id:
+    # The caller's access to the family was checked before: the family decides.
+    if conv.root_thread_id != root_thread_id:
         raise missing
     repo.know_lineage(s, conv, branch)
     if conv.deleted_at is not None or (branch is not None and branch.status != BranchStatus.ACTIVE):

@@ -28,6 +28,7 @@ from app.errors import Conflict, LeaseHeld, NotFound, TurnInProgress
 from app.events import log as action_log
 from app.schemas import ActiveTurnOut, HistoryOut
 from app.services import heads
+from app.services.access import Role
 from app.services.conversations import get_owned
 
 UNSET: Any = object()
@@ -66,7 +67,7 @@ async def read_history_in(s: AsyncSession, root_thread_id: str, *, retains: bool
 
 async def get_history(db: Database, *, user_id: int, thread_id: str, retains: bool) -> HistoryOut:
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         return await read_history_in(s, conv.root_thread_id, retains=retains)
 
 
@@ -84,13 +85,13 @@ async def checkout(
     async with db.transaction() as s:
         try:
             conv, branch, head, active = await heads.lock_owned_head_and_turn(
-                s, thread_id=thread_id, user_id=user_id
+                s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR
             )
         except LeaseHeld:
             # The lock was asked for before ownership was checked (and this transaction
             # is aborted): a stranger learns nothing from the conflict.
             async with db.read() as r:
-                await get_owned(r, thread_id=thread_id, user_id=user_id)
+                await get_owned(r, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
             raise
         root_id = conv.root_thread_id
         # The target is validated under the family lock: retention takes the same lock,

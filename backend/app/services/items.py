@@ -21,6 +21,7 @@ from app.db.repositories import items as repo
 from app.db.repositories import threads as threads_repo
 from app.errors import InvalidInput, NotFound
 from app.schemas import PreferencePatch, TodoPatch
+from app.services.access import Role
 from app.services.conversations import check_owned, get_owned
 from app.services.live_edit import changed
 from app.services.workspace_state import new_uid
@@ -94,7 +95,7 @@ async def add_item(
             if conv is None:
                 raise NotFound(f"conversation {thread_id} not found")
         else:
-            conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+            conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
         if model is Preference:
             return conv, await add_preference_in(s, conv, **fields)
         return conv, await add_todo_in(s, conv, **fields)
@@ -120,7 +121,7 @@ async def _add_unlocked(
             raise NotFound(f"conversation {thread_id} not found")
         conv, branch, version, count, new_id = found
         if user_id is not None:
-            check_owned(conv, branch, user_id=user_id)
+            await check_owned(s, conv, branch, user_id=user_id, need=Role.EDITOR)
         cap = limits_of(s).items
         if count >= cap:
             raise _full(model, cap)

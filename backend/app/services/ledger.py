@@ -29,6 +29,7 @@ from app.domain import NodeKind as DomainNodeKind
 from app.errors import InvalidTurn, NotFound
 from app.schemas import EditOrigin
 from app.schemas_ledger import BranchUsage, NodeEdit, NodeKind, NodeOut, NoteOut, Provenance
+from app.services.access import Role
 from app.services.conversations import get_owned
 from app.services.family import Family, Lineage
 
@@ -142,11 +143,12 @@ def edit_origin(e: WorkspaceEdit) -> EditOrigin:
 
 
 async def resolve_node(
-    s: AsyncSession, *, user_id: int, thread_id: str, turn: int
+    s: AsyncSession, *, user_id: int, thread_id: str, turn: int, need: Role = Role.VIEWER
 ) -> tuple[Conversation, NodeId]:
     """Node `turn` of `thread_id`'s path, and the thread that owns it (ancestors, and a
-    fork's source family below its fork point, included); each must be the caller's."""
-    conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+    fork's source family below its fork point, included); the caller must hold `need`
+    on each."""
+    conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=need)
     if turn < 1 or turn > conv.turn_index:
         raise InvalidTurn(f"node {thread_id}:{turn} does not exist")
     seen: set[str] = set()
@@ -156,9 +158,9 @@ async def resolve_node(
         source = lineage.fork_source(turn)
         if source is None:
             owner_id = lineage.owner_of(turn)
-            owner, _ = await get_owned(s, thread_id=owner_id, user_id=user_id)
+            owner, _ = await get_owned(s, thread_id=owner_id, user_id=user_id, need=need)
             return owner, NodeId(owner_id, turn)
-        conv, _ = await get_owned(s, thread_id=source, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=source, user_id=user_id, need=need)
     raise NotFound(f"node {thread_id}:{turn} not found")
 
 
@@ -219,7 +221,7 @@ async def get_node(db: Database, *, user_id: int, thread_id: str, turn: int) -> 
 async def family_usage(db: Database, *, user_id: int, thread_id: str) -> list[BranchUsage]:
     """Tokens and cost per branch of the thread's family (each branch's own steps)."""
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         family = await Family.load(s, conv.root_thread_id)
         shown = family.shown(conv.root_thread_id)
         usage = await repo.usage_by_thread(s, [t.thread_id for t in shown])
@@ -245,7 +247,7 @@ async def family_edits(
 ) -> list[EditOrigin]:
     """Every recorded workspace change of the thread's family, oldest first."""
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         family = await Family.load(s, conv.root_thread_id)
         edits = await repo.edits_of(s, list(family.threads))
     return [edit_origin(e) for e in edits if origin is None or e.origin == origin]

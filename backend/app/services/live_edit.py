@@ -34,6 +34,9 @@ class Actor:
 # edit made anywhere else is the user's own (REST, the studio, AHP).
 USER = Actor()
 ACTOR: ContextVar[Actor] = ContextVar("haico_edit_actor", default=USER)
+# The request's caller (`events.log.CALLER`): a user's edit in a family it does not own
+# (an editor of a shared family) names that caller.
+CALLER = action_log.CALLER
 
 # The ledger's vocabulary for a live edit's surface and change.
 _SURFACE = {
@@ -48,6 +51,10 @@ _KIND = {"set": "change", "added": "add", "updated": "change", "removed": "remov
 
 def _edit(conv: Conversation, surface: str, change: str, item: dict[str, Any] | None) -> Write:
     actor = ACTOR.get()
+    caller = CALLER.get()
+    author = actor.author
+    if actor.origin == "user" and author is None and caller and caller[0] != conv.user_id:
+        author = caller[1]
     uid = (item or {}).get("uid")
     if uid is None and surface == "artifacts" and item is not None:
         uid = str(item.get("id"))
@@ -58,7 +65,7 @@ def _edit(conv: Conversation, surface: str, change: str, item: dict[str, Any] | 
         uid=str(uid) if uid is not None else None,
         kind=_KIND.get(change, "change"),
         origin=actor.origin,
-        author=actor.author,
+        author=author,
         user_id=conv.user_id,
         at=now(),
     )

@@ -25,6 +25,7 @@ from app.domain import NodeId, now
 from app.errors import Forbidden, NotFound
 from app.events import log as action_log
 from app.schemas_ledger import CodeCount, NoteIn, NoteOut, NotePatch
+from app.services.access import Role
 from app.services.conversations import check_owned, get_owned
 from app.services.ledger import note_out, resolve_node
 
@@ -105,7 +106,9 @@ async def create_note(
     """A note on node `turn` of the thread's path (an ancestor's or a fork source's
     node is that thread's); `family`, when given, is the family the node must be in."""
     async with db.transaction() as s:
-        owner, node = await resolve_node(s, user_id=user_id, thread_id=thread_id, turn=turn)
+        owner, node = await resolve_node(
+            s, user_id=user_id, thread_id=thread_id, turn=turn, need=Role.COMMENTER
+        )
         if family is not None and owner.root_thread_id != family:
             raise NotFound(f"node {node} is not in this session")
         author = await s.scalar(select(User.name).where(User.id == user_id))
@@ -139,7 +142,7 @@ async def _owned_note(
         raise NotFound(f"note {note_id} not found")
     if note.user_id != user_id:
         raise Forbidden(f"note {note_id} belongs to another user")
-    check_owned(*found, user_id=user_id)
+    await check_owned(s, *found, user_id=user_id, need=Role.COMMENTER)
     return note
 
 
@@ -184,7 +187,7 @@ async def delete_note(
 async def family_notes(db: Database, *, user_id: int, thread_id: str) -> list[NoteOut]:
     """Every note on the nodes of the thread's family, oldest first."""
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         threads = await threads_repo.family_threads(s, conv.root_thread_id)
         notes = await repo.notes_of(s, [t.thread_id for t in threads])
         return [note_out(n) for n in notes]
@@ -195,7 +198,7 @@ async def family_annotations(
 ) -> list[dict[str, Any]]:
     """The family's notes as AHP `Annotation`s (its annotations channel's state)."""
     async with db.read() as s:
-        await get_owned(s, thread_id=root_thread_id, user_id=user_id)
+        await get_owned(s, thread_id=root_thread_id, user_id=user_id, need=Role.VIEWER)
         threads = await threads_repo.family_threads(s, root_thread_id)
         found = await repo.notes_of(s, [t.thread_id for t in threads])
         return [annotation(n) for n in found]

@@ -29,6 +29,7 @@ from app.db.repositories import threads as threads_repo
 from app.domain import NodeId, aware, now
 from app.errors import InvalidTurn
 from app.services import labels
+from app.services.access import Role
 from app.services.compare import node_path, parse_node
 from app.services.conversations import get_owned
 from app.services.family import Family
@@ -186,13 +187,18 @@ async def build(
     db: Database, *, user_id: int, thread_id: str, node: str | None, with_notes: bool
 ) -> PathDoc:
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         if node is None:
             target = NodeId(conv.thread_id, conv.turn_index) if conv.turn_index > 0 else None
             end_conv = conv
         else:
             target = parse_node(node, name="node")
-            end_conv, _ = await get_owned(s, thread_id=target.thread_id, user_id=user_id)
+            end_conv, _ = await get_owned(
+                s,
+                thread_id=target.thread_id,
+                user_id=user_id,
+                need=Role.VIEWER,
+            )
             if target.turn < 1 or target.turn > end_conv.turn_index:
                 raise InvalidTurn(f"node {target} does not exist")
         path = await node_path(s, target) if target is not None else []

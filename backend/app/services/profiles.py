@@ -35,6 +35,7 @@ from app.errors import AlreadyExists, Forbidden, NotFound, ProviderUnavailable
 from app.schemas import ConversationOut
 from app.schemas_whatif import ProfileIn, ProfileOut, ProfileParams, ProfilePatch
 from app.services import conversations
+from app.services.access import Role
 from app.services.conversations import get_owned
 
 log = logging.getLogger("haico.profiles")
@@ -232,7 +233,9 @@ async def set_branch_profile(
 ) -> ConversationOut:
     """`PATCH …/{thread_id} {profile_id}`: the branch's turns run with this profile."""
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, for_update=True)
+        conv, _ = await get_owned(
+            s, thread_id=thread_id, user_id=user_id, for_update=True, need=Role.EDITOR
+        )
         await usable(s, settings, user_id=user_id, profile_id=profile_id)
         conv.profile_id = None if profile_id == DEFAULT_PROFILE else profile_id
     return await conversations.get(db, user_id=user_id, thread_id=thread_id)

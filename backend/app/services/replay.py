@@ -43,6 +43,7 @@ from app.errors import (
 from app.events import log as action_log
 from app.schemas_whatif import JobOut, ReplayIn
 from app.services import branching, profiles
+from app.services.access import Role
 from app.services.compare import node_path, parse_node
 from app.services.conversations import get_owned
 from app.services.family import Lineage
@@ -64,7 +65,8 @@ async def start(handles: Handles, *, user_id: int, thread_id: str, body: ReplayI
         parse_node(body.to_node, name="to_node"),
     )
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        # A replay writes to the family: an editor's at least.
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
         root = conv.root_thread_id
         owner_from, first = await resolve_node(
             s, user_id=user_id, thread_id=start_node.thread_id, turn=start_node.turn
@@ -267,7 +269,7 @@ async def get_job(db: Database, *, user_id: int, job_id: str) -> JobOut:
 
 async def family_jobs(db: Database, *, user_id: int, thread_id: str) -> list[JobOut]:
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         return [job_out(j) for j in await repo.jobs_of_family(s, conv.root_thread_id, user_id)]
 
 

@@ -24,6 +24,7 @@ from app.db.repositories import workspace as workspace_repo
 from app.domain import BranchStatus, NodeId
 from app.errors import InvalidInput
 from app.schemas_trees import SearchHit, SearchKind, SearchOut
+from app.services import shares
 from app.services.family import first_owned_turn
 from app.services.search_query import excluded_of, matches, snippet, terms_of
 
@@ -201,9 +202,12 @@ _RANK = {"branch": 0, "user": 1, "assistant": 2}
 _OVERFETCH = 5
 
 
-async def search(db: Database, *, user_id: int, query: str, limit: int) -> SearchOut:
+async def search(
+    db: Database, *, user_id: int, query: str, limit: int, shared: bool = False
+) -> SearchOut:
     """The caller's nodes whose user message, reply or document, or whose branch's
-    name or summary, holds every term of `query` as whole words (`search_query`)."""
+    name or summary, holds every term of `query` as whole words (`search_query`).
+    `shared`: the families shared with the caller (live shares) too."""
     query = query.strip()
     if not query:
         raise InvalidInput("q: must not be empty")
@@ -211,10 +215,12 @@ async def search(db: Database, *, user_id: int, query: str, limit: int) -> Searc
     if not terms:
         return SearchOut(results=[])
     fetch = limit * _OVERFETCH + 50
+    roots = await shares.shared_roots(db, user_id=user_id) if shared else []
     async with db.read() as s:
-        hits = await repo.find(s, user_id=user_id, query=query, limit=fetch)
+        hits = await repo.find(s, user_id=user_id, query=query, limit=fetch, roots=roots)
+        words = [w for t in terms for w in t]
         branches = await repo.find_branches(
-            s, user_id=user_id, words=[w for t in terms for w in t], limit=fetch
+            s, user_id=user_id, words=words, limit=fetch, roots=roots
         )
     found: list[tuple[int, int, SearchHit]] = []
     for i, b in enumerate(branches):

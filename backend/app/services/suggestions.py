@@ -25,6 +25,7 @@ from app.db.repositories.threads import ThreadRow
 from app.domain import aware
 from app.errors import DomainError
 from app.schemas_trees import SuggestionOut
+from app.services.access import Role
 from app.services.conversations import get_owned
 from app.services.family import Family
 from app.services.net_change import NetChange, clip
@@ -60,7 +61,7 @@ async def suggest(
 ) -> list[SuggestionOut]:
     """The family's branches worth archiving, oldest branch first."""
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         root = conv.root_thread_id
         family = await Family.load(s, root)
         head = await heads_repo.get_head(s, root)

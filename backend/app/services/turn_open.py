@@ -35,8 +35,9 @@ from app.errors import Conflict, TurnInProgress
 from app.events import actions
 from app.events import log as action_log
 from app.services import heads, pruning
+from app.services.access import Role
 from app.services.agent_workspace import view_of
-from app.services.conversations import check_owned
+from app.services.conversations import check_visible
 from app.services.running_turn import RunningTurn
 from app.services.snapshots import capture_snapshot, snapshot_of
 from app.services.workspace_state import WorkspaceState, state_of_rows
@@ -92,7 +93,9 @@ async def _open_unlocked(db: Database, send: Send) -> Opened | None:
         if found is None:
             return None
         conv, branch, head, version, live = found
-        check_owned(conv, branch, user_id=send.user_id)
+        check_visible(conv, branch)
+        if conv.user_id != send.user_id:
+            return None  # not the owner: the locked way checks the caller's role
         _check_working(conv, branch, head, prepared=False)
         k = conv.turn_index + 1
         doc, state = state_of_rows(conv, live)
@@ -111,7 +114,7 @@ async def _open_unlocked(db: Database, send: Send) -> Opened | None:
 async def _open_locked(db: Database, settings: Settings, send: Send, *, prepared: bool) -> Opened:
     async with db.transaction() as s:
         conv, branch, head = await heads.lock_owned_with_head(
-            s, thread_id=send.thread_id, user_id=send.user_id
+            s, thread_id=send.thread_id, user_id=send.user_id, need=Role.EDITOR
         )
         _check_working(conv, branch, head, prepared=prepared)
         opened = await _write(s, conv, head, send)

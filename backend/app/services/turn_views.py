@@ -28,6 +28,7 @@ from app.domain import BranchStatus, NodeId, NodeState, aware
 from app.events import actions as action_shapes
 from app.events import log as action_log
 from app.services import heads
+from app.services.access import Role
 from app.services.branching import transcript_prefix
 from app.services.conversations import get_owned
 from app.services.family import Family
@@ -224,7 +225,7 @@ async def chat_material(
     active turn, and the log position it stands at."""
     async with db.read(held=True) as s:
         await action_log.hold_appends(s)
-        conv, _ = await get_owned(s, thread_id=root_thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=root_thread_id, user_id=user_id, need=Role.VIEWER)
         if conv.root_thread_id != conv.thread_id:
             raise_not_chat(root_thread_id)
         head = await heads.read_head(s, root_thread_id)
@@ -278,7 +279,7 @@ async def older_on_path(
 ) -> TurnsPage:
     """Up to `limit` turns of the selected path just before node `before`."""
     async with db.read() as s:
-        await get_owned(s, thread_id=root_thread_id, user_id=user_id)
+        await get_owned(s, thread_id=root_thread_id, user_id=user_id, need=Role.VIEWER)
         family = await _family(s, root_thread_id)
         node = NodeId.parse(before)
         older = list(reversed(family.ancestors(node)))[:-1] if node else []
@@ -297,7 +298,7 @@ async def children(
     """A page of the retained direct children of a node (None: the root-level turns),
     in creation order after `after_order`; with the order to continue after, if more."""
     async with db.read() as s:
-        await get_owned(s, thread_id=root_thread_id, user_id=user_id)
+        await get_owned(s, thread_id=root_thread_id, user_id=user_id, need=Role.VIEWER)
         family = await _family(s, root_thread_id)
         parent = NodeId.parse(parent_turn_id) if parent_turn_id else None
         kids = [
@@ -376,11 +377,15 @@ async def sessions(db: Database, *, user_id: int) -> list[SessionRecord]:
 
 async def session(db: Database, *, user_id: int, root_thread_id: str) -> SessionRecord:
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=root_thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=root_thread_id, user_id=user_id, need=Role.VIEWER)
         if conv.root_thread_id != conv.thread_id:
             raise_not_chat(root_thread_id)
-    for record in await sessions(db, user_id=user_id):
+    # The session as its owner has it; a grantee sees the family's own chat only (the
+    # owner's forks are families of their own, not shared).
+    for record in await sessions(db, user_id=conv.user_id):
         if record.root_thread_id == root_thread_id:
+            if conv.user_id != user_id:
+                record.chats = [c for c in record.chats if c.forked_from_root is None]
             return record
     raise_not_chat(root_thread_id)
     raise AssertionError  # unreachable
@@ -413,7 +418,7 @@ async def transcript(
 ) -> list[TranscriptMessage]:
     """The thread's messages (`GET …/messages`); a draft shows its parent's prefix."""
     async with db.read() as s:
-        _, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        _, branch = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
     if branch is not None and branch.status == BranchStatus.DRAFT:
         # A draft has no transcript of its own yet.
         parent = await runtime.raw_messages(branch.parent_thread_id)

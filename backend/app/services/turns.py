@@ -51,6 +51,7 @@ from app.events import log as action_log
 from app.events.bus import EventBus
 from app.events.coalescer import DeltaLog
 from app.services import heads, ledger, profiles, pruning, search, titles
+from app.services.access import Role
 from app.services.branching import promote_draft
 from app.services.conversations import get_owned
 from app.services.jobs import JobRunner
@@ -211,7 +212,12 @@ class TurnManager:
         working draft is then promoted to a real branch (502 if that fails).
         """
         async with self.db.transaction() as s:
-            conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+            conv, branch = await get_owned(
+                s,
+                thread_id=thread_id,
+                user_id=user_id,
+                need=Role.EDITOR,
+            )
             head = await heads.lock_head(s, conv.root_thread_id, nowait=False)
             if await heads_repo.get_active_turn(s, conv.root_thread_id) is not None:
                 raise TurnInProgress("a turn is already running in this conversation")
@@ -441,7 +447,7 @@ class TurnManager:
     async def cancel(self, *, user_id: int, thread_id: str) -> dict[str, Any]:
         """Cancel the family's active turn, wherever it runs."""
         async with self.db.transaction() as s:
-            conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+            conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
             row = await heads_repo.get_active_turn(s, conv.root_thread_id)
             if row is None:
                 raise Conflict("no turn is running in this conversation")

@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 class Principal:
     id: int
     name: str
+    # A share link's caller: the root of the one family the link opens, and the share.
+    link_root: str | None = None
+    share_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ async def create(db: Database, *, name: str) -> tuple[Principal, str]:
     name = name.strip()
     if not name or len(name) > 200:
         raise InvalidInput("name: must be 1 to 200 characters")
+    if name.startswith("link:"):
+        raise InvalidInput("name: 'link:' names belong to share links")
     token = new_token()
     async with db.transaction() as s:
         if await repo.by_name(s, name) is not None:
@@ -73,7 +78,7 @@ async def authenticate(db: Database, *, token: str | None) -> Principal:
         raise Unauthorized("a bearer token is required")
     async with db.read() as s:
         user = await repo.by_token_hash(s, hash_token(token))
-    if user is None:
+    if user is None or user.is_link:
         raise Unauthorized("unknown token")
     return Principal(user.id, user.name)
 

@@ -26,6 +26,7 @@ from app.schemas import (
     WorkspaceOut,
 )
 from app.services import search, titles
+from app.services.access import Role
 from app.services.conversations import get_owned
 from app.services.family import Lineage
 from app.services.items import (
@@ -123,7 +124,7 @@ async def get_workspace(
     db: Database, *, user_id: int, thread_id: str, as_of_turn: int | None = None
 ) -> WorkspaceOut:
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         if as_of_turn is None:
             return (await live_state(s, conv)).to_out()
         return (await resolve_restore_state(s, conv, as_of_turn)).to_out()
@@ -133,7 +134,7 @@ async def set_objective(
     db: Database, *, user_id: int, thread_id: str, text: str | None
 ) -> WorkspaceOut:
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
         await set_objective_in(s, conv, text)
         await s.flush()
         return (await live_state(s, conv)).to_out()
@@ -143,7 +144,7 @@ async def put_document(
     db: Database, *, user_id: int, thread_id: str, content: str, title: str | None
 ) -> WorkspaceOut:
     async with db.transaction() as s:
-        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
         await write_document_in(s, conv, content=content, title=title)
         await search.index_live_document_in(s, conv, branch)
         await s.flush()
@@ -172,13 +173,13 @@ async def update_preference(
     db: Database, *, user_id: int, thread_id: str, pref_id: int, patch: PreferencePatch
 ) -> PreferenceOut:
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
         return _pref_out(await update_preference_in(s, conv, pref_id, patch))
 
 
 async def delete_preference(db: Database, *, user_id: int, thread_id: str, pref_id: int) -> None:
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
         await delete_preference_in(s, conv, pref_id)
 
 
@@ -195,13 +196,13 @@ async def update_todo(
     db: Database, *, user_id: int, thread_id: str, todo_id: int, patch: TodoPatch
 ) -> TodoOut:
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
         return _todo_out(await update_todo_in(s, conv, todo_id, patch))
 
 
 async def delete_todo(db: Database, *, user_id: int, thread_id: str, todo_id: int) -> None:
     async with db.transaction() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
         await delete_todo_in(s, conv, todo_id)
 
 
@@ -209,7 +210,7 @@ async def get_artifact(
     db: Database, *, user_id: int, thread_id: str, artifact_id: int
 ) -> ArtifactOut:
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         art = await repo.get_artifact(s, artifact_id)
         # An as-of view may list an ancestor's artifact, so any thread of the lineage counts.
         if art is None or art.thread_id not in (await Lineage.load(s, conv.thread_id)).thread_ids:

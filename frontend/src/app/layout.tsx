@@ -13,6 +13,7 @@ import "./styles/big-trees.css";
 import "./styles/narrow.css";
 import "./styles/access.css";
 import "./styles/whatif.css";
+import "./styles/sharing.css";
 import { Providers } from "@/components/app/providers";
 
 export const metadata: Metadata = { title: "HAICO studio", description: "Human–AI co-construction studio" };

@@ -27,6 +27,10 @@ export type QueryKey = readonly (string | number)[];
 
 export const keys = {
   conversations: every.conversations,
+  /** the families others shared with the caller (under `conversations`: refreshed with it) */
+  shared: [...every.conversations, "shared"] as const,
+  /** a family's shares (its owner's dialog) */
+  shares: (root: string) => [...every.conversations, "shares", root] as const,
   history: (anchor: string) => [...every.history, anchor] as const,
   graph: (thread: string) => [...every.graph, thread] as const,
   messages: (thread: string) => [...every.messages, thread] as const,

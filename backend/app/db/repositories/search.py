@@ -13,7 +13,7 @@ and only turns the thread still owns.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -266,8 +266,16 @@ def words_of(query: str) -> list[str]:
     return words
 
 
-async def find(s: AsyncSession, *, user_id: int, query: str, limit: int) -> list[Hit]:
-    """The user's best matching entries, at most `limit`."""
+def _mine_or(column: Any, user_id: int, root_column: Any, roots: Sequence[str]) -> Any:
+    """The user's rows, and with `roots` also those of these families (shared ones)."""
+    mine = column == user_id
+    return or_(mine, root_column.in_(list(roots))) if roots else mine
+
+
+async def find(
+    s: AsyncSession, *, user_id: int, query: str, limit: int, roots: Sequence[str] = ()
+) -> list[Hit]:
+    """The user's best matching entries (and `roots`' families'), at most `limit`."""
     base = (
         select(
             _entry.c.thread_id,
@@ -281,7 +289,7 @@ async def find(s: AsyncSession, *, user_id: int, query: str, limit: int) -> list
                 _branch, _branch.c.thread_id == _entry.c.thread_id
             )
         )
-        .where(_entry.c.user_id == user_id, _visible())
+        .where(_mine_or(_entry.c.user_id, user_id, _entry.c.root_thread_id, roots), _visible())
         .limit(limit)
     )
     if dialect_of(s).is_postgres:
@@ -302,7 +310,7 @@ async def find(s: AsyncSession, *, user_id: int, query: str, limit: int) -> list
 
 
 async def find_branches(
-    s: AsyncSession, *, user_id: int, words: list[str], limit: int
+    s: AsyncSession, *, user_id: int, words: list[str], limit: int, roots: Sequence[str] = ()
 ) -> list[BranchHit]:
     """The user's visible threads whose name or summary holds every word (as a
     substring, lowered: the caller checks whole words), most recently active first."""
@@ -321,7 +329,7 @@ async def find_branches(
         )
         .select_from(_conv.outerjoin(_branch, _branch.c.thread_id == _conv.c.thread_id))
         .where(
-            _conv.c.user_id == user_id,
+            _mine_or(_conv.c.user_id, user_id, _conv.c.root_thread_id, roots),
             _conv.c.deleted_at.is_(None),
             _conv.c.building.is_(False),
             or_(_branch.c.status.is_(None), _branch.c.status == "active"),

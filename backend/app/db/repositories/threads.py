@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    ColumnElement,
     Select,
     Text,
     and_,
@@ -218,6 +219,19 @@ async def _walk_up(s: AsyncSession, thread_id: str) -> list[LineageEntry]:
     return out or [LineageEntry(thread_id, None, None, None)]
 
 
+def listed() -> ColumnElement[bool]:
+    """Which threads a list shows (with `ConversationBranch` outer-joined): roots and
+    active branches, never deleted ones, drafts or half-built ones."""
+    return and_(
+        Conversation.deleted_at.is_(None),
+        Conversation.building.is_(False),
+        or_(
+            ConversationBranch.thread_id.is_(None),
+            ConversationBranch.status == BranchStatus.ACTIVE,
+        ),
+    )
+
+
 async def list_visible_for_user(
     s: AsyncSession, user_id: int
 ) -> list[tuple[Conversation, ConversationBranch | None]]:
@@ -225,17 +239,7 @@ async def list_visible_for_user(
     stmt = (
         select(Conversation, ConversationBranch)
         .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
-        .where(
-            and_(
-                Conversation.user_id == user_id,
-                Conversation.deleted_at.is_(None),
-                Conversation.building.is_(False),
-                or_(
-                    ConversationBranch.thread_id.is_(None),
-                    ConversationBranch.status == BranchStatus.ACTIVE,
-                ),
-            )
-        )
+        .where(Conversation.user_id == user_id, listed())
         .order_by(Conversation.updated_at.desc(), Conversation.thread_id)
     )
     return [(c, b) for c, b in (await s.execute(stmt)).all()]

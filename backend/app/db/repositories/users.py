@@ -56,6 +56,7 @@ async def summaries(s: AsyncSession) -> list[UserSummary]:
     stmt = (
         select(User.id, User.name, User.created_at, func.count(ApiToken.id))
         .outerjoin(ApiToken, ApiToken.user_id == User.id)
+        .where(User.is_link.is_(False))
         .group_by(User.id, User.name, User.created_at)
         .order_by(User.id)
     )

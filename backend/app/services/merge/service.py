@@ -64,6 +64,7 @@ from app.events import actions
 from app.events import log as action_log
 from app.schemas_merge import MergeChange, MergeIn, MergeMode, MergeOut, MergePlan
 from app.services import heads, pruning, search
+from app.services.access import Role
 from app.services.branching import promote_draft
 from app.services.compare import parse_node
 from app.services.conversations import get_owned
@@ -105,7 +106,7 @@ async def preview(db: Database, *, user_id: int, thread_id: str, body: MergeIn) 
     """The plan against the workspace a merge would target; nothing is written."""
     source = parse_node(body.source, name="source")
     async with db.read() as s:
-        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
         sides = await load_sides(s, user_id=user_id, target=conv, source=source, mode=body.mode)
     return plan_out(body.mode, source, sides, planner.plan(sides.base, sides.ours, sides.theirs))
 

@@ -30,6 +30,7 @@ from app.schemas_export import (
     ExportTodo,
 )
 from app.schemas_merge import MergeMode
+from app.services.access import Role
 from app.services.compare import common_ancestor, node_path
 from app.services.conversations import get_owned
 from app.services.family import Lineage
@@ -198,7 +199,7 @@ async def load_sides(
     s: AsyncSession, *, user_id: int, target: Conversation, source: NodeId, mode: MergeMode
 ) -> Sides:
     """Base, ours and theirs for bringing `source` into `target`'s live workspace."""
-    src, _ = await get_owned(s, thread_id=source.thread_id, user_id=user_id)
+    src, _ = await get_owned(s, thread_id=source.thread_id, user_id=user_id, need=Role.VIEWER)
     if source.turn < 1 or source.turn > src.turn_index:
         raise InvalidTurn(f"node {source} does not exist (the thread is at turn {src.turn_index})")
     theirs_state = await resolve_restore_state(s, src, source.turn)

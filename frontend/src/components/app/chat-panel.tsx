@@ -1,5 +1,5 @@
 "use client";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 import type { Siblings } from "@/lib/big-trees";
 import type { GuideStep } from "@/lib/graph";
 import type { LiveTurn } from "@/lib/events";
@@ -36,6 +36,8 @@ export interface ChatPanelProps {
   siblings: ReadonlyMap<string, Siblings>;
   /** show the path through another sibling (its remembered continuation) */
   onSwitch: (nodeId: string) => void;
+  /** shown instead of the composer (a shared family the caller may not send to) */
+  composer?: ReactNode;
 }
 
 const ENDED: Record<string, string> = { cancelled: "Stopped", error: "Failed" };
@@ -287,60 +289,62 @@ export function ChatPanel(props: ChatPanelProps) {
           </div>
         )}
       </div>
-      <div className="composer">
-        {props.busy && (
-          <div className="turn-status" data-testid="turn-status" role="status">
-            <span className="spinner" /> The agent is working
-            {running && running.tools.length > 0
-              ? ` · ${running.tools.length} tool step${running.tools.length === 1 ? "" : "s"}`
-              : ""}
-            …
-          </div>
-        )}
-        {props.restoredAt && !props.busy && (
-          <div className="restored-note">
-            Restored to step {props.restoredAt}. Edit the workspace if you like; sending continues from here on a new
-            path.
-          </div>
-        )}
-        <div className="composer-row">
-          <textarea
-            id="message-input"
-            data-testid="message-input"
-            aria-label="Message the agent"
-            aria-keyshortcuts="c"
-            placeholder={
-              touch
-                ? "Message the agent (the Send button sends)"
-                : "Message the agent (Enter to send, Shift+Enter for a new line)"
-            }
-            value={draft}
-            rows={2}
-            onChange={(e) => updateDraft(props.thread, () => e.target.value)}
-            onKeyDown={(e) => {
-              // On a touch keyboard Enter is a new line; the Send button sends.
-              if (e.key === "Enter" && !e.shiftKey && !touch) {
-                e.preventDefault();
-                submit();
+      {props.composer ?? (
+        <div className="composer">
+          {props.busy && (
+            <div className="turn-status" data-testid="turn-status" role="status">
+              <span className="spinner" /> The agent is working
+              {running && running.tools.length > 0
+                ? ` · ${running.tools.length} tool step${running.tools.length === 1 ? "" : "s"}`
+                : ""}
+              …
+            </div>
+          )}
+          {props.restoredAt && !props.busy && (
+            <div className="restored-note">
+              Restored to step {props.restoredAt}. Edit the workspace if you like; sending continues from here on a new
+              path.
+            </div>
+          )}
+          <div className="composer-row">
+            <textarea
+              id="message-input"
+              data-testid="message-input"
+              aria-label="Message the agent"
+              aria-keyshortcuts="c"
+              placeholder={
+                touch
+                  ? "Message the agent (the Send button sends)"
+                  : "Message the agent (Enter to send, Shift+Enter for a new line)"
               }
-            }}
-          />
-          {props.busy ? (
-            <button type="button" className="danger" data-testid="stop-button" onClick={props.onStop}>
-              ■ Stop
+              value={draft}
+              rows={2}
+              onChange={(e) => updateDraft(props.thread, () => e.target.value)}
+              onKeyDown={(e) => {
+                // On a touch keyboard Enter is a new line; the Send button sends.
+                if (e.key === "Enter" && !e.shiftKey && !touch) {
+                  e.preventDefault();
+                  submit();
+                }
+              }}
+            />
+            {props.busy ? (
+              <button type="button" className="danger" data-testid="stop-button" onClick={props.onStop}>
+                ■ Stop
+              </button>
+            ) : null}
+            <button
+              type="button"
+              className="primary"
+              data-testid="send-button"
+              disabled={props.busy || !draft.trim()}
+              onClick={submit}
+            >
+              Send
             </button>
-          ) : null}
-          <button
-            type="button"
-            className="primary"
-            data-testid="send-button"
-            disabled={props.busy || !draft.trim()}
-            onClick={submit}
-          >
-            Send
-          </button>
+          </div>
         </div>
-      </div>
+      )}
     </section>
   );
 }

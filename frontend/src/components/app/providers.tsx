@@ -3,12 +3,21 @@ import { QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-qu
 import { useMemo, useState, type ReactNode } from "react";
 import { ApiContext, type ApiContextValue } from "@/hooks/use-api";
 import { ApiError, browserTokenStore, makeClient } from "@/lib/api/client";
+import { linkAwareTokenStore } from "@/lib/share-link";
 import { SignIn } from "./sign-in";
 
 /** The query cache, the typed client and the token-mode sign-in gate. */
 export function Providers({ children }: { children: ReactNode }) {
   const [needToken, setNeedToken] = useState(false);
-  const tokens = useMemo(() => browserTokenStore(typeof window === "undefined" ? null : window.localStorage), []);
+  const tokens = useMemo(() => {
+    const w = typeof window === "undefined" ? null : window;
+    // A review link's token (`?share=sh_…`) is the tab's until the user signs in.
+    return linkAwareTokenStore(
+      browserTokenStore(w?.localStorage ?? null),
+      w?.sessionStorage ?? null,
+      w?.location.search ?? "",
+    );
+  }, []);
   const [queryClient] = useState(() => {
     const on401 = (error: unknown) => {
       if (error instanceof ApiError && error.status === 401) setNeedToken(true);

@@ -1,4 +1,5 @@
 "use client";
+import type { ReactNode } from "react";
 import type { useStudioActions } from "@/hooks/use-studio-actions";
 import type { Conversation } from "@/lib/api/client";
 import { progressText } from "@/lib/research";
@@ -25,6 +26,8 @@ export interface StudioHeaderProps {
   onKeys: () => void;
   /** moves the keyboard focus to the message box */
   toComposer: () => void;
+  /** the owner's share button (null for anyone else) */
+  share: ReactNode;
 }
 
 /** The studio's top bar: the skip link, the conversations menu, import progress, new
@@ -85,6 +88,7 @@ export function StudioHeader(props: StudioHeaderProps) {
             onRename={act.renameConversation}
           />
         )}
+        {props.share}
         <SearchBox conversations={props.conversations} labels={props.labels} onPick={props.onSearchHit} />
         <button
           type="button"

@@ -33,6 +33,9 @@ import { RestoreBanner } from "./restore-banner";
 import { StepMenu } from "./step-menu";
 import { StudioHeader } from "./studio-header";
 import { WorkspacePanel } from "./workspace-panel";
+import { ReadOnlyComposer, SharedBanner } from "./sharing/shared-banner";
+import { ShareButton } from "./sharing/share-dialog";
+import { useSharing, withShared } from "@/hooks/use-sharing";
 
 const EMPTY_LABELS: ReadonlyMap<string, string> = new Map();
 const NO_NODES: readonly { codes?: string[] }[] = [];
@@ -76,8 +79,10 @@ export function Studio() {
   // The event stream starts where the history was read: nothing replayed, nothing missed.
   const events = useFamilyEvents(pending ? null : anchor, history.data ? (history.data.server_seq ?? 0) : null);
   const { connected } = events;
+  const sharing = useSharing(familyRoot);
+  const listed = useMemo(() => withShared(conversations.data, sharing.shared), [conversations.data, sharing.shared]);
   const view = useStudioView({
-    conversations: conversations.data,
+    conversations: listed,
     graph: graph.data,
     messages: messages.data,
     workspace: workspace.data,
@@ -251,6 +256,7 @@ export function Studio() {
         onSearchHit={focus.onSearchHit}
         onKeys={() => setShowKeys(true)}
         toComposer={toField("message-input")}
+        share={sharing.canShare && familyRoot !== null ? <ShareButton root={familyRoot} /> : null}
       />
       {error && (
         <div className="error-banner" data-testid="error-banner" role="alert">
@@ -260,6 +266,7 @@ export function Studio() {
           </button>
         </div>
       )}
+      {anchor !== null && <SharedBanner sharing={sharing} />}
       {anchor !== null && restoredAt !== null && (
         <RestoreBanner
           label={restoredAt}
@@ -298,7 +305,7 @@ export function Studio() {
               onRestore={onRestore}
             />
           )}
-          <div className="ws-slot" hidden={comparing}>
+          <fieldset className="ws-slot" hidden={comparing} disabled={!sharing.canSend}>
             <WorkspacePanel
               key={displayed}
               thread={displayed}
@@ -308,7 +315,7 @@ export function Studio() {
               onError={(e) => setError(messageOf(e))}
               beforeWrite={beforeWrite}
             />
-          </div>
+          </fieldset>
           <div className="right">
             <PathBar
               crumbs={nav.crumbs}
@@ -369,6 +376,9 @@ export function Studio() {
               onOpenThread={onOpenThread}
               siblings={nav.siblings}
               onSwitch={nav.onSwitch}
+              composer={
+                sharing.canSend ? undefined : <ReadOnlyComposer sharing={sharing} thread={displayed} head={head} />
+              }
             />
           </div>
         </main>

@@ -35,6 +35,8 @@ export interface paths {
         /**
          * List Conversations
          * @description The caller's threads; `archived=true` includes archived branches (and families).
+         *     `shared=true`: instead, the threads of families others shared with the caller, each
+         *     with the caller's `role` and the family's `owner`.
          */
         get: operations["list_conversations_api_conversations_get"];
         put?: never;
@@ -253,7 +255,9 @@ export interface paths {
         /**
          * Events
          * @description Every action of the thread's family after `after` (or the `Last-Event-ID`
-         *     header), in serverSeq order; `event: action`, `id: <serverSeq>`.
+         *     header), in serverSeq order; `event: action`, `id: <serverSeq>`. A grantee's
+         *     stream ends (an `event: error` first) within seconds of its share being revoked
+         *     or expiring.
          */
         get: operations["events_api_conversations__thread_id__events_get"];
         put?: never;
@@ -572,6 +576,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{thread_id}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Shares
+         * @description The family's shares, revoked ones included (never a token). Owner only.
+         */
+        get: operations["list_shares_api_conversations__thread_id__shares_get"];
+        put?: never;
+        /**
+         * Create Share
+         * @description Share the thread's whole family: with `user`, grant that user the role; without,
+         *     make a link whose `token` (shown only here) grants viewer or commenter. Owner only.
+         */
+        post: operations["create_share_api_conversations__thread_id__shares_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{thread_id}/suggestions": {
         parameters: {
             query?: never;
@@ -854,12 +883,33 @@ export interface paths {
          *     message, reply or document, or whose branch's name or summary (`kind: "branch"`,
          *     the branch's latest node), holds every term of `q` as whole words: words and
          *     "quoted phrases", `-word` excludes. Branches rank first, then the user's messages,
-         *     replies and documents; each snippet is centred on the match.
+         *     replies and documents; each snippet is centred on the match. `shared=true` also
+         *     searches the families others shared with the caller.
          */
         get: operations["search_api_search_get"];
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/shares/{share_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke Share
+         * @description Revoke a share: its next request is refused (401), open streams close. Owner only.
+         */
+        delete: operations["revoke_share_api_shares__share_id__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2286,6 +2336,103 @@ export interface components {
             /** Results */
             results: components["schemas"]["SearchHit"][];
         };
+        /** ShareCreate */
+        ShareCreate: {
+            /** Expires At */
+            expires_at?: string | null;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "viewer" | "commenter" | "editor";
+            /** User */
+            user?: string | null;
+        };
+        /** ShareOut */
+        ShareOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Expires At */
+            expires_at: string | null;
+            /** Id */
+            id: number;
+            /** Revoked */
+            revoked: boolean;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "viewer" | "commenter" | "editor";
+            /**
+             * Token
+             * @description a link's secret (`sh_…`), only in the answer that created it
+             */
+            token: string | null;
+            /**
+             * User
+             * @description the grantee's name; null for a link
+             */
+            user: string | null;
+        };
+        /**
+         * SharedConversationOut
+         * @description A conversation of someone else's family, with the caller's role on it.
+         */
+        SharedConversationOut: {
+            /**
+             * Archived
+             * @default false
+             */
+            archived: boolean;
+            /** Branch Point Turn */
+            branch_point_turn?: number | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            forked_from?: components["schemas"]["ForkedFrom"] | null;
+            /** Message Count */
+            message_count: number;
+            /** Name */
+            name: string | null;
+            /** Objective */
+            objective: string | null;
+            /** Owner */
+            owner: string;
+            /** Parent Thread Id */
+            parent_thread_id?: string | null;
+            /**
+             * Profile Id
+             * @default default
+             */
+            profile_id: string;
+            /** Reason */
+            reason?: string | null;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "viewer" | "commenter" | "editor";
+            /** Root Thread Id */
+            root_thread_id: string;
+            /** Summary */
+            summary?: string | null;
+            /** Thread Id */
+            thread_id: string;
+            /** Title */
+            title: string;
+            /** Turn Index */
+            turn_index: number;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
         /** SideTotals */
         SideTotals: {
             a: components["schemas"]["PathTotals"];
@@ -2455,6 +2602,7 @@ export interface operations {
         parameters: {
             query?: {
                 archived?: boolean;
+                shared?: boolean;
             };
             header?: never;
             path?: never;
@@ -2468,7 +2616,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConversationOut"][];
+                    "application/json": (components["schemas"]["SharedConversationOut"] | components["schemas"]["ConversationOut"])[];
                 };
             };
             /** @description Missing or unknown bearer token (token mode) */
@@ -4939,6 +5087,171 @@ export interface operations {
             };
         };
     };
+    list_shares_api_conversations__thread_id__shares_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareOut"][];
+                };
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    create_share_api_conversations__thread_id__shares_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShareCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareOut"];
+                };
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     get_suggestions_api_conversations__thread_id__suggestions_get: {
         parameters: {
             query?: never;
@@ -6235,6 +6548,7 @@ export interface operations {
             query: {
                 q: string;
                 limit?: number;
+                shared?: boolean;
             };
             header?: never;
             path?: never;
@@ -6253,6 +6567,80 @@ export interface operations {
             };
             /** @description Missing or unknown bearer token (token mode) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    revoke_share_api_shares__share_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                share_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

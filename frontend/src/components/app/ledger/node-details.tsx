@@ -86,11 +86,12 @@ export function NodeDetails({ nodeId, label, title, branchLabels, onClose, onErr
           </section>
           <section>
             <h4>Notes</h4>
-            <p className="muted small">Only you see these: the model never does.</p>
+            <p className="muted small">For the people who see this family: the model never does.</p>
             <ul className="notes">
               {node.notes.map((n) => (
                 <li key={n.id} data-testid="note-item" data-note-id={n.id}>
                   <span className="note-text">{n.text}</span>
+                  <span className="muted small note-author">— {n.author}</span>
                   {n.codes.map((c) => (
                     <span key={c} className="code-chip" data-testid="note-code">
                       {c}

@@ -1,0 +1,72 @@
+/**
+ * Review links: a link (`/?thread=th_…&share=sh_…`) opens the studio on a shared
+ * family with the link's token instead of the user's own. The link's token is kept
+ * for the tab (session storage), so the tab stays on it across a reload while the
+ * user's own token (local storage) is left alone for other tabs. Pure but for the
+ * storage handed in.
+ */
+import type { TokenStore } from "./api/client";
+
+export const SHARE_PARAM = "share";
+export const SHARE_KEY = "haico.share";
+export const LINK_PREFIX = "sh_";
+
+type Storage = Pick<globalThis.Storage, "getItem" | "setItem" | "removeItem">;
+
+/** The link token a URL's query carries, if any. */
+export function shareTokenOf(search: string): string | null {
+  const token = new URLSearchParams(search).get(SHARE_PARAM);
+  return token !== null && token.startsWith(LINK_PREFIX) ? token : null;
+}
+
+/** The tokens a request uses: the tab's link token (taken from the URL the tab opened
+ * with, kept in `session`) before the user's own (`own`). Signing in replaces both. */
+export function linkAwareTokenStore(own: TokenStore, session: Storage | null, search: string): TokenStore {
+  const fromUrl = shareTokenOf(search);
+  if (fromUrl !== null) session?.setItem(SHARE_KEY, fromUrl);
+  let memory = fromUrl;
+  const link = () => (session ? session.getItem(SHARE_KEY) : memory);
+  return {
+    get: () => link() ?? own.get(),
+    set: (token) => {
+      memory = null;
+      session?.removeItem(SHARE_KEY);
+      own.set(token);
+    },
+  };
+}
+
+/** Whether the studio acts through a review link (it then owns nothing: no copies). */
+export function isLinkToken(token: string | null): boolean {
+  return token !== null && token.startsWith(LINK_PREFIX);
+}
+
+/** The address a link token opens: the studio on that family. */
+export function shareUrl(origin: string, rootThreadId: string, token: string): string {
+  const q = new URLSearchParams({ thread: rootThreadId, [SHARE_PARAM]: token });
+  return `${origin}/?${q.toString()}`;
+}
+
+export type ShareRole = "viewer" | "commenter" | "editor";
+
+/** What a role lets the studio offer: the composer (turns) for editors only. */
+export function canSend(role: ShareRole | null): boolean {
+  return role === null || role === "editor";
+}
+
+/** How the banner names a role. */
+export function roleText(role: ShareRole): string {
+  return { viewer: "a viewer (read only)", commenter: "a commenter (notes only)", editor: "an editor" }[role];
+}
+
+/** Expiry choices of the share dialog: hours from now, null = never. */
+export const EXPIRIES: readonly { label: string; hours: number | null }[] = [
+  { label: "Never", hours: null },
+  { label: "1 day", hours: 24 },
+  { label: "7 days", hours: 24 * 7 },
+  { label: "30 days", hours: 24 * 30 },
+];
+
+export function expiryAt(hours: number | null, now: number): string | null {
+  return hours === null ? null : new Date(now + hours * 3_600_000).toISOString();
+}

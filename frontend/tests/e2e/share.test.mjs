@@ -1,0 +1,137 @@
+// Sharing: the owner makes a review link in the share dialog; a second browser opens
+// it read-only (a banner, no composer), comments on a step, and the owner sees the
+// note arrive live. Then the owner revokes the link and the reviewer is asked to sign in.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { studioFixture } from "./fixture.mjs";
+import { screenshot } from "./harness.mjs";
+import { StudioPage } from "./studio-page.mjs";
+
+const studio = studioFixture({ HAICO_AUTH: "token" });
+
+test("share a family by link: read-only for the reviewer, notes live for the owner", async () => {
+  const { server, chrome } = studio;
+  const token = server.createUser("owner");
+  const ownerCtx = await chrome.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await ownerCtx.newPage();
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+  await s.byTest("token-input").fill(token);
+  await s.byTest("token-submit").click();
+  const thread = await s.newConversation();
+  await s.send("objective: a shared study");
+  await s.expectObjective("a shared study");
+  await s.waitIdle();
+
+  // The owner shares: a commenter link, shown once, listed with a revoke button.
+  await s.byTest("share-button").click();
+  const dialog = s.byTest("share-dialog");
+  await dialog.waitFor();
+  await s.byTest("share-role").selectOption("commenter");
+  await s.byTest("share-expiry").selectOption({ label: "7 days" });
+  await s.byTest("share-create").click();
+  const linkInput = s.byTest("share-link");
+  await linkInput.waitFor();
+  const link = await linkInput.inputValue();
+  assert.match(link, new RegExp(`\\?thread=${thread}&share=sh_`));
+  await s.expectCount("share-item", 1);
+  await screenshot(page, "share-dialog");
+  await s.byTest("share-close").click();
+  // The owner keeps the step's details open, to see notes arrive.
+  await s.node(`${thread}:1`).click();
+  await s.byTest("node-details").waitFor();
+
+  // A second browser opens the link: straight on the family, read-only, with a banner.
+  const guestCtx = await chrome.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const guest = await guestCtx.newPage();
+  const g = new StudioPage(guest);
+  await guest.goto(link);
+  await g.byTest("shared-banner").waitFor();
+  assert.match(await g.byTest("shared-banner").innerText(), /owner's family/);
+  assert.match(await g.byTest("shared-banner").innerText(), /commenter/);
+  await g.expectObjective("a shared study");
+  await g.byTest("read-only-composer").waitFor();
+  assert.equal(await g.byTest("message-input").count(), 0);
+  assert.equal(await g.byTest("token-input").count(), 0);
+  assert.equal(await g.byTest("share-button").count(), 0);
+  assert.equal(await g.byTest("workspace-objective").isDisabled(), true);
+  await screenshot(guest, "share-reviewer");
+
+  // The reviewer comments on the step; the owner's open details show it without a reload.
+  await g.node(`${thread}:1`).click();
+  const details = g.byTest("node-details");
+  await details.waitFor();
+  await details.locator('[data-testid="note-input"]').fill("Is the frame right here?");
+  await details.locator('[data-testid="note-submit"]').click();
+  await details.locator('[data-testid="note-item"]').waitFor();
+  const ownerNote = s.byTest("node-details").locator('[data-testid="note-item"]');
+  await ownerNote.waitFor({ timeout: 20_000 });
+  assert.match(await ownerNote.innerText(), /Is the frame right here\?/);
+  assert.match(await ownerNote.innerText(), /— link:/);
+  await screenshot(page, "share-owner-sees-note");
+
+  // The owner revokes the link: the reviewer's next request asks for a token.
+  await s.byTest("share-button").click();
+  await s.byTest("share-revoke").click();
+  await page.waitForSelector('[data-testid="share-item"][data-revoked="true"]');
+  await guest.reload();
+  await g.byTest("token-input").waitFor();
+  await ownerCtx.close();
+  await guestCtx.close();
+});
+
+test("a viewer continues as their own copy", async () => {
+  const { server, chrome } = studio;
+  const ownerToken = server.createUser("olga");
+  const viewerToken = server.createUser("victor");
+  const r = await fetch(`${server.base}/api/conversations`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${ownerToken}` },
+    body: JSON.stringify({ title: "olga's study" }),
+  });
+  const thread = (await r.json()).thread_id;
+  const turn = await fetch(`${server.base}/api/conversations/${thread}/turns`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${ownerToken}` },
+    body: JSON.stringify({ content: "objective: olga's frame" }),
+  });
+  await turn.text();
+
+  // The owner shares with victor by name in the dialog.
+  const ownerCtx = await chrome.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await ownerCtx.newPage();
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+  await s.byTest("token-input").fill(ownerToken);
+  await s.byTest("token-submit").click();
+  await page.goto(`${server.base}/?thread=${thread}`);
+  await s.expectObjective("olga's frame");
+  await s.byTest("share-button").click();
+  await s.byTest("share-user").fill("victor");
+  await s.byTest("share-create").click();
+  await page.waitForSelector('[data-testid="share-item"]');
+  assert.match(await s.byTest("share-item").innerText(), /victor\s+viewer/);
+  assert.equal(await s.byTest("share-link").count(), 0);
+  await ownerCtx.close();
+
+  // Victor opens it read-only, then continues as his own copy: a family he owns.
+  const ctx = await chrome.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const guest = await ctx.newPage();
+  const g = new StudioPage(guest);
+  await guest.goto(server.base);
+  await g.byTest("token-input").fill(viewerToken);
+  await g.byTest("token-submit").click();
+  await guest.goto(`${server.base}/?thread=${thread}`);
+  await g.byTest("shared-banner").waitFor();
+  assert.match(await g.byTest("shared-banner").innerText(), /olga's family.*viewer/s);
+  assert.equal(await g.byTest("message-input").count(), 0);
+  await g.byTest("continue-as-copy").click();
+  await guest.waitForURL((u) => ![thread, null].includes(u.searchParams.get("thread")));
+  await g.byTest("message-input").waitFor();
+  assert.equal(await g.byTest("shared-banner").count(), 0);
+  await g.expectObjective("olga's frame");
+  await g.send("objective: victor's own frame");
+  await g.expectObjective("victor's own frame");
+  await screenshot(guest, "share-own-copy");
+  await ctx.close();
+});
