@@ -60,7 +60,6 @@ export function useNewConversation({
     if (creating.current?.id !== anchor) {
       const done = (async () => {
         try {
-          // `new_id` is not in the OpenAPI document (backend schemas.py says why)
           const body = { objective: null, new_id: anchor };
           unwrap(await client.POST("/api/conversations", { body }));
           await invalidate(qc, [every.conversations]);

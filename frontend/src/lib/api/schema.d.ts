@@ -884,6 +884,11 @@ export interface components {
         };
         /** ConversationCreate */
         ConversationCreate: {
+            /**
+             * New Id
+             * @description the new thread's id, chosen by the client (th_ and 32 hex digits); taken → 409 already_exists
+             */
+            new_id?: string | null;
             /** Objective */
             objective?: string | null;
             /** Title */
