@@ -23,10 +23,18 @@ async def started_turn(
     user: CurrentUser,
     handles: HandlesDep,
     force: Annotated[bool, Query()] = False,
+    create: Annotated[
+        bool,
+        Query(
+            description="create the conversation (a new root with this id) if it does "
+            "not exist yet, together with its first turn: a send refused or failed "
+            "before its turn started leaves no empty conversation"
+        ),
+    ] = False,
 ) -> RunningTurn:
     """Open the turn before streaming, so 404/409 and friends keep their status."""
     return await handles.turns.start_turn(
-        user_id=user.id, thread_id=thread_id, content=body.content, force=force
+        user_id=user.id, thread_id=thread_id, content=body.content, force=force, create=create
     )
 
 

@@ -131,9 +131,17 @@ class TurnManager:
     # ---- turns ----
 
     async def start_turn(
-        self, *, user_id: int, thread_id: str, content: str, force: bool = False
+        self,
+        *,
+        user_id: int,
+        thread_id: str,
+        content: str,
+        force: bool = False,
+        create: bool = False,
     ) -> RunningTurn:
-        """Open a turn (lease, clock, snapshot) and start the agent; see the module doc."""
+        """Open a turn (lease, clock, snapshot) and start the agent; see the module doc.
+        `create`: a thread that does not exist yet is created with the turn
+        (`turn_open`)."""
         content = content.strip()
         if not content:
             raise InvalidInput("content: must not be empty")
@@ -145,7 +153,7 @@ class TurnManager:
         try:
             while True:
                 try:
-                    send = Send(self.process_id, user_id, thread_id, content)
+                    send = Send(self.process_id, user_id, thread_id, content, create)
                     opened = await open_turn(self.db, self.settings, send, prepared=prepared)
                     break
                 except NotWorking:

@@ -200,18 +200,9 @@ export function Studio() {
   });
   const sendMessage = act.sendMessage;
   const { ensure } = fresh;
-  const onSend = useCallback(
-    async (text: string): Promise<boolean> => {
-      try {
-        if (!(await ensure())) return false;
-      } catch (e) {
-        setError(messageOf(e));
-        return false;
-      }
-      return sendMessage(text);
-    },
-    [ensure, sendMessage],
-  );
+  // A conversation not created yet is created by its first send, in the same request:
+  // a send that fails creates nothing. Its first edit creates it on its own (`ensure`).
+  const onSend = useCallback((text: string): Promise<boolean> => sendMessage(text, pending), [sendMessage, pending]);
   const beforeWrite = pending ? ensure : undefined;
   const onStop = useCallback(() => void stop(), [stop]);
 

@@ -4624,6 +4624,8 @@ export interface operations {
         parameters: {
             query?: {
                 force?: boolean;
+                /** @description create the conversation (a new root with this id) if it does not exist yet, together with its first turn: a send refused or failed before its turn started leaves no empty conversation */
+                create?: boolean;
             };
             header?: never;
             path: {
