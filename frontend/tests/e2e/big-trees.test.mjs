@@ -123,6 +123,28 @@ test("minimap, breadcrumbs, the sibling switcher and the path it remembers", asy
   assert.equal(chosen.node_id, `${c}:4`);
   assert.deepEqual(chosen.choices.map((x) => x.child_node_id).sort(), [`${a}:3`, `${c}:4`].sort());
   await other.close();
+
+  // Another client moves the family's head back to the main path: the studio still opens
+  // on the path this user last looked at (C), not on the shared head, in this browser and
+  // a fresh one; opening it records nothing new.
+  await api(server.base, "POST", `/conversations/${root}/checkout`, { turn_id: `${root}:4` });
+  const pathEnd = (p) =>
+    p.waitForFunction(
+      (n) => [...document.querySelectorAll('[data-testid="breadcrumb-item"]')].at(-1)?.dataset.nodeId === n,
+      `${c}:4`,
+      { timeout: T },
+    );
+  await page.goto(`${server.base}/?thread=${root}`);
+  await pathEnd(page);
+  await page.waitForSelector(`[data-testid="chat-message"][data-node-id="${c}:4"]`, { timeout: T });
+  const third = await chrome.browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const fresh = await third.newPage();
+  await fresh.goto(`${server.base}/?thread=${root}`);
+  await pathEnd(fresh);
+  await fresh.waitForSelector(`[data-testid="graph-node"][data-node-id="${root}:4"][data-head="true"]`, { timeout: T });
+  assert.equal((await api(server.base, "GET", `/conversations/${root}/chosen-path`)).node_id, `${c}:4`);
+  assert.equal((await api(server.base, "GET", `/conversations/${root}/history`)).head_turn_id, `${root}:4`);
+  await third.close();
   assert.deepEqual(errors, []);
   await context.close();
   void b;

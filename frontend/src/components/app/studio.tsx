@@ -1,6 +1,7 @@
 "use client";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useEffect, useMemo, useState } from "react";
+import { useChosenOpening } from "@/hooks/use-chosen-opening";
 import { useConfirmDiscard } from "@/hooks/use-confirm-discard";
 import { useFamilyEvents } from "@/hooks/use-family-events";
 import { useGraphKeys } from "@/hooks/use-graph-keys";
@@ -143,14 +144,23 @@ export function Studio() {
     },
     [focusStep],
   );
+  // The family opens on the path this user last looked at. Recorded from fresh answers
+  // only: a cached history shown while it refetches may hold a head that has moved since.
+  const chosen = useChosenOpening({
+    anchor: pending ? null : anchor,
+    familyRoot,
+    working,
+    head,
+    fresh: !history.isFetching,
+    displayed,
+    graph: familyGraph,
+    showThread: setStub,
+  });
   const nav = useTreeNavigation({
     graph: familyGraph,
     flow: view.flow,
     guide: view.guide,
-    familyRoot,
-    // Recorded from fresh answers only: a cached history shown while it refetches (coming
-    // back to a thread) may hold a head that has moved since.
-    freshHead: history.isFetching ? null : head,
+    chosen,
     onFocusStep,
     openThread,
     setError,
