@@ -195,3 +195,55 @@ test("summaries, the conversations filter, archive from a suggestion and undo", 
   await screenshot(page, "big-trees-390");
   await context.close();
 });
+
+test("a card's buttons are at least 24 × 24 px on screen at every zoom that shows them", async () => {
+  const { server, chrome } = studio;
+  const { root } = await family(server.base, "three");
+  const context = await chrome.browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  const s = new StudioPage(page);
+  await page.goto(`${server.base}/?thread=${root}`);
+  await s.expectHead(`${root}:4`);
+  const zoomNow = () =>
+    page.evaluate(() => {
+      const t = getComputedStyle(document.querySelector(".react-flow__viewport")).transform;
+      return t === "none" ? 1 : new DOMMatrix(t).a;
+    });
+  /** Waits until the view stops moving; then the zoom, and every shown button's size. */
+  async function measure() {
+    let last = -1;
+    let zoom = await zoomNow();
+    while (zoom !== last) {
+      last = zoom;
+      await page.waitForTimeout(150);
+      zoom = await zoomNow();
+    }
+    const sizes = await page.evaluate(() =>
+      [...document.querySelectorAll('[data-testid="graph-node"] .card-btn')]
+        .map((b) => b.getBoundingClientRect())
+        .filter((r) => r.width > 0 && r.height > 0)
+        .map((r) => [r.width, r.height]),
+    );
+    return { zoom, sizes };
+  }
+  const seen = [];
+  // from the view the family opens with, zoomed in to the top and then all the way out
+  for (let i = 0; i < 3; i++) await page.locator(".react-flow__controls-zoomin").click();
+  for (let i = 0; i < 14; i++) {
+    const { zoom, sizes } = await measure();
+    seen.push([zoom, sizes.length]);
+    if (zoom < 0.9 && zoom >= 0.7) await screenshot(page, "big-trees-buttons-zoom-0.8");
+    if (zoom < 0.7 && zoom >= 0.35) await screenshot(page, "big-trees-buttons-compact");
+    for (const [w, h] of sizes) assert.ok(w >= 24 && h >= 24, `a ${w} × ${h} px button at zoom ${zoom}`);
+    await page.locator(".react-flow__controls-zoomout").click();
+  }
+  console.log(`zoom, buttons shown: ${JSON.stringify(seen)}`);
+  // The zooms where the cards are full but smaller than life were measured, buttons shown;
+  // so were compact cards with their fold buttons; and far enough out every button is
+  // hidden (the step menu has them all, folding included).
+  assert.ok(seen.some(([z, n]) => z < 0.9 && z >= 0.7 && n > 0), JSON.stringify(seen));
+  assert.ok(seen.some(([z, n]) => z < 0.7 && z >= 0.35 && n > 0), JSON.stringify(seen));
+  assert.ok(seen.some(([z, n]) => z < 0.3 && n === 0), JSON.stringify(seen));
+  await screenshot(page, "big-trees-zoomed-out-1440");
+  await context.close();
+});

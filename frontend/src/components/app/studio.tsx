@@ -382,6 +382,8 @@ export function Studio() {
           onCompare={onCompare}
           onBringIn={onBringIn}
           onShow={onFocusStep}
+          fold={nav.shownFlow?.cards.find((c) => c.id === menuCard.id)?.fold}
+          onFold={nav.onFold}
           onClose={keys.closeMenu}
         />
       )}

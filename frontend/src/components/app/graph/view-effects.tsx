@@ -8,8 +8,11 @@ import { useEffect, useRef, type RefObject } from "react";
 // Low enough that "fit view" always fits a 2,000-step family; compact cards stay legible.
 export const MIN_ZOOM = 0.02;
 
-// Zoomed out below this, cards switch to their compact form (label, name, state dot).
+// Zoomed out below this, cards switch to their compact form (label, name, state dot):
+// the step's buttons hide (its menu has them: Enter, a long press).
 const COMPACT_BELOW = 0.7;
+// Further out, a compact card's fold button hides too (the step menu folds as well).
+const TINY_BELOW = 0.35;
 
 /** Frames a search hit's card once it is on the graph (after any re-framing of a new family). */
 export function FocusOnFound({ found, present }: { found: { nodeId: string; tick: number } | null; present: boolean }) {
@@ -51,12 +54,36 @@ export function CentreOn({ centre }: { centre: { nodeId: string; tick: number } 
   return null;
 }
 
-/** Marks the flow's container `compact` while zoomed out (re-renders only when that flips). */
+// A card's buttons are at least this big on screen, at every zoom that shows them
+// (WCAG 2.2, 2.5.8 asks 24 × 24 px; 28 leaves room for rounding and phones).
+const BUTTON_PX = 28;
+
+/** The size in flow units that a card's buttons need at `zoom` to be BUTTON_PX on
+ * screen, for zooms below 1 (null at 1 and above: the stylesheet's size does). The zoom
+ * is rounded down to a twentieth, so the size changes at a few steps, not every frame. */
+export function buttonSizeAt(zoom: number): number | null {
+  const step = Math.floor(zoom * 20) / 20;
+  if (step >= 1) return null;
+  return Math.ceil(BUTTON_PX / Math.max(step, TINY_BELOW));
+}
+
+/** Marks the flow's container `compact` (and `tiny`) while zoomed out, and sizes the
+ * cards' buttons so that they stay BUTTON_PX on screen while they show (re-renders only
+ * when one of these changes). */
 export function CompactWhenZoomedOut({ target }: { target: RefObject<HTMLDivElement | null> }) {
   const compact = useStore((st) => st.transform[2] < COMPACT_BELOW);
+  const tiny = useStore((st) => st.transform[2] < TINY_BELOW);
+  const size = useStore((st) => buttonSizeAt(st.transform[2]));
   useEffect(() => {
     target.current?.classList.toggle("compact", compact);
-  }, [compact, target]);
+    target.current?.classList.toggle("tiny", tiny);
+  }, [compact, tiny, target]);
+  useEffect(() => {
+    const el = target.current;
+    if (!el) return;
+    if (size === null) el.style.removeProperty("--card-btn");
+    else el.style.setProperty("--card-btn", `${size}px`);
+  }, [size, target]);
   return null;
 }
 
