@@ -89,6 +89,11 @@ class TurnManager:
 
     async def start(self) -> None:
         await self.sweep_stale()
+        # Summaries a dead process left pending (their rows say so).
+        try:
+            await self.summaries.resume()
+        except Exception as exc:
+            log_failure(log, "could not resume pending summaries", exc)
         self._sweeper = asyncio.create_task(self._sweep_forever())
 
     async def close(self) -> None:
