@@ -1,6 +1,7 @@
 "use client";
 import { useReactFlow, useStore } from "@xyflow/react";
 import { useEffect, useRef, type RefObject } from "react";
+import { addedCards } from "@/lib/big-trees";
 
 // The view's moves inside the trajectory's React Flow: each renders nothing and acts
 // on the view (fit, centre, follow, compact) when its input changes.
@@ -54,6 +55,9 @@ export function CentreOn({ centre }: { centre: { nodeId: string; tick: number } 
   return null;
 }
 
+const sameSize = (a: { width: number; height: number }, b: { width: number; height: number }) =>
+  a.width === b.width && a.height === b.height;
+
 // A card's buttons are at least this big on screen, at every zoom that shows them
 // (WCAG 2.2, 2.5.8 asks 24 × 24 px; 28 leaves room for rounding and phones).
 const BUTTON_PX = 28;
@@ -88,20 +92,62 @@ export function CompactWhenZoomedOut({ target }: { target: RefObject<HTMLDivElem
 }
 
 /** Re-frames the view when the set of cards changes: the whole family while it is
- * small, else the displayed path (the path the studio opens on); a phone, the newest step. */
-export function FitOnChange({ signature, focus, minZoom }: { signature: string; focus: string[]; minZoom: number }) {
-  const { fitView } = useReactFlow();
+ * small, else the displayed path (the path the studio opens on); a phone, the newest step.
+ * With `keepView` (a family big enough that only the cards in view are drawn), a card
+ * added (a step started) does not re-frame the view: the card is drawn where it lands,
+ * and the view moves, at once and at its zoom, only when it would land outside. (An
+ * animated re-frame drew it some hundreds of ms late at 2,000 cards.) */
+export function FitOnChange({
+  signature,
+  focus,
+  minZoom,
+  keepView,
+}: {
+  signature: string;
+  focus: string[];
+  minZoom: number;
+  keepView: boolean;
+}) {
+  const { fitView, getNode, getViewport, setCenter } = useReactFlow();
+  const domSize = useStore((st) => ({ width: st.width, height: st.height }), sameSize);
   const first = useRef(true);
   const focusRef = useRef(focus);
   focusRef.current = focus;
+  const shown = useRef("");
+  const sizeRef = useRef(domSize);
+  sizeRef.current = domSize;
   useEffect(() => {
+    const added = keepView ? addedCards(shown.current, signature) : null;
+    shown.current = signature;
+    if (added !== null) {
+      // The card is in React Flow's store a render later: look for it frame by frame.
+      let frame = 0;
+      let tries = 0;
+      const bring = () => {
+        const node = getNode(added[added.length - 1] ?? "");
+        if (!node) {
+          if (tries++ < 20) frame = requestAnimationFrame(bring);
+          return;
+        }
+        const { x, y, zoom } = getViewport();
+        const w = node.measured?.width ?? node.initialWidth ?? 200;
+        const h = node.measured?.height ?? node.initialHeight ?? 90;
+        const left = node.position.x * zoom + x;
+        const top = node.position.y * zoom + y;
+        const { width, height } = sizeRef.current;
+        const inside = left >= 0 && top >= 0 && left + w * zoom <= width && top + h * zoom <= height;
+        if (!inside) void setCenter(node.position.x + w / 2, node.position.y + h / 2, { zoom, duration: 0 });
+      };
+      frame = requestAnimationFrame(bring);
+      return () => cancelAnimationFrame(frame);
+    }
     const id = window.setTimeout(() => {
       const nodes = focusRef.current.length > 0 ? focusRef.current.map((n) => ({ id: n })) : undefined;
       void fitView({ padding: 0.12, maxZoom: 1, minZoom, duration: first.current ? 0 : 200, nodes });
       first.current = false;
     }, 80);
     return () => window.clearTimeout(id);
-  }, [signature, fitView, minZoom]);
+  }, [signature, fitView, minZoom, getNode, getViewport, setCenter, keepView]);
   // A window resized (a phone turned, a laptop's half screen) frames the same cards again.
   useEffect(() => {
     let id: number | undefined;
