@@ -23,7 +23,7 @@ interface Options {
  * A family opens on the path this user last looked at, remembered on the server
  * (`GET …/chosen-path`), not on the family's shared head: another client may have
  * moved the head since. When the remembered node lies on another thread than the
- * working one, that thread is shown, as a view (nothing is checked out until a send or
+ * working one (and is not the head), that thread is shown, as a view (nothing is checked out until a send or
  * a restore, which go through it as for any path opened). From then on the end of the
  * path shown is recorded as the chosen one: the head when the working thread is shown,
  * else the shown thread's newest step. A later move of the head is followed as before.
@@ -39,8 +39,10 @@ export function useChosenOpening({ anchor, familyRoot, working, head, fresh, dis
   useEffect(() => {
     if (familyRoot === null || !fresh || node === undefined || opened === familyRoot) return;
     setOpened(familyRoot);
-    const thread = node === null ? null : node.slice(0, node.lastIndexOf(":"));
+    // (the head itself, a restored step say, is shown as it is: its thread is a draft's
+    // parent, and showing that thread would leave the restore)
+    const thread = node === null || node === head ? null : node.slice(0, node.lastIndexOf(":"));
     if (thread !== null && thread !== working) showThread(thread);
-  }, [familyRoot, fresh, node, opened, working, showThread]);
+  }, [familyRoot, fresh, node, opened, working, head, showThread]);
   return chosen;
 }
