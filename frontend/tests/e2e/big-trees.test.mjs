@@ -241,9 +241,18 @@ test("a card's buttons are at least 24 × 24 px on screen at every zoom that sho
   // The zooms where the cards are full but smaller than life were measured, buttons shown;
   // so were compact cards with their fold buttons; and far enough out every button is
   // hidden (the step menu has them all, folding included).
-  assert.ok(seen.some(([z, n]) => z < 0.9 && z >= 0.7 && n > 0), JSON.stringify(seen));
-  assert.ok(seen.some(([z, n]) => z < 0.7 && z >= 0.35 && n > 0), JSON.stringify(seen));
-  assert.ok(seen.some(([z, n]) => z < 0.3 && n === 0), JSON.stringify(seen));
+  assert.ok(
+    seen.some(([z, n]) => z < 0.9 && z >= 0.7 && n > 0),
+    JSON.stringify(seen),
+  );
+  assert.ok(
+    seen.some(([z, n]) => z < 0.7 && z >= 0.35 && n > 0),
+    JSON.stringify(seen),
+  );
+  assert.ok(
+    seen.some(([z, n]) => z < 0.3 && n === 0),
+    JSON.stringify(seen),
+  );
   await screenshot(page, "big-trees-zoomed-out-1440");
   await context.close();
 });
