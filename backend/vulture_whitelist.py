@@ -37,6 +37,7 @@ added_lines
 removed_lines
 exported_at
 parent_node_id
+conflict_fields
 
 # The context window's size, read by the tests of the window.
 shown_turns
@@ -47,3 +48,12 @@ profile_id
 instructions_sha256
 # Big trees: a wire field read by clients, and the wait the summary tests use.
 idle
+
+# What if: provenance fields written and read through `ledger.PROVENANCE_FIELDS` by
+# name, and wire fields the studio and API clients read.
+profile_name
+ignored_params
+temperature
+a_step
+b_step
+totals

@@ -30,6 +30,7 @@ BENCHMARKS = (
     "reads",
     "search",
     "ledger",
+    "replay",
     "branching",
     "turns",
     "sqlite_concurrency",

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app import cli_maintenance, cli_merge, cli_transfer, log_redaction
+from app import cli_maintenance, cli_merge, cli_replay, cli_transfer, log_redaction
 from app.config import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -328,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     cli_transfer.add_parsers(sub)
     cli_maintenance.add_parsers(sub)
     cli_merge.add_parsers(sub)
+    cli_replay.add_parsers(sub)
     args = parser.parse_args(argv)
 
     if args.command == "ahp":
@@ -351,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in cli_merge.COMMANDS:
         migrate(settings)
         return cli_merge.run(settings, args)
+    if args.command in cli_replay.COMMANDS:
+        migrate(settings, local_user=True)
+        return cli_replay.run(settings, args)
     if args.command in cli_maintenance.COMMANDS:
         return cli_maintenance.run(settings, args)
     if args.command == "serve":

@@ -69,6 +69,10 @@ class Settings(BaseSettings):
     # branch last grew (growth meanwhile is folded in); with a real provider by this
     # model (default: `llm_model`), at most one call per branch per this many turns.
     summary_model: str | None = None
+    # Replay jobs: how many may be queued or running per user at once (more: 429), and
+    # the longest path one replay re-sends.
+    replay_jobs_per_user: int = Field(default=2, ge=1)
+    replay_max_steps: int = Field(default=200, ge=1)
     summary_debounce_seconds: float = Field(default=2.0, ge=0)
     summary_every_turns: int = Field(default=3, ge=1)
     # Pruning suggestions: a branch untouched this long is "idle".

@@ -95,6 +95,18 @@ class StoreUnavailable(DomainError):
     MESSAGE = "The database is unreachable; the request did not complete. Try again shortly."
 
 
+class ProviderUnavailable(DomainError):
+    """A model profile names a provider this server has no settings for."""
+
+    code = "provider_unavailable"
+
+
+class TooManyJobs(DomainError):
+    """The user already has as many background jobs as the server allows."""
+
+    code = "too_many_jobs"
+
+
 # code -> (HTTP status, AHP JSON-RPC error code)
 ERROR_TABLE: dict[str, tuple[int, int]] = {
     NotFound.code: (404, -32008),
@@ -113,6 +125,8 @@ ERROR_TABLE: dict[str, tuple[int, int]] = {
     SeedingFailed.code: (502, -32603),
     PayloadTooLarge.code: (413, -32602),
     StoreUnavailable.code: (503, -32603),
+    ProviderUnavailable.code: (422, -32602),
+    TooManyJobs.code: (429, -32603),
 }
 
 

@@ -26,6 +26,7 @@ from app.api import (
     history,
     research,
     turns,
+    whatif,
     workspace,
 )
 from app.api import errors as api_errors
@@ -155,6 +156,7 @@ def create_app(settings: Settings | None = None, *, faults: FaultPoint = no_faul
     app.include_router(ledger_api.router)
     app.include_router(merge_api.router)
     app.include_router(big_trees.router)
+    app.include_router(whatif.router)
     app.include_router(ahp_router)
 
     if STUDIO_DIR.is_dir():

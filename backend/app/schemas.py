@@ -70,6 +70,8 @@ class ConversationOut(BaseModel):
     # archived (itself or through an archived ancestor).
     summary: str | None = None
     archived: bool = False
+    # The branch's model profile ("default": the server's configured model).
+    profile_id: str = "default"
 
 
 class ConversationCreate(BaseModel):
@@ -96,6 +98,8 @@ class ConversationPatch(BaseModel):
     title: str | None = Field(default=None, max_length=TITLE_CHARS, pattern=NO_NUL)
     name: str | None = Field(default=None, max_length=MAX_NAME, pattern=NO_NUL)
     archived: bool | None = None
+    # The branch's model profile (`default`: the server's configured model).
+    profile_id: str | None = Field(default=None, min_length=1, max_length=40, pattern=NO_NUL)
 
 
 class DocumentOut(BaseModel):
@@ -122,6 +126,8 @@ class TodoOut(BaseModel):
 
 class ArtifactSummary(BaseModel):
     id: int
+    # Stable identity, kept by every copy (branch, fork, merge, export).
+    uid: str
     turn_index: int
     kind: str
     title: str
@@ -325,6 +331,8 @@ MAX_MESSAGE_CHARS = 100_000
 class TurnIn(BaseModel):
     model_config = STRICT
     content: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, pattern=NO_NUL)
+    # Run this one turn with another model profile than the branch's.
+    profile_id: str | None = Field(default=None, min_length=1, max_length=40, pattern=NO_NUL)
 
 
 class MessageOut(BaseModel):

@@ -57,6 +57,7 @@ class ExportArtifactRef(BaseModel):
     turn_index: int
     kind: str
     title: str
+    uid: str | None = None
 
 
 class ExportDocument(BaseModel):
@@ -100,7 +101,11 @@ class ExportMessage(BaseModel):
 
 
 class ExportArtifact(BaseModel):
+    """An artifact row. `uid` is absent in documents written before artifacts had one:
+    then it is derived from kind, title and content, as the upgrade did."""
+
     model_config = DOC
+    uid: ImportText | None = Field(default=None, min_length=1, max_length=32)
     turn_index: int = Field(ge=0, le=MAX_INT)
     kind: ImportText = Field(max_length=50)
     title: ImportText = Field(max_length=TITLE_CHARS)
@@ -124,6 +129,10 @@ class ExportProvenance(BaseModel):
     duration_ms: int | None = Field(default=None, ge=0, le=MAX_INT)
     tool_calls: int = Field(default=0, ge=0, le=MAX_INT)
     cost_usd: float | None = Field(default=None, ge=0)
+    profile_name: ImportText | None = Field(default=None, max_length=80)
+    ignored_params: list[Annotated[ImportText, Field(max_length=20)]] | None = Field(
+        default=None, max_length=10
+    )
 
 
 class ExportEdit(BaseModel):
@@ -151,6 +160,29 @@ class ExportNote(BaseModel):
     updated_at: Timestamp | None = None
 
 
+class ExportMergedArtifact(BaseModel):
+    """An artifact as a merge base records it: its uid and its content's digest."""
+
+    model_config = DOC
+    uid: ImportText = Field(min_length=1, max_length=32)
+    kind: ImportText = Field(max_length=50)
+    title: ImportText = Field(max_length=TITLE_CHARS)
+    digest: ImportText = Field(max_length=64)
+
+
+class ExportMergeBase(BaseModel):
+    """A merge node's record of the source's workspace as it was brought in: the base
+    of a later merge of the same path (the document inline, not by hash)."""
+
+    model_config = DOC
+    objective: ImportText | None = None
+    title: ImportText | None = Field(default=None, max_length=TITLE_CHARS)
+    content: ImportText | None = None
+    preferences: list[ExportPreference] = Field(default_factory=list)
+    todos: list[ExportTodo] = Field(default_factory=list)
+    artifacts: list[ExportMergedArtifact] = Field(default_factory=list)
+
+
 class ExportNode(BaseModel):
     """A turn: its messages, and the workspace after it (null when no snapshot kept it)."""
 
@@ -172,6 +204,7 @@ class ExportNode(BaseModel):
     # A merge or pick node (`services.merge`) and its source node (a node id).
     kind: Literal["turn", "merge", "pick"] = "turn"
     merged_from: str | None = Field(default=None, max_length=80)
+    merge_base: ExportMergeBase | None = None
 
 
 class ExportThread(BaseModel):

@@ -40,6 +40,10 @@ class Provenance(BaseModel):
     duration_ms: int | None
     tool_calls: int
     cost_usd: float | None
+    # The profile's name when the node was made, and the parameters it set that its
+    # provider does not take (null: a node made before profiles existed).
+    profile_name: str | None = None
+    ignored_params: list[str] | None = None
 
 
 class NodeEdit(BaseModel):

@@ -20,7 +20,9 @@ MAX_RESOLUTIONS = 10_000
 class MergeIn(BaseModel):
     """`source`: any node the caller owns. `expected_head_turn_id`: absent = no
     assertion, null = the head is the baseline. `label`: how the client shows the
-    source (`3.1`), used in the merge node's description."""
+    source (`3.1`), used in the merge node's description. `resolutions` maps a change
+    id to `ours` or `theirs`, or `<change id>.<field>` (an item change's field, say
+    `todo:<uid>.text`) to settle one field of an item on its own."""
 
     model_config = STRICT
     source: str = Field(max_length=80, pattern=NO_NUL)
@@ -48,6 +50,9 @@ class MergeChange(BaseModel):
     theirs: MergeValue
     conflict: bool
     fields: list[str] = Field(default_factory=list)
+    # The fields of an item both sides changed differently: each can be resolved on
+    # its own, as `resolutions["<id>.<field>"]`.
+    conflict_fields: list[str] = Field(default_factory=list)
 
 
 class MergePlan(BaseModel):

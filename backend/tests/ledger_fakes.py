@@ -1,6 +1,8 @@
 """A fake OpenAI-compatible server for the research ledger's tests: it records every
 request body and reports usage when asked (`stream_options.include_usage`), unless
-made not to (`usage=False`), so provenance can be checked against exact counts."""
+made not to (`usage=False`), so provenance can be checked against exact counts. With
+`fail=True` the answering call streams PARTIAL and then a provider error event (a model
+error mid-reply: the tool call before it was counted, the partial text was not)."""
 
 from __future__ import annotations
 
@@ -18,11 +20,13 @@ MODEL = "fake-gpt"
 # (prompt, completion) tokens each call reports: the tool call, then the answer.
 USAGE = [(100, 7), (120, 5)]
 ANSWER = ["Added ", "the ", "todo."]
+PARTIAL = ["Adding ", "the todo, "]
 
 
 @dataclass
 class Fake:
     usage: bool = True
+    fail: bool = False
     requests: list[dict[str, Any]] = field(default_factory=list)
 
     def bodies(self) -> str:
@@ -61,10 +65,14 @@ def fake_openai_app(fake: Fake) -> FastAPI:
             chunks.append(_chunk({}, "tool_calls"))
         else:
             chunks.append(_chunk({"role": "assistant", "content": ""}))
-            chunks += [_chunk({"content": w}) for w in ANSWER]
-            chunks.append(_chunk({}, "stop"))
+            if fake.fail:
+                chunks += [_chunk({"content": w}) for w in PARTIAL]
+                chunks.append({"error": {"message": "the model is overloaded", "code": 529}})
+            else:
+                chunks += [_chunk({"content": w}) for w in ANSWER]
+                chunks.append(_chunk({}, "stop"))
         wants = (body.get("stream_options") or {}).get("include_usage")
-        if fake.usage and wants:
+        if fake.usage and wants and not (answered and fake.fail):
             prompt, completion = USAGE[1 if answered else 0]
             last = _chunk(None)
             last["usage"] = {
@@ -84,4 +92,4 @@ def fake_openai_app(fake: Fake) -> FastAPI:
     return app
 
 
-__all__ = ["ANSWER", "MODEL", "USAGE", "Fake", "FakeServer", "fake_openai_app"]
+__all__ = ["ANSWER", "MODEL", "PARTIAL", "USAGE", "Fake", "FakeServer", "fake_openai_app"]

@@ -62,6 +62,16 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, int]] = [
     ("GET", "/api/conversations/{tid}/chosen-path", None, 200),
     # Authorized, but no such node in the family: the owner gets 404, not 403/401.
     ("PUT", "/api/conversations/{tid}/chosen-path", {"node_id": f"th_{'0' * 32}:1"}, 404),
+    # What if. The seed has no turn: its owner is let through to the 404.
+    (
+        "POST",
+        "/api/conversations/{tid}/replay",
+        {"from_node": f"th_{'0' * 32}:1", "to_node": f"th_{'0' * 32}:1", "profile_id": "default"},
+        404,
+    ),
+    ("GET", "/api/conversations/{tid}/jobs", None, 200),
+    ("GET", "/api/conversations/{tid}/compare-paths?a={tid}:1&b={tid}:1", None, 404),
+    ("PATCH", "/api/conversations/{tid}", {"profile_id": "default"}, 200),
 ]
 # Endpoints that are not about one thread: checked for 401 only.
 UNSCOPED = [
@@ -79,6 +89,14 @@ COVERED_ELSEWHERE: set[tuple[str, str]] = {
     # A note is named by its own id: `test_note_endpoints_token_mode`.
     ("PATCH", "/api/notes/{note_id}"),
     ("DELETE", "/api/notes/{note_id}"),
+    # Profiles and jobs are named by their own ids: tests/test_whatif_tokens.py.
+    ("GET", "/api/profiles"),
+    ("POST", "/api/profiles"),
+    ("GET", "/api/profiles/{profile_id}"),
+    ("PATCH", "/api/profiles/{profile_id}"),
+    ("DELETE", "/api/profiles/{profile_id}"),
+    ("GET", "/api/jobs/{job_id}"),
+    ("POST", "/api/jobs/{job_id}/cancel"),
 }
 
 

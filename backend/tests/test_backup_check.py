@@ -40,7 +40,6 @@ from tests.server import Server
 from tests.sse_client import send_turn
 
 FAMILIES = 4
-ROUNDS = 3  # slow turns per family while the backups run
 
 
 def _check(env: dict[str, str]) -> tuple[int, dict[str, Any]]:
@@ -67,10 +66,16 @@ async def _family(c: httpx.AsyncClient) -> str:
     return root
 
 
-async def _slow_turns(c: httpx.AsyncClient, roots: list[str]) -> None:
+async def _slow_turns(c: httpx.AsyncClient, roots: list[str], until: asyncio.Event) -> None:
+    """Slow turns (a second each) in every family, one after another, until `until` is
+    set: however long a backup takes on a loaded machine, the next one still finds a
+    turn running."""
+
     async def one(root: str) -> None:
-        for i in range(ROUNDS):
+        i = 0
+        while not until.is_set():
             await _turn(c, root, f"wait: 1; todo: round {i}")
+            i += 1
 
     await asyncio.gather(*(one(root) for root in roots))
 
@@ -125,11 +130,13 @@ async def test_sqlite_backup_while_turns_run_restores_consistent(
 ) -> None:
     files = [tmp_path / f"backup-{i}.tar" for i in range(3)]
     async with _busy_server(server_env) as (roots, c):
-        turns = asyncio.create_task(_slow_turns(c, roots))
+        backed_up = asyncio.Event()
+        turns = asyncio.create_task(_slow_turns(c, roots, backed_up))
         for file in files:
             await _a_turn_runs(c, roots)
             out = await asyncio.to_thread(run_cli, server_env, "backup", str(file))
             assert out.returncode == 0, out.stderr
+        backed_up.set()
         await turns
     running_seen = 0
     for i, file in enumerate(files):
@@ -162,13 +169,15 @@ async def test_pg_dump_while_turns_run_restores_consistent(
     async with _busy_server(server_env) as (roots, c):
         out = await asyncio.to_thread(run_cli, server_env, "backup", str(tmp_path / "x.tar"))
         assert out.returncode == 2 and "pg_dump" in out.stderr
-        turns = asyncio.create_task(_slow_turns(c, roots))
+        dumped = asyncio.Event()
+        turns = asyncio.create_task(_slow_turns(c, roots, dumped))
         await _a_turn_runs(c, roots)
         done = await asyncio.to_thread(
             subprocess.run, [pg_dump, "-Fc", "-f", str(dump), source], capture_output=True
         )
         assert done.returncode == 0, done.stderr
         assert not turns.done()  # the dump ran while turns did
+        dumped.set()
         await turns
     name = f"test_restore_{uuid.uuid4().hex[:12]}"
     await _admin(f'CREATE DATABASE "{name}"')

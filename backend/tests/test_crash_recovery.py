@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
+from app.agent.state import CHARS_PER_TOKEN
 from app.domain import NodeState
 from tests.history_helpers import live_server
 from tests.server import Server
@@ -101,6 +102,14 @@ async def test_killed_turn_keeps_message_partial_reply_and_head(
             assert [m["role"] for m in killed] == ["user", "assistant"]
             assert killed[0]["content"] == "wait: 20"
             assert killed[1]["content"] and killed[1].get("state") == NodeState.ERROR
+            # Its provenance is what is known of it: the model, the text it streamed
+            # (estimated); no usage report (input unknown), no times, no cost.
+            p = (await c.get(f"/api/conversations/{tid}/nodes/2")).json()["provenance"]
+            streamed = -(-len(killed[1]["content"]) // CHARS_PER_TOKEN)
+            assert p["provider"] == "offline" and p["model"] == "haico-offline"
+            assert p["tokens_estimated"] is True and p["input_tokens"] is None
+            assert p["output_tokens"] == streamed and p["tool_calls"] == 0
+            assert p["duration_ms"] is None and p["cost_usd"] is None
             history = (await c.get(f"/api/conversations/{tid}/history")).json()
             assert history["head_turn_id"] == f"{tid}:2"
             assert history["active_turn"] is None

@@ -241,6 +241,11 @@ async def test_sigkill_at_a_turns_end_leaves_a_failed_node(
         messages = (await c.get(f"/api/conversations/{root}/messages")).json()
         asked = [m["content"] for m in messages if m["role"] == "user"]
         assert asked == ["objective: one", "todo: two"]
+        # the sweep recorded what is known of the lost turn, once (a sweep killed
+        # midway left no provenance behind, the next one wrote it)
+        lost = (await c.get(f"/api/conversations/{root}/nodes/2")).json()["provenance"]
+        assert lost["provider"] == "offline" and lost["model"] == "haico-offline"
+        assert lost["tokens_estimated"] is True and lost["duration_ms"] is None
         assert await _janitor(app) == []
         assert await _check(app) == 1
         await _turn(c, root, "todo: three")

@@ -13,10 +13,12 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 
+from app.agent.state import CHARS_PER_TOKEN
 from app.db.models import ActionLogEntry
 from tests.helpers import db_of
 from tests.history_helpers import new_thread, turn_ok
-from tests.ledger_fakes import MODEL, USAGE, Fake, FakeServer, fake_openai_app
+from tests.ledger_fakes import MODEL, PARTIAL, USAGE, Fake, FakeServer, fake_openai_app
+from tests.sse_client import send_turn
 
 API = "/api/conversations"
 PRICE = {"input": 2.0, "output": 8.0}  # USD per million tokens
@@ -104,3 +106,37 @@ async def test_notes_never_reach_the_model(
     assert "NOTE-7f3a" not in transcript and code not in transcript
     # the note is still there, on its node
     assert [n["text"] for n in (await node(client, tid, 1))["notes"]] == [secret]
+
+
+async def test_a_turn_failed_by_a_model_error_keeps_what_it_measured(
+    client: httpx.AsyncClient, fake: tuple[Fake, str]
+) -> None:
+    """The provider errors in the middle of its answer: the node is `error`, and its
+    provenance keeps the counted tool call, the partial text (estimated), the model,
+    the times and the cost of what was used."""
+    f, _ = fake
+    f.fail = True
+    tid = await new_thread(client)
+    status, events, _ = await send_turn(client, tid, "please add a todo")
+    assert status == 200 and events[-1][0] == "error", events[-3:]
+    assert len(f.requests) == 2  # the tool call, then the answer that failed
+
+    got = await node(client, tid, 1)
+    assert got["state"] == "error" and got["reply"].startswith("".join(PARTIAL).strip())
+    p = got["provenance"]
+    assert p["provider"] == "openai" and p["model"] == MODEL
+    assert p["tool_calls"] == 1  # the call before the error happened, and is counted
+    assert p["duration_ms"] is not None and 0 <= p["first_token_ms"] <= p["duration_ms"]
+    # the partial answer has no usage report: it is estimated, on top of the first call
+    partial = -(-len("".join(PARTIAL)) // CHARS_PER_TOKEN)
+    assert p["tokens_estimated"] is True
+    if f.usage:
+        assert p["input_tokens"] == USAGE[0][0]
+        assert p["output_tokens"] == USAGE[0][1] + partial
+    else:
+        assert p["input_tokens"] > 0 and p["output_tokens"] > partial
+    cost = (p["input_tokens"] * PRICE["input"] + p["output_tokens"] * PRICE["output"]) / 1e6
+    assert p["cost_usd"] == pytest.approx(cost)
+    # the family's summary counts the failed step's tokens too
+    usage = (await client.get(f"{API}/{tid}/usage")).json()
+    assert [u["output_tokens"] for u in usage if u["thread_id"] == tid] == [p["output_tokens"]]

@@ -149,6 +149,7 @@ async def test_a_conflict_answers_409_with_the_plan_until_resolved(
         "theirs": "from the side",
         "conflict": True,
         "fields": [],
+        "conflict_fields": [],
     }
     assert [(c["surface"], c["conflict"]) for c in changes[1:]] == [("todo", False)]
     assert (await history(client, root))["head_turn_id"] == head  # nothing written
@@ -345,3 +346,39 @@ async def test_an_exported_family_keeps_its_merge_nodes(client: httpx.AsyncClien
     (edge,) = [e for e in g["edges"] if e["kind"] == "merge"]
     assert edge["target"] == node["id"] and edge["source"].endswith(":3")
     assert edge["source"] != f"{side}:3"  # the imported family's own copy of the source
+
+
+async def test_an_imported_family_keeps_its_merge_base(client: httpx.AsyncClient) -> None:
+    """The source's workspace as a merge brought it in travels with the export: in the
+    imported family the source's later changes merge against it, and merging the same
+    source again brings nothing (against the shared ancestor instead, the target's own
+    later edit of the merged objective would be a conflict)."""
+    root = await new_thread(client)
+    body = "".join(f"line {n}\n" for n in range(1, 6))
+    await client.put(f"/api/conversations/{root}/document", json={"content": body})
+    await turn_ok(client, root, "objective: start; todo: shared")
+    side = await branch(client, root, 1)
+    await turn_ok(client, side, "objective: from the side; todo: side todo")
+    await checkout(client, root, f"{root}:1")
+    await merged(client, root, f"{side}:2")
+    await turn_ok(client, root, "objective: ours after the merge")
+
+    doc = (await client.get(f"/api/conversations/{root}/export")).json()
+    (node,) = [n for n in doc["nodes"] if n["kind"] == "merge"]
+    base = node["merge_base"]
+    assert base["objective"] == "from the side" and base["content"] == body
+    assert [t["text"] for t in base["todos"]] == ["shared", "side todo"]
+    r = await client.post("/api/conversations/import", json=doc)
+    assert r.status_code == 201, r.text
+    copy = r.json()["thread_id"]
+    again = await client.get(f"/api/conversations/{copy}/export")
+    assert [n["merge_base"] for n in again.json()["nodes"] if n["kind"] == "merge"] == [base]
+
+    g = await graph(client, copy)
+    (edge,) = [e for e in g["edges"] if e["kind"] == "merge"]
+    copied_side = edge["source"]
+    nothing = await merge(client, copy, copied_side)
+    assert nothing.status_code == 422 and nothing.json()["code"] == "nothing_to_merge", nothing.text
+    # Without the record the base would be the shared ancestor: the same request on the
+    # original and on the copy gives the same (empty) answer.
+    assert (await merge(client, root, f"{side}:2")).json()["code"] == "nothing_to_merge"

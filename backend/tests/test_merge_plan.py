@@ -214,7 +214,7 @@ def test_a_document_only_theirs_has_is_added_whole() -> None:
 # ---- artifacts ----
 
 
-def test_an_artifact_is_added_once_known_by_its_content() -> None:
+def test_an_artifact_is_added_once_known_by_its_uid() -> None:
     art = ArtifactRef(artifact_key("text", "Notes", "body"), "text", "Notes", 7)
     copy = ArtifactRef(art.key, "text", "Notes", 99)  # the same artifact in another row
     theirs = Side(artifacts=(art,))

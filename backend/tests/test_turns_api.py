@@ -149,13 +149,17 @@ async def test_failed_close_still_logs_the_streamed_text(
     streamed = "".join(d["text"] for n, d in events if n == "token")
     assert streamed and events[-1][0] == "turn_completed"
     async with db.read() as s:
-        assert await action_log.turn_text(s, tid, f"{tid}:1") == streamed
+        assert (await action_log.turn_logged(s, tid, f"{tid}:1"))[0] == streamed
     async with db.transaction() as s:
         await s.execute(update(ActiveTurn).values(heartbeat_at=now() - timedelta(minutes=10)))
     assert f"{tid}:1" in await app.state.turns.sweep_stale()
     msgs = (await client.get(f"/api/conversations/{tid}/messages")).json()
     replies = [m for m in msgs if m["role"] == "assistant" and m["turn_index"] == 1]
     assert replies and replies[-1]["content"] == streamed
+    # The process measured the turn before its close failed: the sweep keeps that.
+    p = (await client.get(f"/api/conversations/{tid}/nodes/1")).json()["provenance"]
+    assert p["provider"] == "offline" and p["duration_ms"] is not None
+    assert p["input_tokens"] > 0 and p["first_token_ms"] is not None
 
 
 async def test_failed_close_is_swept_as_error(
@@ -182,6 +186,11 @@ async def test_failed_close_is_swept_as_error(
     assert f"{tid}:1" in await turns.sweep_stale()
     graph = (await client.get(f"/api/conversations/{tid}/graph")).json()
     assert [n["state"] for n in graph["nodes"]] == [NodeState.ERROR]
+    # Nothing was measured: the provenance is what the log shows (its tool call).
+    p = (await client.get(f"/api/conversations/{tid}/nodes/1")).json()["provenance"]
+    assert p["provider"] == "offline" and p["model"] == "haico-offline"
+    assert p["tool_calls"] == 1 and p["input_tokens"] is None and p["duration_ms"] is None
+    assert p["tokens_estimated"] is True and graph["nodes"][0]["model"] == "haico-offline"
     _, events, _ = await send_turn(client, tid, "objective: again")
     assert events[-1][0] == "turn_completed"
     assert events[0][1]["parent_node_id"] == f"{tid}:1"

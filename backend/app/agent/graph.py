@@ -33,6 +33,7 @@ from langgraph.graph.state import CompiledStateGraph
 from app.agent.checkpointer import turn_records
 from app.agent.meter import METER, Meter
 from app.agent.port import WorkspacePort, merge_notes
+from app.agent.profiles import RUN_PROFILE, BoundProfile, instructions_section
 from app.agent.prompts import load_system_prompt
 from app.agent.state import (
     CONTEXT_TOKENS,
@@ -275,12 +276,18 @@ def build_graph(
         prompt = await load_system_prompt(
             workspace, thread_id, omitted_turns=window.omitted_turns, merged=merged
         )
+        # A turn run with a profile other than the server's: its model, its instructions.
+        chosen = cast(BoundProfile | None, configurable.get(RUN_PROFILE))
+        model = bound
+        if chosen is not None:
+            model = chosen.bound
+            prompt += instructions_section(chosen.profile.instructions)
         messages = [SystemMessage(content=prompt), *model_view(window.messages)]
         on_text = cast(OnText | None, configurable.get(ON_TEXT))
         if on_text is None:
-            reply = await bound.ainvoke(messages, config)
+            reply = await model.ainvoke(messages, config)
         else:
-            reply = await streamed_reply(bound, messages, config, on_text)
+            reply = await streamed_reply(model, messages, config, on_text)
         meter = cast(Meter | None, configurable.get(METER))
         if meter is not None and isinstance(reply, AIMessage):
             meter.reply(reply, messages)

@@ -10,21 +10,16 @@ failed turn) is estimated too, so an interrupted turn keeps what it used.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from app.agent.prompts import SYSTEM_TEMPLATE
 from app.agent.state import CHARS_PER_TOKEN, estimate_tokens
 
 # The configurable key under which a run carries its `Meter`.
 METER = "haico_meter"
-# The instructions every turn runs with (the prompt template; the workspace part of the
-# prompt changes every turn and is not "instructions").
-INSTRUCTIONS_SHA256 = hashlib.sha256(SYSTEM_TEMPLATE.encode()).hexdigest()
 
 
 @dataclass

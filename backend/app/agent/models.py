@@ -166,8 +166,42 @@ def _workspace_line(messages: Sequence[BaseMessage]) -> str:
     return "the workspace is empty."
 
 
-def plan_reply(messages: Sequence[BaseMessage]) -> _Plan:
-    """What the offline model answers to `messages` (pure and deterministic)."""
+# Openings the offline model picks by a profile's `seed` (deterministically).
+OPENINGS = (
+    "Here is where we stand.",
+    "A quick check-in.",
+    "Noted.",
+    "Understood.",
+    "Right.",
+    "Picking this up.",
+    "Fine.",
+)
+
+
+def voice(seed: int | None, instructions: str) -> str:
+    """How a profile's offline replies begin: an opening chosen by `seed` and the
+    first line of its instructions ("" for the default profile: replies unchanged)."""
+    parts = []
+    if seed is not None:
+        parts.append(f"{OPENINGS[seed % len(OPENINGS)]} (seed {seed})")
+    first = instructions.strip().splitlines()[0].strip() if instructions.strip() else ""
+    if first:
+        parts.append(f"[{first[:80]}]")
+    return " ".join(parts) + " " if parts else ""
+
+
+def plan_reply(
+    messages: Sequence[BaseMessage], seed: int | None = None, instructions: str = ""
+) -> _Plan:
+    """What the offline model answers to `messages` (pure and deterministic); a
+    profile's `seed` and `instructions` change the reply's words, never its tool calls."""
+    plan = _plan(messages)
+    if plan.text:
+        plan.text = voice(seed, instructions) + plan.text
+    return plan
+
+
+def _plan(messages: Sequence[BaseMessage]) -> _Plan:
     last_human = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
     user_text = _content_text(messages[last_human]) if last_human >= 0 else ""
     calls, wait = parse_commands(user_text)
@@ -194,7 +228,14 @@ def plan_reply(messages: Sequence[BaseMessage]) -> _Plan:
 
 
 class OfflineChatModel(BaseChatModel):
-    """A deterministic chat model that needs no key and drives real tool calls."""
+    """A deterministic chat model that needs no key and drives real tool calls; a
+    profile's `seed` and `instructions` shape its replies (`voice`)."""
+
+    seed: int | None = None
+    instructions: str = ""
+
+    def _reply(self, messages: Sequence[BaseMessage]) -> _Plan:
+        return plan_reply(messages, self.seed, self.instructions)
 
     @property
     def _llm_type(self) -> str:
@@ -221,7 +262,9 @@ class OfflineChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._message(plan_reply(messages)))])
+        return ChatResult(
+            generations=[ChatGeneration(message=self._message(self._reply(messages)))]
+        )
 
     async def _agenerate(
         self,
@@ -230,7 +273,7 @@ class OfflineChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        plan = plan_reply(messages)
+        plan = self._reply(messages)
         if plan.seconds:
             await asyncio.sleep(plan.seconds)
         return ChatResult(generations=[ChatGeneration(message=self._message(plan))])
@@ -259,7 +302,7 @@ class OfflineChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        for chunk, delay in self._chunks(plan_reply(messages)):
+        for chunk, delay in self._chunks(self._reply(messages)):
             if delay:
                 time.sleep(delay)
             yield chunk
@@ -271,7 +314,7 @@ class OfflineChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        for chunk, delay in self._chunks(plan_reply(messages)):
+        for chunk, delay in self._chunks(self._reply(messages)):
             # Always yield control, so a cancelled turn stops between words.
             await asyncio.sleep(delay)
             yield chunk

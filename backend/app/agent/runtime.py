@@ -43,6 +43,7 @@ from app.agent.graph import (
 from app.agent.meter import METER, Meter
 from app.agent.models import make_chat_model
 from app.agent.port import StartingFrom, WorkspacePort, WorkspaceView
+from app.agent.profiles import RUN_PROFILE, ProfileModels, RunProfile
 from app.agent.state import join_records
 from app.agent.tools import SURFACES
 from app.config import Settings
@@ -96,6 +97,8 @@ class AgentRuntime:
         self.store: CheckpointStore | None = None
         self._graphs: list[AgentGraph] = []
         self._background: set[asyncio.Task[None]] = set()
+        # The chat models of profiles other than the server's default.
+        self.profiles = ProfileModels(settings)
 
     async def start(self) -> None:
         """Open the checkpointer (no schema setup here: `setup_checkpointer` does that)."""
@@ -154,8 +157,10 @@ class AgentRuntime:
         start: WorkspaceView | None = None,
         early: asyncio.Future[list[AnyMessage]] | None = None,
         meter: Meter | None = None,
+        profile: RunProfile | None = None,
     ) -> str:
-        """Run one turn on `thread_id` and return the final reply text.
+        """Run one turn on `thread_id` and return the final reply text; `profile`, when
+        not the default one, names the model and instructions it runs with.
 
         The caller has already advanced the turn clock to `turn_index` and captured the
         snapshot; `start`, when given, is the workspace that snapshot was taken from,
@@ -180,6 +185,8 @@ class AgentRuntime:
         config["configurable"][EARLIER] = EarlierRecords(early, after_turn=turn_index - 1)
         if meter is not None:
             config["configurable"][METER] = meter
+        if profile is not None and not profile.is_default:
+            config["configurable"][RUN_PROFILE] = self.profiles.get(profile)
         human = HumanMessage(
             content=user_message, id=str(uuid.uuid4()), additional_kwargs={TURN_KEY: turn_index}
         )

@@ -10,7 +10,7 @@ from starlette.websockets import WebSocket
 
 from app.ahp.adapter import Adapter
 from app.ahp.outbox import Intake, Outbox
-from app.ahp.protocol import Json
+from app.ahp.protocol import Json, action_message
 from app.services.handles import Handles
 from app.services.users import Principal
 
@@ -43,3 +43,16 @@ class ConnectionState:
         self.progress = asyncio.Event()  # set whenever the pump handled an entry
         self.pump: asyncio.Task[None] | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
+
+
+def reject(conn: ConnectionState, channel: Any, action: Json, origin: Json, reason: str) -> None:
+    """A client's dispatched action the host refused, echoed to its sender with
+    `rejectionReason`."""
+    envelope = {
+        "channel": channel,
+        "action": action,
+        "serverSeq": conn.seen_seq,
+        "origin": origin,
+        "rejectionReason": reason,
+    }
+    conn.out.send(action_message(envelope))

@@ -5,10 +5,10 @@ action comes back to its sender echoed with `rejectionReason`."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
-from app.ahp.protocol import INVALID_PARAMS, Json, RpcError, action_message, family_of
-from app.ahp.state import ConnectionState
+from app.ahp import annotation_commands
+from app.ahp.protocol import INVALID_PARAMS, Json, RpcError, family_of
+from app.ahp.state import ConnectionState, reject
 from app.errors import DomainError, InvalidInput
 from app.services import history
 
@@ -20,6 +20,9 @@ async def dispatch_action(conn: ConnectionState, params: Json) -> None:
     if not isinstance(action, dict) or not isinstance(client_seq, int | float):
         raise RpcError(INVALID_PARAMS, "dispatchAction: channel, clientSeq, action required")
     origin = {"clientId": conn.client_id, "clientSeq": client_seq}
+    if annotation_commands.is_annotations(channel):
+        await annotation_commands.dispatch(conn, str(channel), action, origin)
+        return
     root = family_of(channel, "ahp-chat")
     channel = str(channel)
     kind = action.get("type")
@@ -73,14 +76,3 @@ async def _cancel(
         await conn.turns.cancel(user_id=conn.user.id, thread_id=root)
     except DomainError as exc:
         reject(conn, channel, action, origin, exc.message)
-
-
-def reject(conn: ConnectionState, channel: Any, action: Json, origin: Json, reason: str) -> None:
-    envelope = {
-        "channel": channel,
-        "action": action,
-        "serverSeq": conn.seen_seq,
-        "origin": origin,
-        "rejectionReason": reason,
-    }
-    conn.out.send(action_message(envelope))

@@ -8,7 +8,7 @@ from app.api.deps import CurrentUser, HandlesDep, ThreadId
 from app.api.errors import responses
 from app.schemas import ConversationCreate, ConversationOut, ConversationPatch
 from app.services import conversations as service
-from app.services import history
+from app.services import history, profiles
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
@@ -48,6 +48,16 @@ async def rename_conversation(
     thread_id: ThreadId, body: ConversationPatch, handles: HandlesDep, user: CurrentUser
 ) -> ConversationOut:
     set_name = "name" in body.model_fields_set
+    if body.profile_id is not None:
+        out = await profiles.set_branch_profile(
+            handles.db,
+            handles.settings,
+            user_id=user.id,
+            thread_id=thread_id,
+            profile_id=body.profile_id,
+        )
+        if body.title is None and not set_name and body.archived is None:
+            return out
     if body.archived is not None:
         archived = await service.set_archived(
             handles.db, user_id=user.id, thread_id=thread_id, archived=body.archived

@@ -25,6 +25,7 @@ _WHAT = {
     "`checkout_would_discard_changes`)",
     413: "Request body too large",
     422: "The request does not match its schema (`invalid_input`)",
+    429: "Too many background jobs for this user (`too_many_jobs`)",
     502: "Seeding the new thread failed; nothing was kept",
     503: "The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds",
 }

@@ -34,7 +34,12 @@ async def started_turn(
 ) -> RunningTurn:
     """Open the turn before streaming, so 404/409 and friends keep their status."""
     return await handles.turns.start_turn(
-        user_id=user.id, thread_id=thread_id, content=body.content, force=force, create=create
+        user_id=user.id,
+        thread_id=thread_id,
+        content=body.content,
+        force=force,
+        profile_id=body.profile_id,
+        create=create,
     )
 
 

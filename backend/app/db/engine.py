@@ -129,6 +129,9 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         # The same pool, its connections in autocommit mode (see `one_statement`).
         self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        self._snapshot = self.engine.execution_options(
+            isolation_level="REPEATABLE READ", postgresql_readonly=True
+        )
         if self.dialect.is_postgres:
             event.listen(self.engine.sync_engine.pool, "checkin", _note_checkin)
             event.listen(self.engine.sync_engine.pool, "checkout", _ping_if_idle)
@@ -248,7 +251,9 @@ class Database:
             self._committed(session)
 
     @asynccontextmanager
-    async def read(self, *, held: bool = False) -> AsyncIterator[AsyncSession]:
+    async def read(
+        self, *, held: bool = False, snapshot: bool = False
+    ) -> AsyncIterator[AsyncSession]:
         """A session for reads only.
 
         On PostgreSQL its connection is in autocommit mode: at READ COMMITTED every
@@ -258,9 +263,14 @@ class Database:
         to be kept until it ends (`action_log.hold_appends`). On SQLite the session's
         transaction is a plain (deferred) BEGIN, so a reader never takes or waits for
         the write lock (WAL readers see the last commit while a writer works), and its
-        reads share one snapshot."""
+        reads share one snapshot.
+
+        `snapshot` asks for that on PostgreSQL too: a read-only REPEATABLE READ
+        transaction, for an answer assembled from several statements that must all
+        describe one moment (the graph: its nodes and the head among them)."""
         if self.dialect.is_postgres:
-            async with self._session(None if held else self._autocommit) as session:
+            bind = self._snapshot if snapshot else None if held else self._autocommit
+            async with self._session(bind) as session:
                 yield session
             return
         async with self._session() as session:

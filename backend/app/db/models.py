@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -73,6 +74,8 @@ class Conversation(Base):
     summary: Mapped[str | None] = mapped_column(Text, nullable=True)
     summary_turn: Mapped[int | None] = mapped_column(Integer, nullable=True)
     archived_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # The branch's model profile (`model_profiles.id`); null: the server's default.
+    profile_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
 
     __table_args__ = (Index("ix_conversations_forked_from", "forked_from_thread_id"),)
 
@@ -145,6 +148,8 @@ class Artifact(Base):
         ForeignKey("conversations.thread_id", ondelete="CASCADE"), index=True
     )
     turn_index: Mapped[int] = mapped_column(Integer)
+    # Stable identity: every copy (branch, fork, merge, export) keeps it.
+    uid: Mapped[str] = mapped_column(String(32), default=lambda: uuid.uuid4().hex)
     kind: Mapped[str] = mapped_column(String(50), default="text")
     title: Mapped[str] = mapped_column(String(TITLE_CHARS))
     content: Mapped[str] = mapped_column(Text)
@@ -345,6 +350,8 @@ class NodeProvenance(Base):
     model: Mapped[str] = mapped_column(String(200))
     profile_id: Mapped[str | None] = mapped_column(String(80), nullable=True)
     params: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    profile_name: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    ignored_params: Mapped[list[str] | None] = mapped_column(JsonType, nullable=True)
     instructions_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
     input_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
     output_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -397,3 +404,47 @@ class Note(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
     __table_args__ = (Index("ix_notes_node", "thread_id", "turn_index"),)
+
+
+# ---- what if: model profiles and replay jobs ----
+
+
+class ModelProfile(Base):
+    """A user's named agent settings: provider, model, parameters, instructions. Keys
+    and base URLs are server settings and never stored here."""
+
+    __tablename__ = "model_profiles"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(NAME_LEN))
+    provider: Mapped[str] = mapped_column(String(20))
+    model: Mapped[str] = mapped_column(String(200))
+    params: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    instructions: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    __table_args__ = (UniqueConstraint("user_id", "name"),)
+
+
+class Job(Base):
+    """A durable background job (a replay): its state, progress and what it built.
+    `process_id` and `heartbeat_at` say which process runs it and that it is alive."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    root_thread_id: Mapped[str] = mapped_column(String(THREAD_ID_LEN), index=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    state: Mapped[str] = mapped_column(String(20))
+    spec: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    thread_ids: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    process_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

@@ -306,18 +306,24 @@ async def read_before(
     return (await session.execute(stmt)).scalars().all()
 
 
-async def turn_text(session: AsyncSession, root_thread_id: str, turn_id: str) -> str:
-    """The reply text a turn streamed so far, from its logged `chat/delta` actions."""
+async def turn_logged(session: AsyncSession, root_thread_id: str, turn_id: str) -> tuple[str, int]:
+    """What the log holds of a turn: the reply text it streamed (its `chat/delta`
+    actions) and the number of tool calls it made (its tool-call response parts)."""
     stmt = (
         select(ActionLogEntry.action)
         .where(ActionLogEntry.root_thread_id == root_thread_id)
         .order_by(ActionLogEntry.seq)
     )
     parts = []
+    calls = 0
     for action in (await session.execute(stmt)).scalars():
-        if action.get("type") == "chat/delta" and action.get("turnId") == turn_id:
+        if action.get("turnId") != turn_id:
+            continue
+        if action.get("type") == "chat/delta":
             parts.append(str(action.get("content", "")))
-    return "".join(parts)
+        elif action.get("type") == "chat/responsePart":
+            calls += (action.get("part") or {}).get("kind") == "toolCall"
+    return "".join(parts), calls
 
 
 async def bounds(session: AsyncSession) -> tuple[int, int]:

@@ -154,10 +154,10 @@ def _todos(a: list[TodoOut], b: list[TodoOut]) -> TodosDiff:
 
 
 def _artifacts(a: list[ArtifactSummary], b: list[ArtifactSummary]) -> ArtifactsDiff:
-    """Copies get new ids, so an artifact is known by its turn, kind and title."""
+    """Copies get new ids but keep their uid: an artifact is known by its uid."""
 
-    def key(x: ArtifactSummary) -> tuple[int, str, str]:
-        return (x.turn_index, x.kind, x.title)
+    def key(x: ArtifactSummary) -> str:
+        return x.uid
 
     def only(xs: list[ArtifactSummary], others: list[ArtifactSummary]) -> list[ArtifactSummary]:
         left = Counter(key(o) for o in others)

@@ -40,6 +40,7 @@ def to_view(
         forked_from=forked,
         summary=conv.summary,
         archived=archived if archived is not None else conv.archived_at is not None,
+        profile_id=conv.profile_id or "default",
     )
 
 

@@ -5,8 +5,9 @@ The document holds what is needed to build the family again: every visible threa
 out) with its branch link, name, live workspace and artifacts; every node a thread
 owns with its state, user message, reply, transcript entries (tool calls and their
 results included) and the workspace after it, read through the as-of function; and,
-for a fork, where it came from and the transcript it carried over. No row id is in
-it: items are known by `uid`, artifacts by turn, kind and title.
+for a fork, where it came from and the transcript it carried over; for a merge node,
+the source's workspace as it was brought in (the base of a later merge of that path).
+No row id is in it: items and artifacts are known by `uid`.
 
 `start_workspace` of a thread is what its first own turn started from (its first
 snapshot); with the nodes' workspaces it gives back every snapshot on import.
@@ -20,6 +21,7 @@ from typing import Any, Literal
 from app.agent.runtime import AgentRuntime, TranscriptMessage
 from app.db.engine import Database
 from app.db.models import Artifact, Conversation
+from app.db.repositories import merge as merge_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import users as users_repo
@@ -33,6 +35,7 @@ from app.schemas_export import (
     ExportArtifactRef,
     ExportDocument,
     ExportForkedFrom,
+    ExportMergeBase,
     ExportMessage,
     ExportNode,
     ExportPreference,
@@ -46,6 +49,7 @@ from app.schemas_export import (
 from app.services.conversations import get_owned
 from app.services.family import Family
 from app.services.ledger_transfer import export_ledger
+from app.services.merge.sides import base_export, recorded_side
 from app.services.snapshots import resolve_restore_state
 from app.services.workspace_state import WorkspaceState, live_state
 
@@ -63,7 +67,7 @@ def export_workspace(state: WorkspaceState) -> ExportWorkspace:
         todos=[ExportTodo(uid=t.uid, text=t.text, done=t.done, depth=t.depth) for t in state.todos],
         rejected=[ExportRejected(**r.to_json()) for r in state.rejected],
         artifacts=[
-            ExportArtifactRef(turn_index=a.turn_index, kind=a.kind, title=a.title)
+            ExportArtifactRef(turn_index=a.turn_index, kind=a.kind, title=a.title, uid=a.uid)
             for a in state.artifacts
         ],
     )
@@ -86,6 +90,7 @@ def export_message(m: TranscriptMessage, *, with_turn: bool = False) -> ExportMe
 
 def _artifact(a: Artifact) -> ExportArtifact:
     return ExportArtifact(
+        uid=a.uid,
         turn_index=a.turn_index,
         kind=a.kind,
         title=a.title,
@@ -170,6 +175,10 @@ async def export_family(
                 progress(i + 1, len(records))
         root = convs[conv.root_thread_id]
         ledger = await export_ledger(s, list(convs))
+        bases: dict[tuple[str, int], ExportMergeBase] = {
+            key: base_export(await recorded_side(s, state))
+            for key, state in (await merge_repo.merged_states(s, list(convs))).items()
+        }
     transcripts = {
         t: runtime.to_transcript(await runtime.raw_messages(t))
         for t in {r.thread_id for r in records} | {root.thread_id}
@@ -195,6 +204,7 @@ async def export_family(
                 **ledger.get((r.thread_id, r.turn_index), {}),
                 kind=_kind(r.kind),
                 merged_from=r.merged_from,
+                merge_base=bases.get((r.thread_id, r.turn_index)),
             )
         )
     forked = (

@@ -45,6 +45,7 @@ from app.events import log as action_log
 from app.schemas import ConversationOut, DocumentOut
 from app.schemas_export import (
     EXPORT_VERSION,
+    ExportMergeBase,
     ExportMessage,
     ExportNode,
     ExportThread,
@@ -55,6 +56,8 @@ from app.services import search
 from app.services.conversations import to_view
 from app.services.family import first_owned_turn
 from app.services.ledger_transfer import import_ledger
+from app.services.merge.plan import artifact_key
+from app.services.merge.sides import base_import, recorded_state
 from app.services.notes import index_note_in
 from app.services.snapshots import MAX_USER_MESSAGE_PREVIEW, SNAPSHOT_FORMAT, replace_workspace_in
 from app.services.titles import imported_title
@@ -79,17 +82,22 @@ class Plan:
 
 
 def _within(n: ExportNode, limits: Limits) -> None:
-    """A node's message and workspace fit the limits any other write path keeps."""
+    """A node's message, workspace and merge base fit the limits any other write path
+    keeps."""
     if len(n.user_message) > limits.message_chars:
         raise InvalidInput(f"nodes: {n.id}: the message exceeds {limits.message_chars} characters")
-    ws = n.workspace
-    if ws is None:
-        return
-    if len(ws.preferences) > limits.items or len(ws.todos) > limits.items:
-        raise InvalidInput(f"nodes: {n.id}: more than {limits.items} preferences or todos")
-    if ws.document is not None and len(ws.document.content) > limits.document_chars:
-        cap = limits.document_chars
-        raise InvalidInput(f"nodes: {n.id}: the document exceeds {cap} characters")
+    for ws in (n.workspace, n.merge_base):
+        if ws is None:
+            continue
+        if len(ws.preferences) > limits.items or len(ws.todos) > limits.items:
+            raise InvalidInput(f"nodes: {n.id}: more than {limits.items} preferences or todos")
+        if isinstance(ws, ExportMergeBase):
+            content = ws.content
+        else:
+            content = ws.document.content if ws.document is not None else None
+        if content is not None and len(content) > limits.document_chars:
+            cap = limits.document_chars
+            raise InvalidInput(f"nodes: {n.id}: the document exceeds {cap} characters")
 
 
 def check(doc: FamilyExport, limits: Limits | None = None) -> Plan:
@@ -160,6 +168,12 @@ async def _snapshot(
     digest = None
     if before.document is not None:
         digest = await workspace_repo.store_body(s, before.document.content)
+    merged_state = None
+    if node.merge_base is not None:
+        base = node.merge_base
+        content = base.content
+        base_digest = None if content is None else await workspace_repo.store_body(s, content)
+        merged_state = recorded_state(base_import(base), base_digest)
     s.add(
         WorkspaceSnapshot(
             thread_id=thread_id,
@@ -176,6 +190,7 @@ async def _snapshot(
             completed_at=node.completed_at,
             kind=node.kind,
             merged_from=_merged_from(node.merged_from, ids),
+            merged_state=merged_state,
         )
     )
 
@@ -231,6 +246,7 @@ async def _write_thread(
             Artifact(
                 thread_id=new_id,
                 turn_index=a.turn_index,
+                uid=a.uid or artifact_key(a.kind, a.title, a.content),
                 kind=a.kind,
                 title=a.title,
                 content=a.content,

@@ -88,7 +88,9 @@ async def _missing_path_nodes(
 
 async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: int) -> GraphOut:
     """The whole family of `thread_id` as a DAG, capped at `node_cap` nodes (oldest dropped)."""
-    async with db.read() as session:
+    # One snapshot: a turn closing between the node reads and the head read would
+    # otherwise give a head on a node the answer does not hold.
+    async with db.read(snapshot=True) as session:
         conv, _ = await get_owned(session, thread_id=thread_id, user_id=user_id)
         root_thread_id = conv.root_thread_id
         family = await Family.load(session, root_thread_id)

@@ -14,7 +14,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.agent.meter import INSTRUCTIONS_SHA256, Meter
+from app.agent.meter import Meter
+from app.agent.profiles import RunProfile, default_profile
+from app.agent.state import CHARS_PER_TOKEN
 from app.config import Settings
 from app.db.dialect import Write
 from app.db.engine import Database
@@ -30,14 +32,6 @@ from app.schemas_ledger import BranchUsage, NodeEdit, NodeKind, NodeOut, NoteOut
 from app.services.conversations import get_owned
 from app.services.family import Family, Lineage
 
-DEFAULT_PROFILE = "default"
-# The model name a provider is reported with when the settings name none.
-DEFAULT_MODELS = {"offline": "haico-offline", "openai": "gpt-4o-mini", "anthropic": "claude"}
-
-
-def configured_model(settings: Settings) -> str:
-    return settings.llm_model or DEFAULT_MODELS.get(settings.llm, settings.llm)
-
 
 def cost_of(
     table: dict[str, dict[str, float]], models: list[str], input_tokens: int, output_tokens: int
@@ -51,9 +45,13 @@ def cost_of(
     return None
 
 
-def provenance_values(settings: Settings, meter: Meter, *, duration_ms: int) -> dict[str, Any]:
-    """A finished (or interrupted) turn's provenance, from what its meter measured."""
-    configured = configured_model(settings)
+def provenance_values(
+    settings: Settings, meter: Meter, *, duration_ms: int, profile: RunProfile | None = None
+) -> dict[str, Any]:
+    """A finished (or interrupted) turn's provenance, from what its meter measured and
+    the profile it ran with (None: the server's default)."""
+    profile = profile or default_profile(settings)
+    configured = profile.model
     model = meter.model or configured
     counted = meter.counted()
     input_tokens = meter.input_tokens if counted else None
@@ -62,11 +60,13 @@ def provenance_values(settings: Settings, meter: Meter, *, duration_ms: int) -> 
     if input_tokens is not None and output_tokens is not None:
         cost = cost_of(settings.price_table, [model, configured], input_tokens, output_tokens)
     return {
-        "provider": settings.llm,
+        "provider": profile.provider,
         "model": model,
-        "profile_id": DEFAULT_PROFILE,
-        "params": {},
-        "instructions_sha256": INSTRUCTIONS_SHA256,
+        "profile_id": profile.id,
+        "profile_name": profile.name,
+        "params": profile.applied(),
+        "ignored_params": profile.ignored(),
+        "instructions_sha256": profile.instructions_sha256(),
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
         "tokens_estimated": meter.estimated,
@@ -74,6 +74,32 @@ def provenance_values(settings: Settings, meter: Meter, *, duration_ms: int) -> 
         "duration_ms": duration_ms,
         "tool_calls": meter.tool_calls,
         "cost_usd": cost,
+    }
+
+
+def lost_provenance(settings: Settings, *, partial_reply: str, tool_calls: int) -> dict[str, Any]:
+    """The provenance of a turn whose serving process died before measuring its end:
+    what the family's log shows of it. The provider and model are the configured ones;
+    no usage report exists, so the input is unknown (null) and the output is estimated
+    from the streamed text (null when nothing streamed); times and cost are unknown."""
+    output = -(-len(partial_reply) // CHARS_PER_TOKEN) if partial_reply else None
+    # (the turn's own profile died with its process: the server's default is named)
+    profile = default_profile(settings)
+    return {
+        "provider": profile.provider,
+        "model": profile.model,
+        "profile_id": profile.id,
+        "profile_name": profile.name,
+        "params": {},
+        "ignored_params": [],
+        "instructions_sha256": profile.instructions_sha256(),
+        "input_tokens": None,
+        "output_tokens": output,
+        "tokens_estimated": True,
+        "first_token_ms": None,
+        "duration_ms": None,
+        "tool_calls": tool_calls,
+        "cost_usd": None,
     }
 
 

@@ -82,19 +82,32 @@ async def index_note_in(s: AsyncSession, note: Note) -> None:
     )
 
 
-async def _log(s: AsyncSession, note: Note, action: dict[str, Any]) -> None:
-    await action_log.append_rows(
+async def _log(s: AsyncSession, note: Note, action: dict[str, Any], seqs: list[int] | None) -> None:
+    """Log the change on the annotations channel; its serverSeq goes into `seqs` (an
+    AHP client's dispatch gets its origin on that action's echo)."""
+    logged = await action_log.append_rows(
         s, [(note.root_thread_id, annotations_channel(note.root_thread_id), action)]
     )
+    if seqs is not None:
+        seqs.extend(e.seq for e in logged)
 
 
 async def create_note(
-    db: Database, *, user_id: int, thread_id: str, turn: int, body: NoteIn
+    db: Database,
+    *,
+    user_id: int,
+    thread_id: str,
+    turn: int,
+    body: NoteIn,
+    family: str | None = None,
+    seqs: list[int] | None = None,
 ) -> NoteOut:
     """A note on node `turn` of the thread's path (an ancestor's or a fork source's
-    node is that thread's)."""
+    node is that thread's); `family`, when given, is the family the node must be in."""
     async with db.transaction() as s:
         owner, node = await resolve_node(s, user_id=user_id, thread_id=thread_id, turn=turn)
+        if family is not None and owner.root_thread_id != family:
+            raise NotFound(f"node {node} is not in this session")
         author = await s.scalar(select(User.name).where(User.id == user_id))
         stamp = now()
         note = Note(
@@ -111,13 +124,15 @@ async def create_note(
         s.add(note)
         await s.flush()
         await index_note_in(s, note)
-        await _log(s, note, {"type": "annotations/set", "annotation": annotation(note)})
+        await _log(s, note, {"type": "annotations/set", "annotation": annotation(note)}, seqs)
         return note_out(note)
 
 
-async def _owned_note(s: AsyncSession, *, user_id: int, note_id: int) -> Note:
+async def _owned_note(
+    s: AsyncSession, *, user_id: int, note_id: int, family: str | None = None
+) -> Note:
     note = await s.get(Note, note_id)
-    if note is None:
+    if note is None or (family is not None and note.root_thread_id != family):
         raise NotFound(f"note {note_id} not found")
     found = await threads_repo.get_with_branch(s, note.thread_id)
     if found is None:
@@ -128,9 +143,17 @@ async def _owned_note(s: AsyncSession, *, user_id: int, note_id: int) -> Note:
     return note
 
 
-async def update_note(db: Database, *, user_id: int, note_id: int, body: NotePatch) -> NoteOut:
+async def update_note(
+    db: Database,
+    *,
+    user_id: int,
+    note_id: int,
+    body: NotePatch,
+    family: str | None = None,
+    seqs: list[int] | None = None,
+) -> NoteOut:
     async with db.transaction() as s:
-        note = await _owned_note(s, user_id=user_id, note_id=note_id)
+        note = await _owned_note(s, user_id=user_id, note_id=note_id, family=family)
         if body.text is not None:
             note.text = body.text
         if body.codes is not None:
@@ -138,15 +161,23 @@ async def update_note(db: Database, *, user_id: int, note_id: int, body: NotePat
         note.updated_at = now()
         await s.flush()
         await index_note_in(s, note)
-        await _log(s, note, {"type": "annotations/set", "annotation": annotation(note)})
+        await _log(s, note, {"type": "annotations/set", "annotation": annotation(note)}, seqs)
         return note_out(note)
 
 
-async def delete_note(db: Database, *, user_id: int, note_id: int) -> None:
+async def delete_note(
+    db: Database,
+    *,
+    user_id: int,
+    note_id: int,
+    family: str | None = None,
+    seqs: list[int] | None = None,
+) -> None:
     async with db.transaction() as s:
-        note = await _owned_note(s, user_id=user_id, note_id=note_id)
+        note = await _owned_note(s, user_id=user_id, note_id=note_id, family=family)
         await s.execute(delete(SearchEntry).where(SearchEntry.digest == f"note:{note.id}"))
-        await _log(s, note, {"type": "annotations/removed", "annotationId": f"note-{note.id}"})
+        removed = {"type": "annotations/removed", "annotationId": f"note-{note.id}"}
+        await _log(s, note, removed, seqs)
         await s.delete(note)
 
 

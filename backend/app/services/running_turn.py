@@ -15,6 +15,7 @@ from typing import Any
 
 from app.agent.meter import Meter
 from app.agent.port import WorkspaceView
+from app.agent.profiles import RunProfile
 from app.domain import NodeId, NodeState, now
 
 
@@ -61,6 +62,10 @@ class RunningTurn:
     # What the turn uses (tokens, first token, tool calls): its node's provenance.
     meter: Meter = field(default_factory=Meter)
     provenance: dict[str, Any] = field(default_factory=dict)
+    # The branch's model profile as its row held it when the turn opened, and the
+    # profile the turn runs with (None: the server's default).
+    branch_profile_id: str | None = None
+    profile: RunProfile | None = None
 
     @cached_property
     def node_id(self) -> str:

@@ -119,6 +119,23 @@ async def index_live_document_in(
         return
     await repo.delete_documents_at(s, conv.thread_id, k)
     document = await workspace_repo.live_document_text(s, conv.thread_id)
+    await _index_document_at(s, conv, k, document)
+
+
+async def index_new_node_document_in(
+    s: AsyncSession, conv: Conversation, branch: ConversationBranch | None, document: str | None
+) -> None:
+    """`index_live_document_in` for a node just written by a caller that holds the
+    family's lock with no turn running (a merge), the live text `document` known: the
+    node is new, so there is no entry at it to replace, and nothing to read."""
+    if branch is not None and branch.status != BranchStatus.ACTIVE:
+        return
+    await _index_document_at(s, conv, conv.turn_index, document)
+
+
+async def _index_document_at(
+    s: AsyncSession, conv: Conversation, k: int, document: str | None
+) -> None:
     if document is None or not document.strip():
         return
     digest = digest_of(document)

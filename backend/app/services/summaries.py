@@ -111,9 +111,16 @@ class Summarizer:
             )
 
     async def resume(self) -> int:
-        """Touch the threads whose summary is behind (see the module doc); how many."""
-        async with self.db.read() as s:
-            due = await summaries_repo.behind(s, since=now() - RESUME_WINDOW, limit=RESUME_LIMIT)
+        """Touch the threads whose summary is behind (see the module doc); how many. A
+        failed read is logged and resumes nothing (the next growth still refreshes)."""
+        try:
+            async with self.db.read() as s:
+                due = await summaries_repo.behind(
+                    s, since=now() - RESUME_WINDOW, limit=RESUME_LIMIT
+                )
+        except Exception:
+            log.exception("could not resume pending summaries")
+            return 0
         for thread_id in due:
             self.touch(thread_id)
         return len(due)

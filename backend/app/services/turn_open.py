@@ -209,6 +209,7 @@ def _opening(
         content=send.content,
         user_id=conv.user_id,
         start=view_of(opened_on, k),
+        branch_profile_id=conv.profile_id,
     )
     started = actions.turn_started(
         turn.node_id, parent_turn_id=parent, text=send.content, started_at=now().isoformat()

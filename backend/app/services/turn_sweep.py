@@ -13,21 +13,25 @@ import asyncio
 import logging
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from app.agent.runtime import AgentRuntime
+from app.config import Settings
+from app.db.dialect import execute_all
 from app.db.engine import Database, fault
 from app.db.faults import Step
 from app.db.models import ActiveTurn
 from app.db.outage import log_failure
 from app.db.repositories import heads as heads_repo
+from app.db.repositories import ledger as ledger_repo
 from app.db.repositories import snapshots as snap_repo
 from app.domain import NodeId, NodeState, aware, now
 from app.events import actions
 from app.events import log as action_log
-from app.services import heads
+from app.services import heads, ledger
 from app.services.running_turn import RunningTurn
 
 log = logging.getLogger("haico.turns")
@@ -58,14 +62,17 @@ async def sweep_stale(
     stale_after: timedelta,
     process_id: str,
     running: set[str],
-    abandoned: frozenset[str] = frozenset(),
+    abandoned: Mapping[str, dict[str, Any]] | None = None,
 ) -> list[str]:
     """Mark turns whose serving process is gone as failed; return their node ids.
 
     `process_id` and `running` (family roots) are this process's: its own live turns
     are skipped, its own abandoned ones go stale like anyone else's. `abandoned` (node
-    ids) are its own turns whose end it could not record: they are swept at once.
+    id -> the provenance it measured, or empty) are its own turns whose end it could
+    not record: they are swept at once. Each swept node gets a provenance row: the one
+    measured when there is one, else what the log shows (`ledger.lost_provenance`).
     """
+    abandoned = abandoned or {}
     cutoff = now() - stale_after
 
     def is_stale(row: ActiveTurn) -> bool:
@@ -85,7 +92,9 @@ async def sweep_stale(
     lost: list[_Lost] = []
     try:
         for root_thread_id in candidates:
-            closed = await _close_stale(db, root_thread_id, is_stale)
+            closed = await _close_stale(
+                db, root_thread_id, is_stale, settings=runtime.settings, measured=abandoned
+            )
             if closed is not None:
                 lost.append(closed)
                 swept.append(NodeId.format(closed.thread_id, closed.turn_index))
@@ -120,7 +129,12 @@ class _Lost:
 
 
 async def _close_stale(
-    db: Database, root_thread_id: str, is_stale: Callable[[ActiveTurn], bool]
+    db: Database,
+    root_thread_id: str,
+    is_stale: Callable[[ActiveTurn], bool],
+    *,
+    settings: Settings,
+    measured: Mapping[str, dict[str, Any]],
 ) -> _Lost | None:
     """Close the family's turn as failed if its lease is still stale; None if not.
 
@@ -141,9 +155,15 @@ async def _close_stale(
             only_if=NodeState.RUNNING,
         )
         await s.delete(row)
+        stale_id = NodeId.format(row.thread_id, row.turn_index)
+        partial, tool_calls = await action_log.turn_logged(s, root_thread_id, stale_id)
+        if await ledger_repo.get_provenance(s, row.thread_id, row.turn_index) is None:
+            values = measured.get(stale_id) or ledger.lost_provenance(
+                settings, partial_reply=partial, tool_calls=tool_calls
+            )
+            await execute_all(s, ledger.provenance_write(row.thread_id, row.turn_index, values))
         await s.flush()
         await fault(s, Step.SWEEP)
-        stale_id = NodeId.format(row.thread_id, row.turn_index)
         await heads.advance_head(
             s, root_thread_id=root_thread_id, thread_id=row.thread_id, turn_id=stale_id
         )
@@ -155,7 +175,6 @@ async def _close_stale(
             message="the serving process stopped",
         )
         await action_log.append_chat(s, root_thread_id, ended)
-        partial = await action_log.turn_text(s, root_thread_id, stale_id)
         return _Lost(row.thread_id, row.turn_index, row.user_message, partial)
 
 

@@ -27,6 +27,7 @@ from datetime import timedelta
 from typing import Any
 
 from app import background
+from app.agent.profiles import RunProfile, configured_model
 from app.agent.runtime import AgentEvent, AgentRuntime
 from app.config import Settings
 from app.db.dialect import Write
@@ -49,9 +50,10 @@ from app.events import actions
 from app.events import log as action_log
 from app.events.bus import EventBus
 from app.events.coalescer import DeltaLog
-from app.services import heads, ledger, pruning, search, titles
+from app.services import heads, ledger, profiles, pruning, search, titles
 from app.services.branching import promote_draft
 from app.services.conversations import get_owned
+from app.services.jobs import JobRunner
 from app.services.live_edit import ACTOR, Actor
 from app.services.running_turn import RunningTurn, TurnEvent, make_process_id, short_error
 from app.services.summaries import Summarizer
@@ -78,26 +80,27 @@ class TurnManager:
         self.deltas = DeltaLog(db)
         self.titles = titles.Retitler(settings, db)
         # Own turns whose end could not be recorded (the database was unreachable):
-        # the next sweep that reaches the database closes them as failed nodes.
-        self.abandoned: set[str] = set()
+        # the next sweep that reaches the database closes them as failed nodes, with
+        # the provenance each measured (node id -> values; empty when not measured).
+        self.abandoned: dict[str, dict[str, Any]] = {}
         self._shutting_down = False
         self._sweeper: asyncio.Task[None] | None = None
         # Branch summaries, refreshed in the background after a turn closes.
         self.summaries = Summarizer(settings, db)
+        # Background jobs (replays), which take their turns through this manager.
+        self.jobs = JobRunner(settings, db, self.process_id)
 
     # ---- lifecycle ----
 
     async def start(self) -> None:
         await self.sweep_stale()
-        # Summaries a dead process left pending (their rows say so).
-        try:
-            await self.summaries.resume()
-        except Exception as exc:
-            log_failure(log, "could not resume pending summaries", exc)
+        await self.summaries.resume()  # what a dead process left pending
         self._sweeper = asyncio.create_task(self._sweep_forever())
+        await self.jobs.start()
 
     async def close(self) -> None:
         self._shutting_down = True
+        await self.jobs.close()
         await background.stop(self._sweeper)
         tasks = [t.task for t in self.running.values() if t.task]
         for task in tasks:
@@ -128,9 +131,10 @@ class TurnManager:
             stale_after=timedelta(seconds=self.settings.turn_stale_seconds),
             process_id=self.process_id,
             running=set(self.running),
-            abandoned=frozenset(self.abandoned),
+            abandoned=dict(self.abandoned),
         )
-        self.abandoned.difference_update(swept)
+        for node_id in swept:
+            self.abandoned.pop(node_id, None)
         return swept
 
     # ---- turns ----
@@ -142,16 +146,24 @@ class TurnManager:
         thread_id: str,
         content: str,
         force: bool = False,
+        profile_id: str | None = None,
+        profile: RunProfile | None = None,
         create: bool = False,
     ) -> RunningTurn:
         """Open a turn (lease, clock, snapshot) and start the agent; see the module doc.
-        `create`: a thread that does not exist yet is created with the turn
-        (`turn_open`)."""
+        `profile_id` runs this one turn with that profile instead of the branch's
+        (`profile`: one already checked, a replay's); `create`: a missing thread is
+        created with the turn (`turn_open`)."""
         content = content.strip()
         if not content:
             raise InvalidInput("content: must not be empty")
         if len(content) > self.db.limits.message_chars:
             raise InvalidInput(f"content: at most {self.db.limits.message_chars} characters")
+        override = profile
+        if profile_id is not None:
+            override = await profiles.resolve(
+                self.db, self.settings, user_id=user_id, profile_id=profile_id
+            )
         prepared = False
         # The agent's first read (its earlier turns) goes while the turn is opened.
         early = self.runtime.read_earlier(thread_id)
@@ -174,6 +186,10 @@ class TurnManager:
             early.cancel()
             raise
         turn, started, pruned = opened.turn, opened.started, opened.pruned
+        if override is not None:
+            turn.profile = None if override.is_default else override
+        elif turn.branch_profile_id is not None:
+            turn.profile = await profiles.of_branch(self.db, self.settings, turn.branch_profile_id)
         if prepared:
             early.cancel()  # another thread may have been made the working one
         else:
@@ -215,7 +231,8 @@ class TurnManager:
 
     async def _drive(self, turn: RunningTurn) -> None:
         # The edits the agent's tools make in this task are the agent's.
-        ACTOR.set(Actor("agent", ledger.configured_model(self.settings)))
+        model = turn.profile.model if turn.profile else configured_model(self.settings)
+        ACTOR.set(Actor("agent", model))
         heartbeat = asyncio.create_task(
             keep_lease(self.db, turn, every=self.settings.heartbeat_seconds, owner=self.process_id)
         )
@@ -255,6 +272,7 @@ class TurnManager:
                 start=turn.start,
                 early=turn.early,
                 meter=turn.meter,
+                profile=turn.profile,
             )
             turn.state = NodeState.COMPLETE
             final = TurnEvent(
@@ -297,7 +315,7 @@ class TurnManager:
                 self.summaries.touch(turn.thread_id)
         except Exception:
             log.exception("could not record the end of turn %s", turn.node_id)
-            self.abandoned.add(turn.node_id)
+            self.abandoned[turn.node_id] = turn.provenance
             # Nothing was logged to end the stream: end it here.
             if turn.pump is not None:
                 turn.pump.cancel()
@@ -361,7 +379,9 @@ class TurnManager:
         duration: int,
         pending: list[actions.Action],
     ) -> None:
-        measured = ledger.provenance_values(self.settings, turn.meter, duration_ms=duration)
+        measured = ledger.provenance_values(
+            self.settings, turn.meter, duration_ms=duration, profile=turn.profile
+        )
         turn.provenance = measured
         usage = actions.usage(turn.node_id, measured)
         if usage is not None:

@@ -40,6 +40,7 @@ from app.services.snapshots import resolve_restore_state
 from app.services.workspace_state import (
     document_body,
     live_state,
+    new_uid,
 )
 
 
@@ -97,6 +98,7 @@ async def create_artifact_in(
     art = Artifact(
         thread_id=conv.thread_id,
         turn_index=conv.turn_index,
+        uid=new_uid(),
         kind=kind,
         title=title,
         content=content,
@@ -214,6 +216,7 @@ async def get_artifact(
             raise NotFound(f"artifact {artifact_id} not found")
         return ArtifactOut(
             id=art.id,
+            uid=art.uid,
             turn_index=art.turn_index,
             kind=art.kind,
             title=art.title,

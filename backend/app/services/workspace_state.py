@@ -134,7 +134,7 @@ class WorkspaceState:
 
 
 def artifact_summary(a: Artifact) -> ArtifactSummary:
-    return ArtifactSummary(id=a.id, turn_index=a.turn_index, kind=a.kind, title=a.title)
+    return ArtifactSummary(id=a.id, uid=a.uid, turn_index=a.turn_index, kind=a.kind, title=a.title)
 
 
 async def document_body(s: AsyncSession, doc: Document) -> str:
@@ -178,7 +178,7 @@ def state_of_rows(
         preferences=[PreferenceState(p.uid, p.text, p.locked, p.id) for p in rows.preferences],
         todos=[TodoState(t.uid, t.text, t.done, t.depth, t.id) for t in rows.todos],
         artifacts=[
-            ArtifactSummary(id=a.id, turn_index=a.turn_index, kind=a.kind, title=a.title)
+            ArtifactSummary(id=a.id, uid=a.uid, turn_index=a.turn_index, kind=a.kind, title=a.title)
             for a in rows.artifacts
         ],
         source_thread_id=conv.thread_id,

@@ -12,6 +12,7 @@ import "./styles/merge.css";
 import "./styles/big-trees.css";
 import "./styles/narrow.css";
 import "./styles/access.css";
+import "./styles/whatif.css";
 import { Providers } from "@/components/app/providers";
 
 export const metadata: Metadata = { title: "HAICO studio", description: "Human–AI co-construction studio" };

@@ -18,8 +18,9 @@ import {
 } from "@/lib/events";
 import { withStartedNode } from "@/lib/big-trees";
 import type { Graph } from "@/lib/graph";
-import { every, staleQueries } from "@/lib/query-keys";
+import { every, keys, staleQueries } from "@/lib/query-keys";
 import { parseData, readSse } from "@/lib/sse";
+import { jobOfAction } from "@/lib/whatif";
 
 /**
  * Follows the family's event stream (`GET …/events?after=`), resuming from the last
@@ -71,6 +72,8 @@ export function useFamilyEvents(
           g === undefined ? g : withStartedNode(g, a.turnId as string, parent, typeof text === "string" ? text : ""),
         );
       }
+      const job = jobOfAction(a);
+      if (job !== null) qc.setQueryData(keys.job(job.id), job); // the replay's progress bar
       state = next.state;
       setLive(state.live);
       if (hasEffects(next.effects)) {

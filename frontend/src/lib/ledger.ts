@@ -35,13 +35,20 @@ export function provenanceRows(p: Provenance): [string, string][] {
       : `${formatCount(p.input_tokens)} in · ${formatCount(p.output_tokens)} out${p.tokens_estimated ? " (estimated)" : ""}`;
   return [
     ["Model", p.model ? `${p.model} (${p.provider ?? "?"})` : "—"],
-    ["Profile", p.profile_id ?? "—"],
+    ["Profile", profileText(p)],
     ["Tokens", tokens],
     ["First token", formatMs(p.first_token_ms)],
     ["Duration", formatMs(p.duration_ms)],
     ["Tool calls", String(p.tool_calls)],
     ["Cost", formatCost(p.cost_usd)],
   ];
+}
+
+/** The profile a step ran with, and the parameters its provider ignored. */
+export function profileText(p: Provenance): string {
+  const name = p.profile_name ?? p.profile_id ?? "—";
+  const ignored = p.ignored_params ?? [];
+  return ignored.length > 0 ? `${name} (ignored: ${ignored.join(", ")})` : name;
 }
 
 /** Codes typed as "a, b; c" → ["a", "b", "c"] (trimmed, no blanks, no repeats). */

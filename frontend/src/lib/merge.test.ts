@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
   bringing,
+  choosableFields,
+  fieldKey,
+  fieldText,
   hunkDiff,
   kindName,
   resolutionsFor,
@@ -21,6 +24,7 @@ function change(over: Partial<MergeChange>): MergeChange {
     theirs: "c",
     conflict: false,
     fields: [],
+    conflict_fields: [],
     ...over,
   };
 }
@@ -77,5 +81,32 @@ describe("merge", () => {
     expect(bringing(plan, { objective: "theirs", "todo:u1": "ours" })).toBe(2);
     expect(bringing(null, {})).toBe(0);
     expect(resolutionsFor(plan, { objective: "theirs", gone: "ours" })).toEqual({ objective: "theirs" });
+  });
+
+  it("settles an item's conflict field by field", () => {
+    const todo = change({
+      id: "todo:t1",
+      surface: "todo",
+      uid: "t1",
+      base: { text: "draft", done: false, depth: 0, position: 0 },
+      ours: { text: "draft A", done: false, depth: 1, position: 0 },
+      theirs: { text: "draft B", done: true, depth: 2, position: 0 },
+      conflict: true,
+      fields: ["done", "text", "depth"],
+      conflict_fields: ["text", "depth"],
+    });
+    const p: MergePlan = { ...plan, changes: [todo] };
+    expect(choosableFields(todo)).toEqual(["done", "text", "depth"]);
+    expect(choosableFields(change({ surface: "todo", kind: "add", ours: null }))).toEqual([]);
+    expect(fieldKey(todo, "text")).toBe("todo:t1.text");
+    expect([fieldText(todo, "ours", "text"), fieldText(todo, "theirs", "done")]).toEqual(["draft A", "yes"]);
+    expect(fieldText(todo, "theirs", "position")).toBe("#1");
+    expect(unresolved(p, { "todo:t1.text": "theirs" })).toEqual(["todo:t1"]);
+    const both = { "todo:t1.text": "ours", "todo:t1.depth": "ours" } as const;
+    expect(unresolved(p, both)).toEqual([]);
+    expect(bringing(p, both)).toBe(1); // `done`, a clean field, still comes in
+    expect(bringing(p, { ...both, "todo:t1.done": "ours" })).toBe(0);
+    expect(unresolved(p, { "todo:t1": "theirs" })).toEqual([]);
+    expect(resolutionsFor(p, { ...both, "todo:t1.colour": "ours" })).toEqual(both);
   });
 });

@@ -77,19 +77,67 @@ export function hunkDiff(change: MergeChange): DiffLine[] {
   ];
 }
 
-/** The conflicts no choice settles yet. */
+/** The resolution key of one field of an item change (`todo:<uid>.text`). */
+export function fieldKey(change: MergeChange, field: string): string {
+  return `${change.id}.${field}`;
+}
+
+/** The fields of an item change that can be chosen one by one (an item the current
+ * path still has); empty for every other change. */
+export function choosableFields(change: MergeChange): string[] {
+  const items = change.surface === "preference" || change.surface === "todo";
+  return items && change.kind === "change" && change.ours !== null ? (change.fields ?? []) : [];
+}
+
+/** One field's value on one side, as text. */
+export function fieldText(change: MergeChange, side: Side, field: string): string {
+  const value = change[side];
+  if (value === null || value === undefined || typeof value === "string") return "—";
+  const v = value[field];
+  if (field === "position" && typeof v === "number") return `#${v + 1}`;
+  if (typeof v === "boolean") return v ? "yes" : "no";
+  return v === undefined || v === null ? "—" : String(v);
+}
+
+/** Where a field of a change ends up: its own choice, else the whole change's, else a
+ * clean field comes in and a field in conflict is open (undefined). */
+function fieldChoice(change: MergeChange, field: string, resolutions: Resolutions): Resolution | undefined {
+  const own = resolutions[fieldKey(change, field)] ?? resolutions[change.id];
+  if (own !== undefined) return own;
+  return (change.conflict_fields ?? []).includes(field) ? undefined : "theirs";
+}
+
+function settled(change: MergeChange, resolutions: Resolutions): boolean {
+  if (!change.conflict || resolutions[change.id] !== undefined) return true;
+  const clashes = change.conflict_fields ?? [];
+  return clashes.length > 0 && clashes.every((f) => resolutions[fieldKey(change, f)] !== undefined);
+}
+
+/** The conflicts no choice settles yet (a whole-change choice, or one for each of its
+ * conflict fields). */
 export function unresolved(plan: MergePlan | null, resolutions: Resolutions): string[] {
-  return (plan?.changes ?? []).filter((c) => c.conflict && resolutions[c.id] === undefined).map((c) => c.id);
+  return (plan?.changes ?? []).filter((c) => !settled(c, resolutions)).map((c) => c.id);
 }
 
-/** How many changes an apply would bring: clean ones not declined, conflicts settled theirs. */
+/** How many changes an apply would bring: clean ones not declined, conflicts settled
+ * theirs, an item change chosen field by field when any of its fields comes in. */
 export function bringing(plan: MergePlan | null, resolutions: Resolutions): number {
-  return (plan?.changes ?? []).filter((c) => (resolutions[c.id] ?? (c.conflict ? "ours" : "theirs")) === "theirs")
-    .length;
+  return (plan?.changes ?? []).filter((c) => {
+    const fields = choosableFields(c);
+    if (fields.some((f) => resolutions[fieldKey(c, f)] !== undefined)) {
+      return fields.some((f) => fieldChoice(c, f, resolutions) === "theirs");
+    }
+    return (resolutions[c.id] ?? (c.conflict ? "ours" : "theirs")) === "theirs";
+  }).length;
 }
 
-/** The resolutions the request carries: only those the plan still lists. */
+/** The resolutions the request carries: only those naming a change, or a choosable
+ * field of one, that the plan still lists. */
 export function resolutionsFor(plan: MergePlan | null, resolutions: Resolutions): Record<string, Resolution> {
-  const ids = new Set((plan?.changes ?? []).map((c) => c.id));
-  return Object.fromEntries(Object.entries(resolutions).filter(([id]) => ids.has(id)));
+  const keys = new Set<string>();
+  for (const c of plan?.changes ?? []) {
+    keys.add(c.id);
+    for (const f of choosableFields(c)) keys.add(fieldKey(c, f));
+  }
+  return Object.fromEntries(Object.entries(resolutions).filter(([key]) => keys.has(key)));
 }

@@ -15,6 +15,10 @@ describe("query keys", () => {
     expect(keys.node("R", 2)).toEqual(["ledger", "node", "R", 2]);
     expect(keys.edits("R").slice(0, 1)).toEqual(every.ledger);
     expect(keys.usage("R")).toEqual(["ledger", "usage", "R"]);
+    expect(keys.profiles).toEqual(["whatif", "profiles"]);
+    expect(keys.branchProfile("R")).toEqual(["whatif", "branch", "R"]);
+    expect(keys.job("j")).toEqual(["whatif", "job", "j"]);
+    expect(keys.comparePaths("a", "b")).toEqual(["whatif", "paths", "a", "b"]);
   });
 
   it("refresh after a checkout what a turn refreshes, and the comparisons", () => {

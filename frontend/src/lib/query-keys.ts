@@ -18,6 +18,8 @@ export const every = {
   ledger: ["ledger"],
   suggestions: ["suggestions"],
   chosenPath: ["chosen-path"],
+  /** what if: model profiles, replay jobs, aligned comparisons */
+  whatif: ["whatif"],
 } as const;
 
 export type QueryKind = keyof typeof every;
@@ -37,6 +39,10 @@ export const keys = {
   usage: (thread: string) => [...every.ledger, "usage", thread] as const,
   suggestions: (thread: string) => [...every.suggestions, thread] as const,
   chosenPath: (root: string) => [...every.chosenPath, root] as const,
+  profiles: [...every.whatif, "profiles"] as const,
+  branchProfile: (thread: string) => [...every.whatif, "branch", thread] as const,
+  job: (id: string) => [...every.whatif, "job", id] as const,
+  comparePaths: (a: string, b: string) => [...every.whatif, "paths", a, b] as const,
 };
 
 /** What a turn can change: the family's history, graph, transcripts and workspaces, and

@@ -122,7 +122,7 @@ describe("comparisonSummary", () => {
   it("counts every kind of change", () => {
     const pref = { id: 1, uid: "p", text: "t", locked: false, position: 0 };
     const todo = { id: 1, uid: "t", text: "t", done: false, depth: 0, position: 0 };
-    const art = { id: 1, kind: "note", title: "a", turn_index: 2 };
+    const art = { id: 1, uid: "a1", kind: "note", title: "a", turn_index: 2 };
     const c = comparison({
       objective: { before: "x", after: "y", changed: true },
       document: { title_before: null, title_after: "D", changed: true, diff: "", added_lines: 3, removed_lines: 1 },

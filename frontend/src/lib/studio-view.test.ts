@@ -31,6 +31,7 @@ function conversation(thread: string, more: Partial<Conversation> = {}): Convers
     forked_from: null,
     summary: null,
     archived: false,
+    profile_id: "default",
     ...more,
   };
 }

@@ -107,3 +107,73 @@ test("bring a todo from a sibling branch and settle one conflict", async () => {
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+async function api(base, method, path, body) {
+  const r = await fetch(`${base}/api${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!r.ok) assert.fail(`${method} ${path}: ${r.status} ${await r.text()}`);
+  return r.status === 204 ? null : r.json();
+}
+
+async function editTodo(base, thread, text) {
+  const ws = await api(base, "GET", `/conversations/${thread}/workspace`);
+  const [todo] = ws.todos;
+  await api(base, "PATCH", `/conversations/${thread}/todos/${todo.id}`, { text });
+  return todo.uid;
+}
+
+test("a todo edited on both paths is settled field by field", async () => {
+  const { server, chrome } = studio;
+  const context = await chrome.browser.newContext({ viewport: VIEWPORT });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+
+  // Step 1 makes the todo; step 2 on the main path; the sibling 2.1 marks it done and
+  // renames it by hand; the main path renames it too.
+  const root = await s.newConversation();
+  await s.send("todo: draft the survey");
+  await s.send("prefer: plain words");
+  await page.locator(`[data-testid="restore-divider"][data-node-id="${root}:1"]`).click();
+  await s.expectHead(`${root}:1`);
+  await s.send("done todo 1");
+  const sibling = s.nodeByLabel("2.1");
+  await sibling.waitFor({ timeout: T });
+  const siblingId = await sibling.getAttribute("data-node-id");
+  const uid = await editTodo(server.base, siblingId.split(":")[0], "draft the riders' survey");
+  await s.openFromHistory(root);
+  await s.expectHead(`${root}:2`);
+  assert.equal(await editTodo(server.base, root, "draft the city survey"), uid);
+
+  await sibling.locator('[data-testid="graph-node-bring"]').click();
+  const dialog = s.byTest("merge-dialog");
+  const change = dialog.locator(`[data-testid="merge-change"][data-change-id="todo:${uid}"]`);
+  await change.waitFor({ timeout: T });
+  assert.equal(await change.getAttribute("data-conflict"), "true");
+  const fields = change.locator('[data-testid="merge-field"]');
+  assert.deepEqual(await fields.evaluateAll((fs) => fs.map((f) => f.dataset.field)), ["text"]);
+  assert.match(await change.innerText(), /Also brought in: done/);
+  const apply = s.byTest("merge-apply");
+  assert.equal(await apply.isDisabled(), true, "the text still needs a choice");
+  await fields.first().locator('[data-testid="merge-field-ours"]').check();
+  assert.equal(await apply.isDisabled(), false);
+  await screenshot(page, "merge-4-fields");
+  await apply.click();
+  await s.byTest("merge-result").waitFor({ timeout: T });
+  await s.byTest("merge-close").click();
+
+  // The main path kept its own wording and took the sibling's "done".
+  await s.expectHead(`${root}:3`);
+  const ws = await api(server.base, "GET", `/conversations/${root}/workspace`);
+  assert.deepEqual(
+    ws.todos.map((t) => [t.uid, t.text, t.done]),
+    [[uid, "draft the city survey", true]],
+  );
+  assert.deepEqual(errors, []);
+  await context.close();
+});

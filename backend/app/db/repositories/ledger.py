@@ -61,6 +61,8 @@ PROVENANCE_FIELDS = (
     "duration_ms",
     "tool_calls",
     "cost_usd",
+    "profile_name",
+    "ignored_params",
 )
 
 _PROVENANCE = insert(_prov).values(

@@ -64,6 +64,19 @@ async def merged_state(s: AsyncSession, thread_id: str, turn_index: int) -> dict
     return value if isinstance(value, dict) else None
 
 
+async def merged_states(
+    s: AsyncSession, thread_ids: Collection[str]
+) -> dict[tuple[str, int], dict[str, Any]]:
+    """The recorded source workspaces of the merge nodes of these threads (one query)."""
+    if not thread_ids:
+        return {}
+    stmt = select(_snap_t.c.thread_id, _snap_t.c.turn_index, _snap_t.c.merged_state).where(
+        dialect_of(s).one_of(_snap_t.c.thread_id, list(thread_ids)),
+        _snap_t.c.merged_state.is_not(None),
+    )
+    return {(r[0], r[1]): r[2] for r in await s.execute(stmt) if isinstance(r[2], dict)}
+
+
 async def notes_of(s: AsyncSession, nodes: Collection[tuple[str, int]]) -> list[str]:
     """The descriptions of the merge nodes among `nodes`, oldest turn first."""
     threads = {t for t, _ in nodes}

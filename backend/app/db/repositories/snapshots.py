@@ -68,8 +68,8 @@ DRAFT_FROM_SNAPSHOT_SQL = (
     "r AS (INSERT INTO rejected_items (thread_id, uid, surface, text, rejected_after_turn) "
     "SELECT :t, e->>'uid', e->>'surface', e->>'text', (e->>'rejected_after_turn')::int "
     "FROM jsonb_array_elements(CAST(:rejected AS jsonb)) WITH ORDINALITY AS x(e, o) ORDER BY o), "
-    "a AS (INSERT INTO artifacts (thread_id, turn_index, kind, title, content, created_at) "
-    "SELECT :t, turn_index, kind, title, content, created_at FROM artifacts "
+    "a AS (INSERT INTO artifacts (thread_id, turn_index, uid, kind, title, content, created_at) "
+    "SELECT :t, turn_index, uid, kind, title, content, created_at FROM artifacts "
     "WHERE thread_id = :source AND turn_index <= :turn ORDER BY id), "
     + COPY_ITEMS_SQL["postgresql"][0].removeprefix("WITH ")
 )

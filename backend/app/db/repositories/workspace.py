@@ -26,6 +26,7 @@ from sqlalchemy import (
     null,
     select,
     union_all,
+    update,
 )
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -46,6 +47,17 @@ from app.db.models import (
 async def get_document(s: AsyncSession, thread_id: str) -> Document | None:
     stmt = select(Document).where(Document.thread_id == thread_id)
     return (await s.execute(stmt)).scalar_one_or_none()
+
+
+async def set_document(
+    s: AsyncSession, thread_id: str, *, title: str, content: str, keep_body: bool
+) -> None:
+    """Set the thread's document row in one UPDATE (no read): its title, and unless
+    `keep_body` its text (inline; a body reference it had is dropped)."""
+    values: dict[str, Any] = {"title": title}
+    if not keep_body:
+        values.update(content=content, body_hash=None)
+    await s.execute(update(Document).where(Document.thread_id == thread_id).values(values))
 
 
 class LiveDocument(NamedTuple):
@@ -74,6 +86,7 @@ class LiveArtifact(NamedTuple):
     turn_index: int
     kind: str
     title: str
+    uid: str
 
 
 class LiveRejected(NamedTuple):
@@ -158,7 +171,14 @@ _LIVE_PARTS = union_all(
         )
     ).where(Todo.thread_id == _thread),
     select(
-        *_part(3, id=Artifact.id, s1=Artifact.kind, s3=Artifact.title, n1=Artifact.turn_index)
+        *_part(
+            3,
+            id=Artifact.id,
+            s1=Artifact.kind,
+            s2=Artifact.uid,
+            s3=Artifact.title,
+            n1=Artifact.turn_index,
+        )
     ).where(Artifact.thread_id == _thread),
     select(
         *_part(
@@ -222,7 +242,7 @@ def _collect(parts: Iterable[Sequence[Any]]) -> LiveRows:
         elif part == 2:
             rows.todos.append(LiveTodo(id_, s1, s3, bool(n1), int(n2 or 0)))
         elif part == 3:
-            rows.artifacts.append(LiveArtifact(id_, int(n1), s1, s3))
+            rows.artifacts.append(LiveArtifact(id_, int(n1), s1, s3, s2))
         else:
             rows.rejected.append(LiveRejected(s1, s2, s3, int(n1 or 0)))
     return rows
@@ -372,10 +392,11 @@ async def copy_artifacts(
     )
     await s.execute(
         insert(Artifact).from_select(
-            ["thread_id", "turn_index", "kind", "title", "content", "created_at"],
+            ["thread_id", "turn_index", "uid", "kind", "title", "content", "created_at"],
             select(
                 literal(target),
                 Artifact.turn_index,
+                Artifact.uid,
                 Artifact.kind,
                 Artifact.title,
                 Artifact.content,

@@ -11,8 +11,10 @@
   only `theirs` has is added, unless the target rejected it; an item `theirs`
   removed and `ours` left alone is removed (the apply keeps it as a rejected
   decision); an item one side removed and the other changed is a conflict;
-- artifacts are immutable: one `theirs` made that neither `base` nor `ours` has is
-  added (artifacts are known by a content key, see `artifact_key`);
+- artifacts are matched by `uid` (every copy keeps it): one only `theirs` has is
+  added (copied with its uid); one both sides hold with different content (kind,
+  title, body: `artifact_key`) is a change if only `theirs` changed it since `base`,
+  and a conflict if `ours` changed it too (or there is no base to tell);
 - the document body merges three ways by line with `merge3`: a hunk only `theirs`
   changed is a clean change, a hunk both changed differently is a conflict of its
   own, and everything else keeps `ours`.
@@ -53,13 +55,14 @@ class Item:
 
 @dataclass(frozen=True)
 class ArtifactRef:
-    """An artifact as the merge knows it: its content key, kind, title and its row on
-    its side (to copy its content from)."""
+    """An artifact as the merge knows it: its uid (`key`), kind, title, its row on its
+    side (to copy its content from) and its content's digest (`artifact_key`)."""
 
     key: str
     kind: str
     title: str
     row_id: int | None = None
+    digest: str = ""
 
 
 @dataclass(frozen=True)
@@ -79,16 +82,18 @@ EMPTY = Side()
 
 
 def artifact_key(kind: str, title: str, content: str) -> str:
-    """An artifact's identity across copies: copies keep kind, title and content (and
-    get new rows and, when brought in by a merge, a new turn)."""
+    """The digest of an artifact's content (kind, title and body): two copies of one
+    uid with different digests differ. Artifacts made before uids existed were given
+    this digest as their uid."""
     digest = hashlib.sha256(f"{kind}\x00{title}\x00{content}".encode())
     return digest.hexdigest()[:32]
 
 
 @dataclass(frozen=True)
 class Change:
-    """One listed change. `fields` names what differs (items); `hunk` is the index of a
-    document change's region (see `_regions`)."""
+    """One listed change. `fields` names what differs (items, artifacts), `clashes`
+    which of an item's fields are in conflict; `hunk` is the index of a document
+    change's region (see `_regions`)."""
 
     id: str
     surface: Surface
@@ -100,6 +105,8 @@ class Change:
     conflict: bool
     fields: tuple[str, ...] = ()
     hunk: int | None = None
+    # An item's fields both sides changed differently: each can be settled on its own.
+    clashes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,10 +124,6 @@ class Region:
 class Plan:
     changes: tuple[Change, ...]
     regions: tuple[Region, ...] = ()
-
-    @property
-    def conflicts(self) -> tuple[Change, ...]:
-        return tuple(c for c in self.changes if c.conflict)
 
 
 # ---- planning ----
@@ -264,7 +267,13 @@ def _items(
     theirs_moved = _moved(base_items, theirs_items)
     ours_moved = _moved(base_items, ours_items)
 
-    def change(uid: str, kind: ChangeKind, conflict: bool, changed: tuple[str, ...]) -> Change:
+    def change(
+        uid: str,
+        kind: ChangeKind,
+        conflict: bool,
+        changed: tuple[str, ...],
+        clashes: tuple[str, ...] = (),
+    ) -> Change:
         return Change(
             id=f"{surface}:{uid}",
             surface=surface,
@@ -275,6 +284,7 @@ def _items(
             theirs=_value(theirs.get(uid), where["t"]),
             conflict=conflict,
             fields=changed,
+            clashes=clashes,
         )
 
     changes: list[Change] = []
@@ -289,7 +299,7 @@ def _items(
                 # Both have it and neither got it from the base: no way to tell whose
                 # edit is newer.
                 differ = tuple(f for f in fields if o.values.get(f) != t.values.get(f))
-                changes.append(change(uid, "change", True, differ))
+                changes.append(change(uid, "change", True, differ, differ))
             continue
         if o is None:
             if t.values != b.values:  # the target removed what the source changed
@@ -309,7 +319,7 @@ def _items(
             elif ours_moved[uid] != theirs_moved[uid]:
                 clashes.append(POSITION)
         if taken or clashes:
-            changes.append(change(uid, "change", bool(clashes), (*taken, *clashes)))
+            changes.append(change(uid, "change", bool(clashes), (*taken, *clashes), tuple(clashes)))
     for b in base_items:
         if b.uid in theirs or b.uid not in ours:
             continue
@@ -319,22 +329,41 @@ def _items(
 
 
 def _artifacts(base: Side, ours: Side, theirs: Side) -> list[Change]:
-    known = {a.key for a in base.artifacts} | {a.key for a in ours.artifacts}
+    def view(a: ArtifactRef) -> dict[str, Any]:
+        return {"title": a.title, "kind": a.kind, "digest": a.digest}
+
+    in_base = {a.key: a for a in base.artifacts}
+    in_ours = {a.key: a for a in ours.artifacts}
+    seen: set[str] = set()
     changes = []
     for a in theirs.artifacts:
-        if a.key in known:
+        if a.key in seen:
             continue
-        known.add(a.key)
+        seen.add(a.key)
+        b, o = in_base.get(a.key), in_ours.get(a.key)
+        if o is None:
+            if b is not None:
+                continue  # the target no longer has it: not brought back
+            kind: ChangeKind = "add"
+            conflict = False
+        elif o.digest == a.digest or (b is not None and b.digest == a.digest):
+            continue  # the target has it as it is, or only the target changed it
+        else:
+            kind = "change"
+            conflict = b is None or b.digest != o.digest
+        theirs_view = view(a)
+        fields = () if o is None else tuple(k for k, v in view(o).items() if v != theirs_view[k])
         changes.append(
             Change(
                 id=f"artifact:{a.key}",
                 surface="artifact",
                 uid=a.key,
-                kind="add",
-                base=None,
-                ours=None,
-                theirs={"title": a.title, "kind": a.kind},
-                conflict=False,
+                kind=kind,
+                base=None if b is None else view(b),
+                ours=None if o is None else view(o),
+                theirs=theirs_view,
+                conflict=conflict,
+                fields=fields,
             )
         )
     return changes

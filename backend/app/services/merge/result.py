@@ -31,17 +31,67 @@ class Result:
     removed_surface: dict[str, str] = field(default_factory=dict)
 
 
+# A resolution of one field of an item change: `<change id>.<field>`.
+FIELD_SEPARATOR = "."
+
+
+def _field_choices(
+    plan: Plan, resolutions: Mapping[str, Resolution]
+) -> tuple[dict[str, Resolution], dict[str, dict[str, Resolution]]]:
+    """The resolutions split into whole changes and fields of item changes (an item the
+    target still has, the field one that differs). Raises `UnknownChange`."""
+    by_id = {c.id: c for c in plan.changes}
+    whole: dict[str, Resolution] = {}
+    fields: dict[str, dict[str, Resolution]] = {}
+    unknown: list[str] = []
+    for key, choice in resolutions.items():
+        if key in by_id:
+            whole[key] = choice
+            continue
+        change_id, sep, name = key.rpartition(FIELD_SEPARATOR)
+        c = by_id.get(change_id)
+        if (
+            not sep
+            or c is None
+            or c.surface not in ("preference", "todo")
+            or c.kind != "change"
+            or c.ours is None
+            or name not in c.fields
+        ):
+            unknown.append(key)
+            continue
+        fields.setdefault(change_id, {})[name] = choice
+    if unknown:
+        raise UnknownChange(sorted(unknown))
+    return whole, fields
+
+
 def taken(plan: Plan, resolutions: Mapping[str, Resolution]) -> list[Change]:
     """The changes the merge brings in: clean ones unless resolved `ours`, conflicts
-    resolved `theirs`. Raises `UnknownChange` and `Unresolved`."""
-    ids = {c.id for c in plan.changes}
-    unknown = sorted(set(resolutions) - ids)
-    if unknown:
-        raise UnknownChange(unknown)
-    open_conflicts = [c.id for c in plan.conflicts if c.id not in resolutions]
+    resolved `theirs`. An item change may be settled field by field
+    (`<change id>.<field>`): a conflict is settled by a resolution of the whole change
+    or of each field in conflict; a field not named follows the whole change's
+    resolution, else `theirs` (a clean field). The change brought then names only the
+    fields taken from the source. Raises `UnknownChange` and `Unresolved`."""
+    whole, fields = _field_choices(plan, resolutions)
+    open_conflicts: list[str] = []
+    brought: list[Change] = []
+    for c in plan.changes:
+        chosen = fields.get(c.id, {})
+        default = whole.get(c.id)
+        settled = bool(c.clashes) and all(f in chosen for f in c.clashes)
+        if c.conflict and default is None and not settled:
+            open_conflicts.append(c.id)
+            continue
+        if chosen:
+            picked = tuple(f for f in c.fields if chosen.get(f, default or "theirs") == "theirs")
+            if picked:
+                brought.append(replace(c, fields=picked))
+        elif (default or "theirs") == "theirs":
+            brought.append(c)
     if open_conflicts:
         raise Unresolved(open_conflicts)
-    return [c for c in plan.changes if resolutions.get(c.id, "theirs") == "theirs"]
+    return brought
 
 
 def merge_result(

@@ -94,6 +94,7 @@ def plan_out(mode: MergeMode, source: NodeId, sides: Sides, plan: planner.Plan) 
                 theirs=c.theirs,
                 conflict=c.conflict,
                 fields=list(c.fields),
+                conflict_fields=list(c.clashes),
             )
             for c in plan.changes
         ],
@@ -194,13 +195,14 @@ async def _apply(
             raise NothingToMerge(f"{thread_id} already has everything {source} would bring")
         _check_limits(s, result.side)
         await fault(s, Step.MERGE_PLAN)
-        label = body.label or await _label(s, source, conv)
+        label = body.label or _label(source, sides.source_conv, conv)
         description = f"Brought in from {label}: {merging.summary(result.brought)}"
         node = await _write_node(s, conv, sides, source, body.mode, description)
         await fault(s, Step.MERGE_NODE)
         surfaces = await _write_workspace(s, conv, node.turn, sides, result)
         if "document" in surfaces:
-            await search.index_live_document_in(s, conv, branch)
+            # No turn runs (checked above, under the family's lock) and node k is new.
+            await search.index_new_node_document_in(s, conv, branch, result.side.content)
         await fault(s, Step.MERGE_APPLY)
         # After the copies: a pruned source's artifacts are read above.
         pruned = None if retains else await pruning.linear_prune_in(s, head, active=node)
@@ -228,13 +230,12 @@ def _check_limits(s: AsyncSession, side: planner.Side) -> None:
         )
 
 
-async def _label(s: AsyncSession, source: NodeId, target: Conversation) -> str:
+def _label(source: NodeId, source_conv: Conversation, target: Conversation) -> str:
     """How the description names the source when the client gave no label: its turn,
     with its branch's name (or title) when it is not on the target's own thread."""
     if source.thread_id == target.thread_id:
         return str(source.turn)
-    conv = await threads_repo.get_thread(s, source.thread_id)
-    name = (conv.name or conv.title) if conv is not None else ""
+    name = source_conv.name or source_conv.title
     return f"{source.turn} ({name})" if name else str(source.turn)
 
 
@@ -288,14 +289,16 @@ async def _write_workspace(
         surfaces.append("objective")
         edits.append(("objective", None, "change"))
     if (new.title, new.content) != (ours.title, ours.content):
-        doc = await ws_repo.get_document(s, tid)
-        if doc is None:
+        if sides.ours_rows.document is None:
             s.add(Document(thread_id=tid, title=new.title or "", content=new.content or ""))
-        else:
-            doc.title = new.title or ""
-            if new.content != ours.content:
-                doc.content = new.content or ""
-                doc.body_hash = None
+        else:  # one UPDATE, no read: the live rows were read with the sides
+            await ws_repo.set_document(
+                s,
+                tid,
+                title=new.title or "",
+                content=new.content or "",
+                keep_body=new.content == ours.content,
+            )
         surfaces.append("document")
         edits.append(("document", None, "change"))
     if new.preferences != ours.preferences or new.todos != ours.todos:
@@ -317,13 +320,15 @@ async def _write_workspace(
                 Artifact(
                     thread_id=tid,
                     turn_index=k,
+                    uid=a.key,
                     kind=a.kind,
                     title=a.title,
                     content=body.content if body is not None else "",
                 )
             )
         surfaces.append("artifacts")
-        edits += [("artifact", None, "add") for _ in added]
+        held = {a.key for a in ours.artifacts}
+        edits += [("artifact", a.key, "change" if a.key in held else "add") for a in added]
     at = now()
     for surface, uid, kind in edits:
         s.add(

@@ -23,6 +23,12 @@ from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as ws_repo
 from app.domain import NodeId, NodeKind
 from app.errors import InvalidTurn, SnapshotMissing
+from app.schemas_export import (
+    ExportMergeBase,
+    ExportMergedArtifact,
+    ExportPreference,
+    ExportTodo,
+)
 from app.schemas_merge import MergeMode
 from app.services.compare import common_ancestor, node_path
 from app.services.conversations import get_owned
@@ -42,13 +48,15 @@ class Sides:
     # What `ours` was read from (the apply captures it as the merge node's snapshot).
     ours_state: WorkspaceState
     ours_rows: ws_repo.LiveRows
+    # The source node's thread (read with its ownership check).
+    source_conv: Conversation
 
 
 async def side_of(s: AsyncSession, state: WorkspaceState) -> Side:
-    """A workspace state as the planner sees it (artifacts known by content key)."""
+    """A workspace state as the planner sees it (artifacts known by uid)."""
     bodies = await repo.artifact_bodies(s, [a.id for a in state.artifacts])
     artifacts = tuple(
-        ArtifactRef(artifact_key(b.kind, b.title, b.content), b.kind, b.title, b.id)
+        ArtifactRef(a.uid, b.kind, b.title, b.id, artifact_key(b.kind, b.title, b.content))
         for a in state.artifacts
         if (b := bodies.get(a.id)) is not None
     )
@@ -117,10 +125,47 @@ def recorded_state(theirs: Side, document_hash: str | None) -> dict[str, Any]:
         "document_hash": document_hash,
         "preferences": [{"uid": i.uid, **i.values} for i in theirs.preferences],
         "todos": [{"uid": i.uid, **i.values} for i in theirs.todos],
+        "artifacts": [
+            {"uid": a.key, "kind": a.kind, "title": a.title, "digest": a.digest}
+            for a in theirs.artifacts
+        ],
     }
 
 
-async def _recorded_side(s: AsyncSession, state: dict[str, Any]) -> Side:
+def base_export(side: Side) -> ExportMergeBase:
+    """A recorded merge base (`recorded_side`) as the family export carries it."""
+    return ExportMergeBase(
+        objective=side.objective,
+        title=side.title,
+        content=side.content,
+        preferences=[ExportPreference(uid=i.uid, **i.values) for i in side.preferences],
+        todos=[ExportTodo(uid=i.uid, **i.values) for i in side.todos],
+        artifacts=[
+            ExportMergedArtifact(uid=a.key, kind=a.kind, title=a.title, digest=a.digest)
+            for a in side.artifacts
+        ],
+    )
+
+
+def base_import(base: ExportMergeBase) -> Side:
+    """An exported merge base as a side (`recorded_state` makes it a record again)."""
+    return Side(
+        objective=base.objective,
+        title=base.title,
+        content=base.content,
+        preferences=tuple(
+            Item(p.uid, {"text": p.text, "locked": p.locked}) for p in base.preferences
+        ),
+        todos=tuple(
+            Item(t.uid, {"text": t.text, "done": t.done, "depth": t.depth}) for t in base.todos
+        ),
+        artifacts=tuple(
+            ArtifactRef(a.uid, a.kind, a.title, None, a.digest) for a in base.artifacts
+        ),
+    )
+
+
+async def recorded_side(s: AsyncSession, state: dict[str, Any]) -> Side:
     digest = state.get("document_hash")
     body = await ws_repo.get_body(s, digest) if digest else None
     return Side(
@@ -141,6 +186,10 @@ async def _recorded_side(s: AsyncSession, state: dict[str, Any]) -> Side:
                 },
             )
             for t in state.get("todos") or []
+        ),
+        artifacts=tuple(
+            ArtifactRef(str(a["uid"]), str(a["kind"]), str(a["title"]), None, str(a["digest"]))
+            for a in state.get("artifacts") or []
         ),
     )
 
@@ -167,7 +216,7 @@ async def load_sides(
         found = await _merge_base(s, source_path, target_path)
         base_node = found.node
         if found.recorded is not None:
-            base = await _recorded_side(s, found.recorded)
+            base = await recorded_side(s, found.recorded)
         elif base_node is not None:
             base = await side_of(s, await _state_after(s, base_node))
         else:
@@ -182,6 +231,7 @@ async def load_sides(
         target_node=target_path[-1] if target_path else None,
         ours_state=ours_state,
         ours_rows=ours_rows,
+        source_conv=src,
     )
 
 

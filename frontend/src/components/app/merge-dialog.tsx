@@ -4,6 +4,9 @@ import type { MergeState } from "@/hooks/use-merge";
 import {
   SURFACE_NAMES,
   bringing,
+  choosableFields,
+  fieldKey,
+  fieldText,
   hunkDiff,
   kindName,
   unresolved,
@@ -11,6 +14,7 @@ import {
   type MergeChange,
   type MergeMode,
   type Resolution,
+  type Resolutions,
 } from "@/lib/merge";
 
 export interface MergeDialogProps {
@@ -92,6 +96,56 @@ function Choice({
         take step {label}’s
       </label>
     </fieldset>
+  );
+}
+
+/** An item's conflict settled field by field: for each field in conflict, keep the
+ * current path's value or take the step's (the fields only the step changed come in). */
+function FieldChoices({
+  change,
+  resolutions,
+  label,
+  onChoose,
+}: {
+  change: MergeChange;
+  resolutions: Resolutions;
+  label: string;
+  onChoose: MergeDialogProps["onChoose"];
+}) {
+  const clean = choosableFields(change).filter((f) => !(change.conflict_fields ?? []).includes(f));
+  return (
+    <div className="merge-fields">
+      {(change.conflict_fields ?? []).map((field) => {
+        const key = fieldKey(change, field);
+        const value = resolutions[key] ?? resolutions[change.id];
+        return (
+          <fieldset key={field} className="merge-choice merge-field" data-testid="merge-field" data-field={field}>
+            <legend>{field}</legend>
+            <label>
+              <input
+                type="radio"
+                name={`merge-${key}`}
+                data-testid="merge-field-ours"
+                checked={value === "ours"}
+                onChange={() => onChoose(key, "ours")}
+              />{" "}
+              keep “{fieldText(change, "ours", field)}”
+            </label>
+            <label>
+              <input
+                type="radio"
+                name={`merge-${key}`}
+                data-testid="merge-field-theirs"
+                checked={value === "theirs"}
+                onChange={() => onChoose(key, "theirs")}
+              />{" "}
+              take step {label}’s “{fieldText(change, "theirs", field)}”
+            </label>
+          </fieldset>
+        );
+      })}
+      {clean.length > 0 && <p className="muted merge-clean-fields">Also brought in: {clean.join(", ")}.</p>}
+    </div>
   );
 }
 
@@ -178,7 +232,11 @@ export function MergeDialog({ state, onMode, onChoose, onApply, onClose }: Merge
                     {c.conflict && <span className="badge warn">conflict</span>}
                   </div>
                   <Sides change={c} label={label} />
-                  <Choice change={c} value={state.resolutions[c.id]} label={label} onChoose={onChoose} />
+                  {c.conflict && (c.conflict_fields ?? []).length > 0 ? (
+                    <FieldChoices change={c} resolutions={state.resolutions} label={label} onChoose={onChoose} />
+                  ) : (
+                    <Choice change={c} value={state.resolutions[c.id]} label={label} onChoose={onChoose} />
+                  )}
                 </li>
               ))}
             </ul>

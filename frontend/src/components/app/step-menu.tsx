@@ -2,6 +2,7 @@
 import { useEffect, useRef } from "react";
 import type { Fold } from "@/lib/big-trees";
 import type { FlowCard } from "@/lib/graph";
+import { TryAlternatives } from "./whatif/try-alternatives";
 
 export interface StepMenuProps {
   card: FlowCard;
@@ -78,6 +79,7 @@ export function StepMenu({
             {fold.folded ? `▸ Expand this branch (${fold.hidden} hidden)` : "▾ Collapse this branch"}
           </button>
         )}
+        {card.kind === "turn" && !card.merge && <TryAlternatives nodeId={card.id} />}
         <button type="button" data-testid="step-menu-close" onClick={onClose}>
           Close
         </button>

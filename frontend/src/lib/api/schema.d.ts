@@ -186,6 +186,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{thread_id}/compare-paths": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare Two Paths
+         * @description The lineages of `a` and `b` from their shared node down, paired step by step.
+         */
+        get: operations["compare_two_paths_api_conversations__thread_id__compare_paths_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{thread_id}/document": {
         parameters: {
             query?: never;
@@ -327,6 +347,26 @@ export interface paths {
         };
         /** Get History */
         get: operations["get_history_api_conversations__thread_id__history_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Family Jobs
+         * @description The caller's jobs on this thread's family, newest first.
+         */
+        get: operations["family_jobs_api_conversations__thread_id__jobs_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -511,6 +551,27 @@ export interface paths {
         patch: operations["update_preference_api_conversations__thread_id__preferences__pref_id__patch"];
         trace?: never;
     };
+    "/api/conversations/{thread_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start Replay
+         * @description A job that, for each repeat, branches at `from_node`'s parent and re-sends the
+         *     user messages of `from_node … to_node` in order with the profile.
+         */
+        post: operations["start_replay_api_conversations__thread_id__replay_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{thread_id}/suggestions": {
         parameters: {
             query?: never;
@@ -678,6 +739,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Job */
+        get: operations["get_job_api_jobs__job_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/{job_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel Job
+         * @description Cancel the job (its running turn too); what it built stays.
+         */
+        post: operations["cancel_job_api_jobs__job_id__cancel_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notes/{note_id}": {
         parameters: {
             query?: never;
@@ -694,6 +792,53 @@ export interface paths {
         head?: never;
         /** Patch Note */
         patch: operations["patch_note_api_notes__note_id__patch"];
+        trace?: never;
+    };
+    "/api/profiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Profiles
+         * @description `default` (the server's configured model) first, then the caller's profiles.
+         */
+        get: operations["list_profiles_api_profiles_get"];
+        put?: never;
+        /**
+         * Create Profile
+         * @description A named profile; its provider must be one this server has (else 422
+         *     `provider_unavailable`).
+         */
+        post: operations["create_profile_api_profiles_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/profiles/{profile_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Profile */
+        get: operations["get_profile_api_profiles__profile_id__get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Profile
+         * @description Delete the profile; branches that used it run on `default` from now on.
+         */
+        delete: operations["delete_profile_api_profiles__profile_id__delete"];
+        options?: never;
+        head?: never;
+        /** Update Profile */
+        patch: operations["update_profile_api_profiles__profile_id__patch"];
         trace?: never;
     };
     "/api/search": {
@@ -743,6 +888,8 @@ export interface components {
             title: string;
             /** Turn Index */
             turn_index: number;
+            /** Uid */
+            uid: string;
         };
         /** ArtifactSummary */
         ArtifactSummary: {
@@ -754,6 +901,8 @@ export interface components {
             title: string;
             /** Turn Index */
             turn_index: number;
+            /** Uid */
+            uid: string;
         };
         /**
          * ArtifactsDiff
@@ -917,6 +1066,11 @@ export interface components {
             objective: string | null;
             /** Parent Thread Id */
             parent_thread_id?: string | null;
+            /**
+             * Profile Id
+             * @default default
+             */
+            profile_id: string;
             /** Reason */
             reason?: string | null;
             /** Root Thread Id */
@@ -945,6 +1099,8 @@ export interface components {
             archived?: boolean | null;
             /** Name */
             name?: string | null;
+            /** Profile Id */
+            profile_id?: string | null;
             /** Title */
             title?: string | null;
         };
@@ -1023,7 +1179,11 @@ export interface components {
             /** Message */
             message: string;
         };
-        /** ExportArtifact */
+        /**
+         * ExportArtifact
+         * @description An artifact row. `uid` is absent in documents written before artifacts had one:
+         *     then it is derived from kind, title and content, as the upgrade did.
+         */
         ExportArtifact: {
             /** Content */
             content: string;
@@ -1035,6 +1195,8 @@ export interface components {
             title: string;
             /** Turn Index */
             turn_index: number;
+            /** Uid */
+            uid?: string | null;
         };
         /**
          * ExportArtifactRef
@@ -1047,6 +1209,8 @@ export interface components {
             title: string;
             /** Turn Index */
             turn_index: number;
+            /** Uid */
+            uid?: string | null;
         };
         /** ExportDocument */
         ExportDocument: {
@@ -1094,6 +1258,39 @@ export interface components {
             turn_index: number;
         };
         /**
+         * ExportMergeBase
+         * @description A merge node's record of the source's workspace as it was brought in: the base
+         *     of a later merge of the same path (the document inline, not by hash).
+         */
+        ExportMergeBase: {
+            /** Artifacts */
+            artifacts?: components["schemas"]["ExportMergedArtifact"][];
+            /** Content */
+            content?: string | null;
+            /** Objective */
+            objective?: string | null;
+            /** Preferences */
+            preferences?: components["schemas"]["ExportPreference"][];
+            /** Title */
+            title?: string | null;
+            /** Todos */
+            todos?: components["schemas"]["ExportTodo"][];
+        };
+        /**
+         * ExportMergedArtifact
+         * @description An artifact as a merge base records it: its uid and its content's digest.
+         */
+        ExportMergedArtifact: {
+            /** Digest */
+            digest: string;
+            /** Kind */
+            kind: string;
+            /** Title */
+            title: string;
+            /** Uid */
+            uid: string;
+        };
+        /**
          * ExportMessage
          * @description One transcript entry: a user message, a reply (with its tool calls) or a tool result.
          */
@@ -1137,6 +1334,7 @@ export interface components {
              * @enum {string}
              */
             kind: "turn" | "merge" | "pick";
+            merge_base?: components["schemas"]["ExportMergeBase"] | null;
             /** Merged From */
             merged_from?: string | null;
             /** Messages */
@@ -1197,6 +1395,8 @@ export interface components {
             duration_ms?: number | null;
             /** First Token Ms */
             first_token_ms?: number | null;
+            /** Ignored Params */
+            ignored_params?: string[] | null;
             /** Input Tokens */
             input_tokens?: number | null;
             /** Instructions Sha256 */
@@ -1211,6 +1411,8 @@ export interface components {
             };
             /** Profile Id */
             profile_id?: string | null;
+            /** Profile Name */
+            profile_name?: string | null;
             /** Provider */
             provider: string;
             /**
@@ -1490,6 +1692,50 @@ export interface components {
             working_thread_id: string;
         };
         /**
+         * JobOut
+         * @description A background job (a replay): its state, progress and the threads it built.
+         */
+        JobOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Error */
+            error: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @constant
+             */
+            kind: "replay";
+            /** Profile Id */
+            profile_id: string | null;
+            progress: components["schemas"]["JobProgress"];
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "queued" | "running" | "done" | "failed" | "cancelled";
+            /** Thread Id */
+            thread_id: string;
+            /** Thread Ids */
+            thread_ids: string[];
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** JobProgress */
+        JobProgress: {
+            /** Done */
+            done: number;
+            /** Total */
+            total: number;
+        };
+        /**
          * MergeChange
          * @description One change the source would bring. `ours` is the target's value, `theirs` the
          *     source's, `base` the one both started from; `fields` names the fields of an item
@@ -1502,6 +1748,8 @@ export interface components {
             } | null;
             /** Conflict */
             conflict: boolean;
+            /** Conflict Fields */
+            conflict_fields?: string[];
             /** Fields */
             fields?: string[];
             /** Id */
@@ -1531,7 +1779,9 @@ export interface components {
          * MergeIn
          * @description `source`: any node the caller owns. `expected_head_turn_id`: absent = no
          *     assertion, null = the head is the baseline. `label`: how the client shows the
-         *     source (`3.1`), used in the merge node's description.
+         *     source (`3.1`), used in the merge node's description. `resolutions` maps a change
+         *     id to `ours` or `theirs`, or `<change id>.<field>` (an item change's field, say
+         *     `todo:<uid>.text`) to settle one field of an item on its own.
          */
         MergeIn: {
             /** Expected Head Turn Id */
@@ -1775,6 +2025,61 @@ export interface components {
             /** Fork Node Id */
             fork_node_id: string;
         };
+        /**
+         * PathPair
+         * @description Step i after the fork on each side (a missing side is null) and their Comparison
+         *     (null when a side is missing).
+         */
+        PathPair: {
+            /** A */
+            a: string | null;
+            a_step: components["schemas"]["PathStep"] | null;
+            /** B */
+            b: string | null;
+            b_step: components["schemas"]["PathStep"] | null;
+            comparison: components["schemas"]["Comparison"] | null;
+        };
+        /**
+         * PathStep
+         * @description One side of a step: its node, reply and provenance (from the ledger).
+         */
+        PathStep: {
+            /** Node Id */
+            node_id: string;
+            provenance: components["schemas"]["Provenance"];
+            /** Reply */
+            reply: string;
+            /** State */
+            state: string;
+            /** User Message */
+            user_message: string;
+        };
+        /** PathTotals */
+        PathTotals: {
+            /** Cost Usd */
+            cost_usd: number | null;
+            /** Duration Ms */
+            duration_ms: number;
+            /** Input Tokens */
+            input_tokens: number;
+            /** Output Tokens */
+            output_tokens: number;
+            /** Steps */
+            steps: number;
+            /** Tokens Estimated */
+            tokens_estimated: boolean;
+        };
+        /**
+         * PathsCompared
+         * @description Two lineages from their shared node down, step by step.
+         */
+        PathsCompared: {
+            /** Fork */
+            fork: string | null;
+            /** Pairs */
+            pairs: components["schemas"]["PathPair"][];
+            totals: components["schemas"]["SideTotals"];
+        };
         /** PreferenceChange */
         PreferenceChange: {
             after: components["schemas"]["PreferenceOut"];
@@ -1828,6 +2133,68 @@ export interface components {
             /** Removed */
             removed: components["schemas"]["PreferenceOut"][];
         };
+        /** ProfileIn */
+        ProfileIn: {
+            /**
+             * Instructions
+             * @default
+             */
+            instructions: string;
+            /**
+             * Model
+             * @default
+             */
+            model: string;
+            /** Name */
+            name: string;
+            params?: components["schemas"]["ProfileParams"];
+            /**
+             * Provider
+             * @enum {string}
+             */
+            provider: "offline" | "openai" | "anthropic";
+        };
+        /**
+         * ProfileOut
+         * @description Named agent settings; `default` is the server's configured model.
+         */
+        ProfileOut: {
+            /** Id */
+            id: string;
+            /** Instructions */
+            instructions: string;
+            /** Model */
+            model: string;
+            /** Name */
+            name: string;
+            params: components["schemas"]["ProfileParams"];
+            /**
+             * Provider
+             * @enum {string}
+             */
+            provider: "offline" | "openai" | "anthropic";
+        };
+        /** ProfileParams */
+        ProfileParams: {
+            /** Max Tokens */
+            max_tokens?: number | null;
+            /** Seed */
+            seed?: number | null;
+            /** Temperature */
+            temperature?: number | null;
+        };
+        /** ProfilePatch */
+        ProfilePatch: {
+            /** Instructions */
+            instructions?: string | null;
+            /** Model */
+            model?: string | null;
+            /** Name */
+            name?: string | null;
+            params?: components["schemas"]["ProfileParams"] | null;
+            /** Provider */
+            provider?: ("offline" | "openai" | "anthropic") | null;
+        };
         /**
          * Provenance
          * @description Who and what produced a node. Unknown values are null (a node made before the
@@ -1840,6 +2207,8 @@ export interface components {
             duration_ms: number | null;
             /** First Token Ms */
             first_token_ms: number | null;
+            /** Ignored Params */
+            ignored_params?: string[] | null;
             /** Input Tokens */
             input_tokens: number | null;
             /** Instructions Sha256 */
@@ -1854,6 +2223,8 @@ export interface components {
             };
             /** Profile Id */
             profile_id: string | null;
+            /** Profile Name */
+            profile_name?: string | null;
             /** Provider */
             provider: string | null;
             /** Tokens Estimated */
@@ -1885,6 +2256,20 @@ export interface components {
             /** B */
             b: components["schemas"]["RejectedOut"][];
         };
+        /** ReplayIn */
+        ReplayIn: {
+            /** From Node */
+            from_node: string;
+            /** Profile Id */
+            profile_id: string;
+            /**
+             * Repeats
+             * @default 1
+             */
+            repeats: number;
+            /** To Node */
+            to_node: string;
+        };
         /** SearchHit */
         SearchHit: {
             /**
@@ -1905,6 +2290,11 @@ export interface components {
         SearchOut: {
             /** Results */
             results: components["schemas"]["SearchHit"][];
+        };
+        /** SideTotals */
+        SideTotals: {
+            a: components["schemas"]["PathTotals"];
+            b: components["schemas"]["PathTotals"];
         };
         /**
          * SuggestionOut
@@ -1984,6 +2374,8 @@ export interface components {
         TurnIn: {
             /** Content */
             content: string;
+            /** Profile Id */
+            profile_id?: string | null;
         };
         /**
          * ValidationErrorOut
@@ -2962,6 +3354,76 @@ export interface operations {
             };
         };
     };
+    compare_two_paths_api_conversations__thread_id__compare_paths_get: {
+        parameters: {
+            query: {
+                a: string;
+                b: string;
+            };
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PathsCompared"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     put_document_api_conversations__thread_id__document_put: {
         parameters: {
             query?: never;
@@ -3499,6 +3961,73 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HistoryOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    family_jobs_api_conversations__thread_id__jobs_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobOut"][];
                 };
             };
             /** @description Missing or unknown bearer token (token mode) */
@@ -4326,6 +4855,95 @@ export interface operations {
             };
         };
     };
+    start_replay_api_conversations__thread_id__replay_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplayIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Too many background jobs for this user (`too_many_jobs`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     get_suggestions_api_conversations__thread_id__suggestions_get: {
         parameters: {
             query?: never;
@@ -5012,6 +5630,140 @@ export interface operations {
             };
         };
     };
+    get_job_api_jobs__job_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    cancel_job_api_jobs__job_id__cancel_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     delete_note_api_notes__note_id__delete: {
         parameters: {
             query?: never;
@@ -5121,6 +5873,334 @@ export interface operations {
             };
             /** @description Unknown or deleted thread, item or turn */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    list_profiles_api_profiles_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileOut"][];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    create_profile_api_profiles_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProfileIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_profile_api_profiles__profile_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                profile_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    delete_profile_api_profiles__profile_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                profile_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    update_profile_api_profiles__profile_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                profile_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProfilePatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -3,6 +3,7 @@ import { useState, type FormEvent } from "react";
 import { messageOf } from "@/hooks/use-studio-actions";
 import { useFamilyUsage, useNodeDetails, useNoteActions, usePathDownload } from "@/hooks/use-ledger";
 import { formatCost, formatCount, parseCodes, provenanceRows, usageTotals, type BranchUsage } from "@/lib/ledger";
+import { WhatIfActions } from "../whatif/what-if-actions";
 
 export interface NodeDetailsProps {
   nodeId: string;
@@ -126,6 +127,7 @@ export function NodeDetails({ nodeId, label, title, branchLabels, onClose, onErr
               </button>
             </form>
           </section>
+          <WhatIfActions nodeId={nodeId} label={label} onError={onError} />
           <UsageSummary thread={nodeId.slice(0, nodeId.lastIndexOf(":"))} branchLabels={branchLabels} />
         </div>
       )}

@@ -1,0 +1,106 @@
+"""REST: what if — model profiles, replay jobs, the aligned comparison of two paths."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Response, status
+
+from app.api.deps import CurrentUser, HandlesDep, ThreadId
+from app.api.errors import responses
+from app.schemas_whatif import (
+    NODE_PATTERN,
+    JobOut,
+    PathsCompared,
+    ProfileIn,
+    ProfileOut,
+    ProfilePatch,
+    ReplayIn,
+)
+from app.services import compare_paths, profiles, replay
+
+router = APIRouter(prefix="/api", tags=["what if"])
+
+ProfileId = Annotated[str, Path(max_length=40, pattern=r"^[A-Za-z0-9_]+$")]
+JobId = Annotated[str, Path(max_length=40, pattern=r"^[A-Za-z0-9_]+$")]
+NodeParam = Annotated[str, Query(max_length=60, pattern=NODE_PATTERN)]
+
+
+@router.get("/profiles", responses=responses(validates=False))
+async def list_profiles(handles: HandlesDep, user: CurrentUser) -> list[ProfileOut]:
+    """`default` (the server's configured model) first, then the caller's profiles."""
+    return await profiles.list_profiles(handles.db, handles.settings, user_id=user.id)
+
+
+@router.post("/profiles", status_code=status.HTTP_201_CREATED, responses=responses(409, 413))
+async def create_profile(body: ProfileIn, handles: HandlesDep, user: CurrentUser) -> ProfileOut:
+    """A named profile; its provider must be one this server has (else 422
+    `provider_unavailable`)."""
+    return await profiles.create_profile(handles.db, handles.settings, user_id=user.id, body=body)
+
+
+@router.get("/profiles/{profile_id}", responses=responses(403, 404))
+async def get_profile(profile_id: ProfileId, handles: HandlesDep, user: CurrentUser) -> ProfileOut:
+    return await profiles.get_profile(
+        handles.db, handles.settings, user_id=user.id, profile_id=profile_id
+    )
+
+
+@router.patch("/profiles/{profile_id}", responses=responses(403, 404, 409, 413))
+async def update_profile(
+    profile_id: ProfileId, body: ProfilePatch, handles: HandlesDep, user: CurrentUser
+) -> ProfileOut:
+    return await profiles.update_profile(
+        handles.db, handles.settings, user_id=user.id, profile_id=profile_id, body=body
+    )
+
+
+@router.delete(
+    "/profiles/{profile_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=responses(403, 404),
+)
+async def delete_profile(profile_id: ProfileId, handles: HandlesDep, user: CurrentUser) -> Response:
+    """Delete the profile; branches that used it run on `default` from now on."""
+    await profiles.delete_profile(handles.db, user_id=user.id, profile_id=profile_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post(
+    "/conversations/{thread_id}/replay",
+    status_code=status.HTTP_202_ACCEPTED,
+    responses=responses(403, 404, 413, 429),
+)
+async def start_replay(
+    thread_id: ThreadId, body: ReplayIn, handles: HandlesDep, user: CurrentUser
+) -> JobOut:
+    """A job that, for each repeat, branches at `from_node`'s parent and re-sends the
+    user messages of `from_node … to_node` in order with the profile."""
+    return await replay.start(handles, user_id=user.id, thread_id=thread_id, body=body)
+
+
+@router.get("/conversations/{thread_id}/jobs", responses=responses(403, 404))
+async def family_jobs(thread_id: ThreadId, handles: HandlesDep, user: CurrentUser) -> list[JobOut]:
+    """The caller's jobs on this thread's family, newest first."""
+    return await replay.family_jobs(handles.db, user_id=user.id, thread_id=thread_id)
+
+
+@router.get("/jobs/{job_id}", responses=responses(403, 404))
+async def get_job(job_id: JobId, handles: HandlesDep, user: CurrentUser) -> JobOut:
+    return await replay.get_job(handles.db, user_id=user.id, job_id=job_id)
+
+
+@router.post("/jobs/{job_id}/cancel", responses=responses(403, 404))
+async def cancel_job(job_id: JobId, handles: HandlesDep, user: CurrentUser) -> JobOut:
+    """Cancel the job (its running turn too); what it built stays."""
+    return await replay.cancel(handles, user_id=user.id, job_id=job_id)
+
+
+@router.get("/conversations/{thread_id}/compare-paths", responses=responses(403, 404))
+async def compare_two_paths(
+    thread_id: ThreadId, a: NodeParam, b: NodeParam, handles: HandlesDep, user: CurrentUser
+) -> PathsCompared:
+    """The lineages of `a` and `b` from their shared node down, paired step by step."""
+    return await compare_paths.compare_paths(
+        handles.db, user_id=user.id, thread_id=thread_id, a=a, b=b
+    )

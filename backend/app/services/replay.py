@@ -1,0 +1,284 @@
+"""Replay: a path re-sent with another model profile, as a durable job.
+
+`POST …/replay {from_node, to_node, profile_id, repeats}` checks everything up front
+(the nodes are the caller's and in this family, `to_node` descends from `from_node`,
+the profile is usable, the user has a job slot) and answers 202 with the job. Then,
+for each repeat, the job branches at `from_node`'s parent (the branch's reason names
+the replay and its profile is the replay's) and re-sends the path's user messages in
+order, one turn at a time, through the same service as a send (`TurnManager`): the
+family's one-active-turn rule and the checkout guard hold, and when the family is
+busy (a turn running, a restored view with unsaved changes) the job waits its turn.
+Progress goes to the job's row and, as `haico/jobProgress`, to the family's event
+stream (`_Progress`). Jobs and their failure on restart: `services.jobs`.
+
+Failure: each write is its own transaction, and a job that fails keeps what it
+built. A branch is listed in `thread_ids` as soon as it exists, before its profile is
+set and its first step sent. A failure after that (setting the profile, a step that
+ends other than `complete`, the database) ends the job `failed` with the error. The
+branch and its finished steps stay, and a step that was running stays as the node
+it became. A branch whose creation fails leaves nothing (`branching` removes what it
+made).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from app.agent.profiles import DEFAULT_PROFILE, RunProfile
+from app.db.engine import Database
+from app.db.models import Job
+from app.db.repositories import whatif as repo
+from app.domain import NodeState, now
+from app.errors import (
+    CheckoutWouldDiscardChanges,
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    TooManyJobs,
+    TurnInProgress,
+)
+from app.events import log as action_log
+from app.schemas_whatif import JobOut, ReplayIn
+from app.services import branching, profiles
+from app.services.compare import node_path, parse_node
+from app.services.conversations import get_owned
+from app.services.family import Lineage
+from app.services.handles import Handles
+from app.services.jobs import job_out, progress_action, save
+from app.services.ledger import resolve_node
+
+# How often a job waiting for its family to be free tries again.
+WAIT_SECONDS = 0.2
+# The longest a finished step waits before the job records its progress.
+PROGRESS_EVERY = 0.25
+
+
+async def start(handles: Handles, *, user_id: int, thread_id: str, body: ReplayIn) -> JobOut:
+    """Validate the replay (422/403/404/429 before anything is built) and launch it."""
+    db, settings = handles.db, handles.settings
+    start_node, end_node = (
+        parse_node(body.from_node, name="from_node"),
+        parse_node(body.to_node, name="to_node"),
+    )
+    async with db.read() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        root = conv.root_thread_id
+        owner_from, first = await resolve_node(
+            s, user_id=user_id, thread_id=start_node.thread_id, turn=start_node.turn
+        )
+        owner_to, last = await resolve_node(
+            s, user_id=user_id, thread_id=end_node.thread_id, turn=end_node.turn
+        )
+        if owner_from.root_thread_id != root or owner_to.root_thread_id != root:
+            raise InvalidInput("from_node and to_node must be nodes of this conversation")
+        path = await node_path(s, last)
+        if first not in path:
+            raise InvalidInput(f"to_node {last} does not descend from from_node {first}")
+        lineage = await Lineage.load(s, first.thread_id)
+        parent_turn = first.turn - 1
+        branch_thread = lineage.owner_of(parent_turn) if parent_turn >= 1 else root
+        profile = await profiles.usable(s, settings, user_id=user_id, profile_id=body.profile_id)
+        if await repo.active_jobs_of(s, user_id) >= settings.replay_jobs_per_user:
+            raise TooManyJobs(
+                f"you already have {settings.replay_jobs_per_user} replay jobs running; "
+                "wait for one to finish or cancel it"
+            )
+    turns = {n.turn for n in path[path.index(first) :]}
+    transcript = await handles.runtime.messages(last.thread_id)
+    messages = [
+        m.content for m in transcript if m.role == "user" and m.turn_index in turns and m.content
+    ]
+    if not messages:
+        raise InvalidInput("the range holds no user message to replay")
+    if len(messages) > settings.replay_max_steps:
+        raise InvalidInput(
+            f"the range holds {len(messages)} messages; a replay re-sends at most "
+            f"{settings.replay_max_steps}"
+        )
+    spec: dict[str, Any] = {
+        "thread_id": thread_id,
+        "from_node": str(first),
+        "to_node": str(last),
+        "profile_id": body.profile_id,
+        "profile_name": profile.name,
+        "repeats": body.repeats,
+        "branch_thread": branch_thread,
+        "branch_turn": parent_turn,
+        "messages": messages,
+    }
+    job = Job(
+        id=f"job_{uuid.uuid4().hex[:24]}",
+        user_id=user_id,
+        root_thread_id=root,
+        kind="replay",
+        state="queued",
+        spec=spec,
+        done=0,
+        total=len(messages) * body.repeats,
+        thread_ids=[],
+        process_id=handles.turns.process_id,
+        heartbeat_at=now(),
+        created_at=now(),
+        updated_at=now(),
+    )
+    async with db.transaction() as s:
+        s.add(job)
+        await s.flush()
+        await action_log.append_many(
+            s,
+            root_thread_id=root,
+            channel=action_log.session_channel(root),
+            actions=[progress_action(job)],
+        )
+    out = job_out(job)
+
+    async def work(job_id: str) -> None:
+        await _replay(handles, job_id, user_id=user_id, spec=spec)
+
+    handles.turns.jobs.launch(job.id, work)
+    return out
+
+
+def reason_of(spec: dict[str, Any], repeat: int) -> str:
+    """The branch's reason: "replay with NAME of turns A–B (i/n)" (short: the graph
+    shows it on the branch's edge)."""
+    first, last = (str(spec[k]).rsplit(":", 1)[1] for k in ("from_node", "to_node"))
+    turns = f"turn {first}" if first == last else f"turns {first}–{last}"
+    of = f" ({repeat}/{spec['repeats']})" if spec["repeats"] > 1 else ""
+    return f"replay with {spec['profile_name']} of {turns}{of}"
+
+
+class _Progress:
+    """The job's progress, recorded (and streamed) at most PROGRESS_EVERY apart while
+    steps finish: a fast model's steps take ~30 ms, and each record is a transaction
+    with an action. A step that finishes is recorded within PROGRESS_EVERY, and the
+    last one of each branch at once (`flush`)."""
+
+    def __init__(self, db: Database, job_id: str) -> None:
+        self.db, self.job_id = db, job_id
+        self.done = self.saved = 0
+        self._task: asyncio.Task[None] | None = None
+
+    def step(self) -> None:
+        self.done += 1
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._later())
+
+    async def _later(self) -> None:
+        await asyncio.sleep(PROGRESS_EVERY)
+        await self.flush()
+
+    async def flush(self) -> None:
+        if self.done != self.saved:
+            self.saved = self.done
+            await save(self.db, self.job_id, done=self.done)
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+async def _replay(handles: Handles, job_id: str, *, user_id: int, spec: dict[str, Any]) -> None:
+    built: list[str] = []
+    profile_id = spec["profile_id"]
+    # Checked again once per job (it may have been deleted meanwhile), not per step.
+    profile = await profiles.resolve(
+        handles.db, handles.settings, user_id=user_id, profile_id=profile_id
+    )
+    progress = _Progress(handles.db, job_id)
+    try:
+        for repeat in range(1, spec["repeats"] + 1):
+            branch = await branching.create_branch(
+                handles.db,
+                handles.runtime,
+                user_id=user_id,
+                thread_id=spec["branch_thread"],
+                from_turn=spec["branch_turn"],
+                reason=reason_of(spec, repeat),
+            )
+            built.append(branch.thread_id)
+            # Recorded first: whatever fails after this, the job lists the branch.
+            await save(handles.db, job_id, thread_ids=list(built))
+            if profile_id != DEFAULT_PROFILE:
+                await profiles.set_branch_profile(
+                    handles.db,
+                    handles.settings,
+                    user_id=user_id,
+                    thread_id=branch.thread_id,
+                    profile_id=profile_id,
+                )
+            for content in spec["messages"]:
+                await _step(
+                    handles,
+                    user_id=user_id,
+                    thread_id=branch.thread_id,
+                    content=content,
+                    profile=profile,
+                )
+                progress.step()
+            await progress.flush()
+    finally:
+        progress.stop()
+        # What was done is recorded even when the job stops (cancelled, failed).
+        await asyncio.shield(progress.flush())
+
+
+async def _step(
+    handles: Handles, *, user_id: int, thread_id: str, content: str, profile: RunProfile
+) -> None:
+    """Send one message on the replay's branch and wait for its turn to end; while the
+    family is busy, wait and try again."""
+    while True:
+        try:
+            turn = await handles.turns.start_turn(
+                user_id=user_id, thread_id=thread_id, content=content, profile=profile
+            )
+            break
+        except (TurnInProgress, CheckoutWouldDiscardChanges, Conflict):
+            await asyncio.sleep(WAIT_SECONDS)
+    assert turn.task is not None
+    try:
+        await asyncio.shield(turn.task)
+    except asyncio.CancelledError:
+        # The job was cancelled: so is its running turn (it stays, as a cancelled node).
+        turn.task.cancel()
+        await asyncio.gather(turn.task, return_exceptions=True)
+        raise
+    if turn.state != NodeState.COMPLETE:
+        raise RuntimeError(f"step {turn.node_id} ended {turn.state}; the replay stopped there")
+
+
+async def _owned_job(db: Database, *, user_id: int, job_id: str) -> Job:
+    async with db.read() as s:
+        job = await repo.get_job(s, job_id)
+    if job is None:
+        raise NotFound(f"job {job_id} not found")
+    if job.user_id != user_id:
+        raise Forbidden(f"job {job_id} belongs to another user")
+    return job
+
+
+async def get_job(db: Database, *, user_id: int, job_id: str) -> JobOut:
+    return job_out(await _owned_job(db, user_id=user_id, job_id=job_id))
+
+
+async def family_jobs(db: Database, *, user_id: int, thread_id: str) -> list[JobOut]:
+    async with db.read() as s:
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id)
+        return [job_out(j) for j in await repo.jobs_of_family(s, conv.root_thread_id, user_id)]
+
+
+async def cancel(handles: Handles, *, user_id: int, job_id: str) -> JobOut:
+    """Cancel the job wherever it runs (its running turn too); an ended job is
+    answered as it is. What it built stays."""
+    job = await _owned_job(handles.db, user_id=user_id, job_id=job_id)
+    if job.state in ("done", "failed", "cancelled"):
+        return job_out(job)
+    await save(handles.db, job_id, cancel_requested=True)
+    await handles.turns.jobs.cancel_local(job_id)
+    # Run by another process (its next heartbeat stops it), or already stopped here.
+    await save(handles.db, job_id, state="cancelled")
+    return job_out(await _owned_job(handles.db, user_id=user_id, job_id=job_id))

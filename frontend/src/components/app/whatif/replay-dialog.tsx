@@ -1,0 +1,142 @@
+"use client";
+import { useState } from "react";
+import { messageOf } from "@/hooks/use-studio-actions";
+import { useJob, useLatestStep, useProfiles, useStartReplay } from "@/hooks/use-whatif";
+import { jobActive } from "@/lib/whatif";
+import { JobProgress } from "./job-progress";
+import { PathsCompare } from "./paths-compare";
+import { ProfilesPanel } from "./profiles-panel";
+
+export interface ReplayDialogProps {
+  /** the step the range starts at, "th_…:k", and its label */
+  nodeId: string;
+  label: string;
+  /** the head of the path (the range's other end when "to the head") */
+  headNode: string | null;
+  /** the profile to offer first (the branch's) */
+  profileId: string;
+  onClose: () => void;
+  onError: (message: string) => void;
+}
+
+/** "Replay with…": pick a profile, the range's end and a number of repeats; the job's
+ * progress shows while its branches appear in the graph, and each replayed branch
+ * opens in the aligned comparison with one click. Profiles are managed here too. */
+export function ReplayDialog({ nodeId, label, headNode, profileId, onClose, onError }: ReplayDialogProps) {
+  const profiles = useProfiles();
+  const { start, starting } = useStartReplay();
+  const latest = useLatestStep();
+  const [profile, setProfile] = useState(profileId);
+  const [repeats, setRepeats] = useState(1);
+  const [toHead, setToHead] = useState(false);
+  const [jobId, setJobId] = useState<string | null>(null);
+  const [managing, setManaging] = useState(false);
+  const [compare, setCompare] = useState<{ a: string; b: string } | null>(null);
+  const { job, cancel } = useJob(jobId);
+  const thread = nodeId.slice(0, nodeId.lastIndexOf(":"));
+  const to = toHead && headNode ? headNode : nodeId;
+
+  const run = async () => {
+    try {
+      const started = await start({ thread, from: nodeId, to, profileId: profile, repeats });
+      setJobId(started.id);
+    } catch (err) {
+      onError(messageOf(err));
+    }
+  };
+  const openCompare = async (branch: string) => {
+    try {
+      setCompare({ a: to, b: await latest(branch) });
+    } catch (err) {
+      onError(messageOf(err));
+    }
+  };
+
+  if (compare !== null) {
+    return <PathsCompare thread={thread} a={compare.a} b={compare.b} onClose={() => setCompare(null)} />;
+  }
+  return (
+    <div className="overlay" role="presentation">
+      <div
+        className="dialog replay-dialog"
+        role="dialog"
+        aria-label={`Replay from step ${label}`}
+        data-testid="replay-dialog"
+      >
+        <h2>Replay from step {label}</h2>
+        <p className="muted small">
+          Each repeat is a new branch at the step before {label} that re-sends the same messages, in order, with the
+          profile you pick.
+        </p>
+        <div className="replay-fields">
+          <label>
+            Profile
+            <select data-testid="replay-profile" value={profile} onChange={(e) => setProfile(e.target.value)}>
+              {(profiles.data ?? []).map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name} ({p.provider} · {p.model})
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            To
+            <select
+              data-testid="replay-to"
+              value={toHead ? "head" : "step"}
+              onChange={(e) => setToHead(e.target.value === "head")}
+            >
+              <option value="step">this step only</option>
+              <option value="head" disabled={!headNode}>
+                the head of the path
+              </option>
+            </select>
+          </label>
+          <label>
+            Repeats
+            <input
+              data-testid="replay-repeats"
+              type="number"
+              min={1}
+              max={5}
+              value={repeats}
+              onChange={(e) => setRepeats(Math.max(1, Math.min(5, Number(e.target.value) || 1)))}
+            />
+          </label>
+        </div>
+        <button type="button" className="link" data-testid="profiles-open" onClick={() => setManaging(!managing)}>
+          {managing ? "Hide profiles" : "Manage profiles…"}
+        </button>
+        {managing && <ProfilesPanel onError={onError} />}
+        {job && <JobProgress job={job} onCancel={() => void cancel().catch((err) => onError(messageOf(err)))} />}
+        {job && job.thread_ids.length > 0 && !jobActive(job) && (
+          <ul className="replay-branches">
+            {job.thread_ids.map((t, i) => (
+              <li key={t}>
+                <button type="button" data-testid="replay-compare" onClick={() => void openCompare(t)}>
+                  Compare paths {job.thread_ids.length > 1 ? `(replay ${i + 1})` : ""}
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+        <div className="dialog-actions">
+          <button type="button" data-testid="replay-close" onClick={onClose}>
+            Close
+          </button>
+          {(!job || !jobActive(job)) && (
+            <button
+              type="button"
+              className="primary"
+              data-testid="replay-start"
+              disabled={starting}
+              onClick={() => void run()}
+            >
+              {job ? "Replay again" : `Replay ${repeats > 1 ? `${repeats}×` : ""}`}
+            </button>
+          )}
+        </div>
+      </div>
+    </div>
+  );
+}

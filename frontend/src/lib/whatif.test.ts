@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import {
+  changedSurfaces,
+  jobActive,
+  jobOfAction,
+  jobCaption,
+  jobPercent,
+  latestNode,
+  replyDiff,
+  type PathsCompared,
+} from "./whatif";
+
+const job = (done: number, total: number, state: "queued" | "running" | "done" | "failed" | "cancelled") => ({
+  progress: { done, total },
+  state,
+  error: state === "failed" ? "the server restarted during the job" : null,
+});
+
+describe("what if", () => {
+  it("says whether a job can still change, and how far it got", () => {
+    expect(jobActive(job(0, 3, "queued"))).toBe(true);
+    expect(jobActive(job(1, 3, "running"))).toBe(true);
+    expect(jobActive(job(3, 3, "done"))).toBe(false);
+    expect(jobActive(null)).toBe(false);
+    expect(jobPercent(job(1, 3, "running"))).toBe(33);
+    expect(jobPercent(job(0, 0, "queued"))).toBe(0);
+    expect(jobCaption(job(1, 1, "done"))).toBe("1 of 1 step · done");
+    expect(jobCaption(job(2, 6, "failed"))).toBe("2 of 6 steps · failed: the server restarted during the job");
+  });
+
+  it("diffs two replies line by line", () => {
+    expect(replyDiff("a\nb", "a\nc")).toEqual([
+      { sign: "-", text: "b" },
+      { sign: " ", text: "a" },
+      { sign: "+", text: "c" },
+    ]);
+    expect(replyDiff("same", "same")).toEqual([{ sign: " ", text: "same" }]);
+    expect(latestNode("th_x", 4)).toBe("th_x:4");
+  });
+
+  it("names what differs in the workspace, matching replayed items by text", () => {
+    const item = (text: string, uid: string) => ({ text, uid }) as never;
+    const cmp = {
+      objective: { changed: false },
+      document: { changed: true },
+      preferences: { added: [item("brief", "u1")], removed: [item("brief", "u2")] },
+      todos: { added: [item("pack", "u3"), item("fly", "u4")], removed: [item("pack", "u5")] },
+    } as unknown as PathsCompared["pairs"][number]["comparison"];
+    expect(changedSurfaces(cmp)).toEqual(["document", "1 todo"]);
+    expect(changedSurfaces(null)).toEqual([]);
+  });
+
+  it("reads the job of a progress action of the event stream", () => {
+    const job = { id: "job_1", state: "running", progress: { done: 1, total: 2 }, thread_ids: [], error: null };
+    expect(jobOfAction({ type: "haico/jobProgress", job })).toEqual(job);
+    expect(jobOfAction({ type: "haico/threadChanged" })).toBeNull();
+    expect(jobOfAction({ type: "haico/jobProgress", job: null })).toBeNull();
+    expect(jobOfAction({ type: "haico/jobProgress", job: { id: 3 } })).toBeNull();
+  });
+});

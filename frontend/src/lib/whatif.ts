@@ -1,0 +1,75 @@
+/**
+ * What if: pure helpers for replay jobs and the aligned comparison of two paths.
+ */
+import type { components } from "./api/schema";
+
+export type Job = components["schemas"]["JobOut"];
+export type Profile = components["schemas"]["ProfileOut"];
+export type PathsCompared = components["schemas"]["PathsCompared"];
+export type PathTotals = components["schemas"]["PathTotals"];
+
+/** Whether a job may still change (queued or running). */
+export function jobActive(job: Pick<Job, "state"> | null | undefined): boolean {
+  return job?.state === "queued" || job?.state === "running";
+}
+
+/** The job's progress as a whole percentage (0 when it has nothing to do yet). */
+export function jobPercent(job: Pick<Job, "progress">): number {
+  const { done, total } = job.progress;
+  return total > 0 ? Math.min(100, Math.round((done / total) * 100)) : 0;
+}
+
+/** "3 of 6 steps · running", "done", "failed: …" — the progress bar's caption. */
+export function jobCaption(job: Pick<Job, "progress" | "state" | "error">): string {
+  const steps = `${job.progress.done} of ${job.progress.total} step${job.progress.total === 1 ? "" : "s"}`;
+  if (job.state === "failed") return `${steps} · failed${job.error ? `: ${job.error}` : ""}`;
+  return `${steps} · ${job.state}`;
+}
+
+/** A line diff of two replies: each line of `a` not in `b` is removed, each of `b` not
+ * in `a` added, shared lines kept (in `b`'s order, after the removals). */
+export function replyDiff(a: string, b: string): { sign: "+" | "-" | " "; text: string }[] {
+  const left = a.split("\n");
+  const right = b.split("\n");
+  const inRight = new Set(right);
+  const inLeft = new Set(left);
+  return [
+    ...left.filter((l) => !inRight.has(l)).map((text) => ({ sign: "-" as const, text })),
+    ...right.map((text) => ({ sign: inLeft.has(text) ? (" " as const) : ("+" as const), text })),
+  ];
+}
+
+/** The node id of a thread's latest step. */
+export function latestNode(threadId: string, turnIndex: number): string {
+  return `${threadId}:${turnIndex}`;
+}
+
+/** Texts on one side only: items made again by a replay have new identities, so the
+ * two paths' items are matched by their text here. */
+function textOnly(added: { text: string }[], removed: { text: string }[]): number {
+  const a = added.map((i) => i.text);
+  const r = removed.map((i) => i.text);
+  return a.filter((t) => !r.includes(t)).length + r.filter((t) => !a.includes(t)).length;
+}
+
+/** What differs in the workspace after the two steps of a pair, as short words
+ * ("objective", "document", "2 todos"); [] when the workspaces match. */
+export function changedSurfaces(comparison: PathsCompared["pairs"][number]["comparison"]): string[] {
+  if (!comparison) return [];
+  const out: string[] = [];
+  if (comparison.objective.changed) out.push("objective");
+  if (comparison.document.changed) out.push("document");
+  const prefs = textOnly(comparison.preferences.added, comparison.preferences.removed);
+  if (prefs > 0) out.push(`${prefs} preference${prefs === 1 ? "" : "s"}`);
+  const todos = textOnly(comparison.todos.added, comparison.todos.removed);
+  if (todos > 0) out.push(`${todos} todo${todos === 1 ? "" : "s"}`);
+  return out;
+}
+
+/** The job a `haico/jobProgress` action of the family's event stream carries (null for
+ * any other action): the studio's progress bar follows the stream. */
+export function jobOfAction(action: { type?: unknown; job?: unknown }): Job | null {
+  if (action.type !== "haico/jobProgress" || typeof action.job !== "object" || action.job === null) return null;
+  const job = action.job as Partial<Job>;
+  return typeof job.id === "string" && typeof job.state === "string" && job.progress ? (job as Job) : null;
+}
