@@ -146,10 +146,14 @@ caddy:
 ## Playwright walkthrough against the real backend (SQLite) serving the fresh build. Each
 ## file starts its own server (free port, own data directory) and browser, so two files run
 ## at once: 13 tests took 126 s that way against 190 s one at a time (2026-12-04, 2 cores
-## shared with other work). E2E_CONCURRENCY=1 runs them one by one.
+## shared with other work). E2E_CONCURRENCY=1 runs them one by one. A test still running
+## after E2E_TEST_TIMEOUT ms fails with its name instead of holding the run (node:test
+## has no limit of its own; a 390 px test was seen to hang twice under load).
 E2E_CONCURRENCY ?= 2
+E2E_TEST_TIMEOUT ?= 600000
 frontend-e2e: install studio chromium
-	cd $(FRONTEND) && node --test --test-concurrency=$(E2E_CONCURRENCY) tests/e2e/
+	cd $(FRONTEND) && node --test --test-concurrency=$(E2E_CONCURRENCY) \
+	  --test-timeout=$(E2E_TEST_TIMEOUT) tests/e2e/
 
 ## The screenshots of docs/quickstart.md (docs/quickstart/*.png), taken by the same
 ## harness as the walkthrough; not part of `make test`. Look at them before committing.

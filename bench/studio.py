@@ -11,7 +11,10 @@ Debian's chromium with playwright-core (`frontend/tests/bench/studio.mjs`):
   and wheel zoom (median frame interval);
 - one added node: from the turn's `turn_started` event to its card on the graph;
 - a 200-token streamed reply: graph cards re-rendered while it streams (the render
-  probe, `lib/render-probe.ts`).
+  probe, `lib/render-probe.ts`);
+- pruning suggestions (`GET …/suggestions`: every branch's net workspace change read
+  and compared with its siblings'), the service call on the same SQLite data, median
+  of 5 (reported; the issue sets no target).
 
 The machine is shared and loaded: the 200-node family measured in the same run is
 the baseline each figure is read against. Exits 1 when a target is missed.
@@ -24,11 +27,13 @@ import json
 import os
 import random
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +42,7 @@ from sqlalchemy import insert
 from app.config import Settings
 from app.db import models
 from app.db.engine import Database
-from app.services import users
+from app.services import suggestions, users
 from bench.common import print_table, report
 from bench.graph_bench import Family, Thread, insert_family, new_id
 
@@ -87,10 +92,28 @@ async def build(data_dir: Path) -> list[dict[str, Any]]:
                 "branches": len(family.threads) - 1,
                 "root": family.root.thread_id,
                 "thread": deepest.thread_id,
+                **await time_suggestions(db, user_id=user.id, root=family.root.thread_id),
             }
         )
     await db.dispose()
     return out
+
+
+async def time_suggestions(db: Database, *, user_id: int, root: str) -> dict[str, Any]:
+    """`GET …/suggestions` as the service answers it: median ms of 5 (after one warm-up)
+    and how many branches it suggested."""
+    idle = timedelta(days=Settings().suggest_idle_days)
+    found = await suggestions.suggest(
+        db, user_id=user_id, thread_id=root, idle_after=idle, now=datetime.now(UTC)
+    )
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        await suggestions.suggest(
+            db, user_id=user_id, thread_id=root, idle_after=idle, now=datetime.now(UTC)
+        )
+        times.append((time.perf_counter() - start) * 1000)
+    return {"suggestions_ms": statistics.median(times), "suggested": len(found)}
 
 
 def _free_port() -> int:
@@ -166,6 +189,9 @@ def main() -> None:
         print(run.stdout)
         sys.exit(f"the browser run failed ({run.returncode})")
     rows: list[dict[str, Any]] = json.loads(lines[-1])["results"]
+    for row, family in zip(rows, families, strict=True):
+        row["suggestions_ms"] = family["suggestions_ms"]
+        row["suggested"] = family["suggested"]
     print_table(
         rows,
         [
@@ -176,6 +202,8 @@ def main() -> None:
             ("pan/zoom fps", "fps"),
             ("add node ms", "add_node_ms"),
             ("cards re-rendered", "card_renders"),
+            ("suggestions ms", "suggestions_ms"),
+            ("suggested", "suggested"),
         ],
     )
     big, small = rows[-1], rows[0]
@@ -223,6 +251,14 @@ def main() -> None:
             "measured": str(big["card_renders"]),
             "baseline": f"{small['card_renders']}, {base_label}",
             "ok": checks["streaming_rerenders_no_card"],
+        },
+        {
+            "figure": f"pruning suggestions (service call, SQLite, median of 5), {label}",
+            "target": "reported",
+            "measured": f"{big['suggestions_ms']:.0f} ms ({big['suggested']} suggested)",
+            "baseline": f"{small['suggestions_ms']:.0f} ms ({small['suggested']} suggested), "
+            f"{base_label}",
+            "ok": None,
         },
     ]
     sys.exit(report("studio", checks, results=rows, figures=figures))

@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
-from pydantic.json_schema import SkipJsonSchema
 
 from app.domain import TITLE_CHARS, NodeState
 
@@ -80,10 +79,7 @@ class ConversationCreate(BaseModel):
     title: str | None = Field(default=None, max_length=TITLE_CHARS, pattern=NO_NUL)
     objective: str | None = Field(default=None, max_length=MAX_TEXT, pattern=NO_NUL)
     # The studio names a conversation before its first send creates it.
-    # The studio's: it names a conversation before its first send creates it. Left out
-    # of the OpenAPI document (docs/api.md describes it), so that the stateful fuzzer,
-    # which reads every body field as something to draw, stays deterministic.
-    new_id: SkipJsonSchema[str | None] = Field(
+    new_id: str | None = Field(
         default=None,
         pattern=r"^th_[0-9a-f]{32}$",
         description="the new thread's id, chosen by the client (th_ and 32 hex digits); "

@@ -59,6 +59,18 @@ async def test_header_and_query_forms(app: FastAPI, client: httpx.AsyncClient) -
     for method, url in (("POST", "/api/conversations"), ("GET", "/api/codes")):
         r = await client.request(method, url, json={"title": "t"}, headers=bearer(token))
         assert r.status_code == 403, (method, url, r.text)
+    # Nor a conversation created by its first send (a link owns nothing).
+    fresh = f"th_{uuid.uuid4().hex}"
+    commenter = (await share(client, fam, "commenter"))["token"]
+    r = await client.post(
+        f"/api/conversations/{fresh}/turns",
+        params={"create": "true"},
+        json={"content": "hello"},
+        headers=bearer(commenter),
+    )
+    assert r.status_code == 403, r.text
+    r = await client.get(f"/api/conversations/{fresh}", headers=fam.owner_h)
+    assert r.status_code == 404
 
 
 async def test_link_is_never_editor(app: FastAPI, client: httpx.AsyncClient) -> None:

@@ -23,6 +23,8 @@ from app.services.net_change import NetChange
 from app.services.workspace_state import PreferenceState, TodoState, WorkspaceState
 from tests.agent.test_providers import FakeServer
 from tests.history_helpers import new_thread, turn_ok
+from tests.server import Server
+from tests.sse_client import parse_sse
 
 SUMMARY_MODEL = "summ-1"
 SUMMARY = "Poems about the sea"
@@ -215,3 +217,29 @@ def test_net_change_compares_content_not_identity() -> None:
         "· 2 turns — “first ask”"
     )
     assert offline_summary([], []) == "no workspace change · 0 turns"
+
+
+async def test_a_summary_pending_when_the_server_is_killed_is_written_after_restart(
+    server_env: dict[str, str],
+) -> None:
+    """The pending set is in memory; a restart re-derives it from the rows (a summary
+    behind its thread's turn clock), so a kill loses nothing until the branch grows."""
+    # A debounce that outlives the process: the summary is still pending at the kill.
+    server = Server({**server_env, "HAICO_SUMMARY_DEBOUNCE_SECONDS": "3600"})
+    await server.start()
+    async with httpx.AsyncClient(base_url=server.url, timeout=30) as c:
+        tid = (await c.post("/api/conversations", json={})).json()["thread_id"]
+        r = await c.post(f"/api/conversations/{tid}/turns", json={"content": "todo: a sonnet"})
+        assert parse_sse(r.text)[-1][0] == "turn_completed"
+        assert await summary_of(c, tid) is None
+        server.kill()
+    restarted = Server({**server_env, "HAICO_SUMMARY_DEBOUNCE_SECONDS": "0"})
+    await restarted.start()
+    try:
+        async with httpx.AsyncClient(base_url=restarted.url, timeout=30) as c:
+            # No new turn: the restart alone writes it.
+            summary = await until(lambda: summary_of(c, tid), "the pending summary")
+            assert "a sonnet" in summary
+            assert (await lane(c, tid))["turn_index"] == 1
+    finally:
+        restarted.stop()

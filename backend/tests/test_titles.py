@@ -101,6 +101,9 @@ class FakeModel:
         self.fail = False
         self.title = "Funding bike lanes"
         self.title_requests = 0
+        # the `model` each request named: title requests, and the chat's turns
+        self.title_models: list[str] = []
+        self.turn_models: list[str] = []
         self.port = 0
 
     def app(self) -> FastAPI:
@@ -131,11 +134,14 @@ class FakeModel:
             body = await request.json()
             system = str(body["messages"][0].get("content", ""))
             if system.startswith("You name conversations"):
+                self.title_models.append(str(body.get("model")))
                 self.title_requests += 1
                 if self.fail:
                     return JSONResponse({"error": {"message": "no"}}, status_code=400)
                 await asyncio.to_thread(self.release.wait, 30)
                 return stream(f'"{self.title}."')
+            if not system.startswith("You name branches"):
+                self.turn_models.append(str(body.get("model")))
             return stream("Noted, thank you.")
 
         return app
@@ -173,7 +179,12 @@ class TestRealModel:
     @pytest.fixture
     def settings_overrides(self, fake_model: FakeModel) -> dict[str, Any]:
         port = fake_model.port
-        return {"llm": "openai", "llm_base_url": f"http://127.0.0.1:{port}/v1", "llm_model": "fake"}
+        return {
+            "llm": "openai",
+            "llm_base_url": f"http://127.0.0.1:{port}/v1",
+            "llm_model": "fake",
+            "summary_model": "fake-summary",
+        }
 
     async def test_the_model_titles_after_the_turn_which_never_waits(
         self, app: FastAPI, client: httpx.AsyncClient, fake_model: FakeModel
@@ -191,6 +202,10 @@ class TestRealModel:
         fake_model.release.set()
         await _settled(app)
         assert await _title(client, tid) == "Funding bike lanes"
+        # The title came from the summary model (HAICO_SUMMARY_MODEL), the turn from the
+        # chat model.
+        assert fake_model.title_models[-1] == "fake-summary"
+        assert fake_model.turn_models and set(fake_model.turn_models) == {"fake"}
         # one call per thread: a second turn asks for no title
         asked = fake_model.title_requests
         await send_turn(client, tid, "and in Paris?")

@@ -10,6 +10,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from app.api.deps import CurrentUser, HandlesDep, ThreadId
 from app.api.errors import responses
+from app.errors import Forbidden
 from app.schemas import MessageOut, TurnIn
 from app.services import turn_views
 from app.services.running_turn import RunningTurn
@@ -23,14 +24,26 @@ async def started_turn(
     user: CurrentUser,
     handles: HandlesDep,
     force: Annotated[bool, Query()] = False,
+    create: Annotated[
+        bool,
+        Query(
+            description="create the conversation (a new root with this id) if it does "
+            "not exist yet, together with its first turn: a send refused or failed "
+            "before its turn started leaves no empty conversation"
+        ),
+    ] = False,
 ) -> RunningTurn:
     """Open the turn before streaming, so 404/409 and friends keep their status."""
+    if create and user.link_root is not None:
+        # (a link owns nothing, so it cannot own a new conversation either)
+        raise Forbidden("a share link cannot create a conversation")
     return await handles.turns.start_turn(
         user_id=user.id,
         thread_id=thread_id,
         content=body.content,
         force=force,
         profile_id=body.profile_id,
+        create=create,
     )
 
 

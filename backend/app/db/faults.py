@@ -33,6 +33,9 @@ class Step(StrEnum):
     IMPORT_ROWS = "import_rows"
     IMPORT_SEED = "import_seed"
     IMPORT_ACTIVATE = "import_activate"
+    # A send that creates its conversation (`services.turn_open`): the thread is
+    # inserted, then the turn opened, in one transaction.
+    OPEN = "open"
     # A turn's closing write (`services.turns`), and the sweep that closes the turn of
     # a process that died (`services.turn_sweep`).
     CLOSE = "close"

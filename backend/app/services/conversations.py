@@ -105,21 +105,37 @@ async def create(
     async with db.transaction() as s:
         if await repo.get_thread(s, thread_id) is not None:
             raise AlreadyExists(f"conversation {thread_id} already exists")
-        conv = Conversation(
-            thread_id=thread_id,
-            user_id=user_id,
-            root_thread_id=thread_id,
-            title=(title or "").strip() or derive(objective) or DEFAULT_TITLE,
-            objective=objective,
-            turn_index=0,
-            message_count=0,
-            created_at=now(),
-            updated_at=now(),
+        conv = await add_root(
+            s, thread_id=thread_id, user_id=user_id, title=title, objective=objective
         )
-        s.add(conv)
-        await s.flush()
-        await action_log.append_catalogue(s, thread_id, thread_id, "created")
         return to_view(conv, None)
+
+
+async def add_root(
+    s: AsyncSession,
+    *,
+    thread_id: str,
+    user_id: int,
+    title: str | None = None,
+    objective: str | None = None,
+) -> Conversation:
+    """Insert a new root thread and its `created` action in the session's transaction
+    (`create`, and a first send that creates its conversation: `turn_open`)."""
+    conv = Conversation(
+        thread_id=thread_id,
+        user_id=user_id,
+        root_thread_id=thread_id,
+        title=(title or "").strip() or derive(objective) or DEFAULT_TITLE,
+        objective=objective,
+        turn_index=0,
+        message_count=0,
+        created_at=now(),
+        updated_at=now(),
+    )
+    s.add(conv)
+    await s.flush()
+    await action_log.append_catalogue(s, thread_id, thread_id, "created")
+    return conv
 
 
 async def list_for_user(

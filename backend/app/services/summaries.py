@@ -10,6 +10,15 @@ once per branch per `summary_every_turns` turns, failed attempts included. A fai
 (the model, the read or the write) keeps the summary already stored; the next growth
 tries again. The write is one conditional UPDATE with its catalogue action, so an
 older summary never overwrites a newer one.
+
+What is pending lives in this process only, but it can be re-derived: a thread whose
+`summary_turn` is behind its turn clock has a summary due. A process that died with
+summaries pending (or between a turn's close and its touch) leaves exactly such rows,
+so on start (`resume`, after the stale-turn sweep has closed the dead process's turns)
+every thread changed in the last RESUME_WINDOW whose summary is behind is touched
+again, at most RESUME_LIMIT of them, most recent first. The model budget still holds:
+a branch whose stored summary is fewer than `summary_every_turns` turns old is left
+for its next growth, as before the crash.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 
 from langchain_core.language_models import BaseChatModel
 
@@ -26,7 +36,9 @@ from app.config import Settings
 from app.db.engine import Database
 from app.db.repositories import graph as graph_repo
 from app.db.repositories import heads as heads_repo
+from app.db.repositories import summaries as summaries_repo
 from app.db.repositories import threads as repo
+from app.domain import now
 from app.events import log as action_log
 from app.services.family import first_owned_turn
 from app.services.net_change import NetChange
@@ -36,6 +48,8 @@ from app.services.workspace_state import live_state
 log = logging.getLogger("haico.summaries")
 
 BUSY_RETRY_SECONDS = 0.5
+RESUME_WINDOW = timedelta(days=2)
+RESUME_LIMIT = 500
 
 
 @dataclass(frozen=True)
@@ -95,6 +109,21 @@ class Summarizer:
             self._tasks[thread_id] = asyncio.create_task(
                 self._run(thread_id), name=f"summary {thread_id}"
             )
+
+    async def resume(self) -> int:
+        """Touch the threads whose summary is behind (see the module doc); how many. A
+        failed read is logged and resumes nothing (the next growth still refreshes)."""
+        try:
+            async with self.db.read() as s:
+                due = await summaries_repo.behind(
+                    s, since=now() - RESUME_WINDOW, limit=RESUME_LIMIT
+                )
+        except Exception:
+            log.exception("could not resume pending summaries")
+            return 0
+        for thread_id in due:
+            self.touch(thread_id)
+        return len(due)
 
     async def idle(self) -> None:
         """Wait until no summary is pending (tests and shutdown)."""

@@ -11,7 +11,8 @@ names it, whichever comes first:
 
 Both derivations are deterministic (`derive`). With a real model (`HAICO_LLM` other
 than `offline`) the turn's close also starts `Retitler.after_turn`: off the turn's
-path, after it ended, one short model call proposes a better title, and it replaces
+path, after it ended, one short call to the summary model (`HAICO_SUMMARY_MODEL`, the
+chat model when unset) proposes a better title, and it replaces
 the derived one only if that is still the thread's title (compare and set), so a
 rename made meanwhile always wins. A failed or slow call leaves the derived title;
 the turn never waits for it.
@@ -26,7 +27,8 @@ import re
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from app import background
-from app.agent.models import make_chat_model, split_parts
+from app.agent.models import split_parts
+from app.agent.summaries import make_summary_model
 from app.config import Settings
 from app.db.engine import Database
 from app.db.models import Conversation
@@ -169,7 +171,11 @@ class Retitler:
             log.warning("no model title for %s; the derived one stays", thread_id, exc_info=True)
 
     async def _ask(self, objective: str | None, message: str, reply: str) -> str | None:
-        model = make_chat_model(self.settings)
+        # The summary model (`HAICO_SUMMARY_MODEL`, else the chat model) names things:
+        # a title is a summary of the first exchange, not a turn of the chat.
+        model = make_summary_model(self.settings)
+        if model is None:
+            return None
         about = f"Objective: {objective}\n" if objective else ""
         answer = await model.ainvoke(
             [

@@ -14,6 +14,11 @@ Two ways to the same rows:
 
 Either way the turn exists with all its rows or not at all, and a second send to a
 family with a turn running fails on the lease's primary key (`TurnInProgress`).
+
+A send may create its conversation (`Send.create`, the studio's first send): a thread
+that does not exist yet is inserted in the locked way's transaction, so the
+conversation and its first turn are committed together. A send that fails before its
+turn opened leaves no empty conversation behind.
 """
 
 from __future__ import annotations
@@ -25,8 +30,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
 from app.db.dialect import GuardFailed, Write, moved
-from app.db.engine import Database
-from app.db.faults import Window
+from app.db.engine import Database, fault
+from app.db.faults import Step, Window
 from app.db.models import ChatHead, Conversation, ConversationBranch
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
@@ -37,7 +42,7 @@ from app.events import log as action_log
 from app.services import heads, pruning
 from app.services.access import Role
 from app.services.agent_workspace import view_of
-from app.services.conversations import check_visible
+from app.services.conversations import add_root, check_visible
 from app.services.running_turn import RunningTurn
 from app.services.snapshots import capture_snapshot, snapshot_of
 from app.services.workspace_state import WorkspaceState, state_of_rows
@@ -56,6 +61,8 @@ class Send:
     user_id: int
     thread_id: str
     content: str
+    # create the thread (a root, owned by `user_id`) if it does not exist yet
+    create: bool = False
 
 
 @dataclass
@@ -71,7 +78,8 @@ async def open_turn(db: Database, settings: Settings, send: Send, *, prepared: b
     Raises `NotWorking` when the thread must first become the working thread, and
     `Conflict` when it still is not after `_prepare_working` (`prepared`)."""
     try:
-        if db.dialect.is_postgres and settings.history_retains_branches and not prepared:
+        unlocked = settings.history_retains_branches and not (prepared or send.create)
+        if db.dialect.is_postgres and unlocked:
             try:
                 opened = await _open_unlocked(db, send)
             except (DBAPIError, GuardFailed) as exc:
@@ -113,6 +121,9 @@ async def _open_unlocked(db: Database, send: Send) -> Opened | None:
 
 async def _open_locked(db: Database, settings: Settings, send: Send, *, prepared: bool) -> Opened:
     async with db.transaction() as s:
+        if send.create and await repo.get_thread(s, send.thread_id) is None:
+            await add_root(s, thread_id=send.thread_id, user_id=send.user_id)
+            await fault(s, Step.OPEN)
         conv, branch, head = await heads.lock_owned_with_head(
             s, thread_id=send.thread_id, user_id=send.user_id, need=Role.EDITOR
         )

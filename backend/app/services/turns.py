@@ -95,6 +95,7 @@ class TurnManager:
 
     async def start(self) -> None:
         await self.sweep_stale()
+        await self.summaries.resume()  # what a dead process left pending
         self._sweeper = asyncio.create_task(self._sweep_forever())
         await self.jobs.start()
 
@@ -148,10 +149,12 @@ class TurnManager:
         force: bool = False,
         profile_id: str | None = None,
         profile: RunProfile | None = None,
+        create: bool = False,
     ) -> RunningTurn:
         """Open a turn (lease, clock, snapshot) and start the agent; see the module doc.
         `profile_id` runs this one turn with that profile instead of the branch's
-        (`profile`: one already checked, a replay's)."""
+        (`profile`: one already checked, a replay's); `create`: a missing thread is
+        created with the turn (`turn_open`)."""
         content = content.strip()
         if not content:
             raise InvalidInput("content: must not be empty")
@@ -168,7 +171,7 @@ class TurnManager:
         try:
             while True:
                 try:
-                    send = Send(self.process_id, user_id, thread_id, content)
+                    send = Send(self.process_id, user_id, thread_id, content, create)
                     opened = await open_turn(self.db, self.settings, send, prepared=prepared)
                     break
                 except NotWorking:

@@ -22,46 +22,47 @@ export function useSuggestions(thread: string | null, enabled: boolean) {
 }
 
 /**
- * The path this user last looked at in the family (`root`), remembered on the server:
- * the child chosen at each fork. Every time the head (the end of the displayed path)
- * moves, it is recorded, once per value.
+ * The path this user last looked at in the family of `thread` (any of its threads: the
+ * server finds the family), remembered on the server: the node at its end and the child
+ * chosen at each fork. `end`, the end of the path shown, is recorded every time it
+ * changes, once per value (null: nothing to record yet).
  */
-export function useChosenPath(root: string | null, head: string | null) {
+export function useChosenPath(thread: string | null, end: string | null) {
   const { client } = useApi();
   const qc = useQueryClient();
   const query = useQuery({
-    queryKey: keys.chosenPath(root ?? ""),
-    enabled: root !== null,
+    queryKey: keys.chosenPath(thread ?? ""),
+    enabled: thread !== null,
     staleTime: Number.POSITIVE_INFINITY,
     queryFn: async () =>
       unwrap(
         await client.GET("/api/conversations/{thread_id}/chosen-path", {
-          params: { path: { thread_id: root ?? "" } },
+          params: { path: { thread_id: thread ?? "" } },
         }),
       ),
   });
   const { mutate } = useMutation({
     // One at a time, in order: the last answer holds every choice made before it.
     scope: { id: "chosen-path" },
-    mutationFn: async (v: { root: string; node: string }) =>
+    mutationFn: async (v: { thread: string; node: string }) =>
       unwrap(
         await client.PUT("/api/conversations/{thread_id}/chosen-path", {
-          params: { path: { thread_id: v.root } },
+          params: { path: { thread_id: v.thread } },
           body: { node_id: v.node },
         }),
       ),
-    onSuccess: (data, v) => qc.setQueryData(keys.chosenPath(v.root), data),
+    onSuccess: (data, v) => qc.setQueryData(keys.chosenPath(v.thread), data),
   });
   const recorded = useRef<string | null>(null);
   const known = query.data?.node_id ?? null;
   const ready = query.isSuccess;
   useEffect(() => {
-    if (root === null || head === null || !ready) return;
-    const key = `${root}|${head}`;
+    if (thread === null || end === null || !ready) return;
+    const key = `${thread}|${end}`;
     if (recorded.current === key) return;
     recorded.current = key;
-    if (known !== head) mutate({ root, node: head });
-  }, [root, head, ready, known, mutate]);
+    if (known !== end) mutate({ thread, node: end });
+  }, [thread, end, ready, known, mutate]);
   return query.data;
 }
 

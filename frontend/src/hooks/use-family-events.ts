@@ -63,7 +63,9 @@ export function useFamilyEvents(
       const a = env.action;
       // (a replayed action it had applied already makes no effects: skipped)
       if (a.type === "chat/turnStarted" && next.effects.graph && typeof a.turnId === "string") {
-        // Drawn now; the graph fetched again below replaces it.
+        // Drawn now; the graph fetched again below replaces it. (The mark times a node
+        // added while the studio is open: bench/studio reads it.)
+        performance.mark(`haico:turn-started:${a.turnId}`);
         const parent = typeof a.parentTurnId === "string" ? a.parentTurnId : null;
         const text = (a.message as { text?: unknown } | undefined)?.text;
         qc.setQueriesData<Graph>({ queryKey: every.graph }, (g) =>

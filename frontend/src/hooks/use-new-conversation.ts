@@ -21,9 +21,11 @@ export function pendingUrl(threadId: string): string {
 /**
  * A conversation is created by its first send or edit, never empty. "New
  * conversation" opens `/?thread=<a fresh id>&new=1`: the studio shows an empty
- * conversation under that id, and `ensure` creates it (`POST /api/conversations` with
- * the id) just before the first write; once the server lists it, the address loses
- * `new=1` (`settle`). `pending` is true while the id is not created.
+ * conversation under that id. The first send creates it with its first turn, in one
+ * request (`POST …/turns?create=true`: a send that fails creates nothing); the first
+ * edit calls `ensure`, which creates it (`POST /api/conversations` with the id) just
+ * before the edit. Once the server lists it, the address loses `new=1` (`settle`).
+ * `pending` is true while the id is not created.
  */
 export function useNewConversation({
   anchor,
@@ -60,7 +62,6 @@ export function useNewConversation({
     if (creating.current?.id !== anchor) {
       const done = (async () => {
         try {
-          // `new_id` is not in the OpenAPI document (backend schemas.py says why)
           const body = { objective: null, new_id: anchor };
           unwrap(await client.POST("/api/conversations", { body }));
           await invalidate(qc, [every.conversations]);

@@ -104,14 +104,15 @@ export function useStudioActions({ anchor, displayed, familyRoot, setError, ask,
     [displayed, anchor, postCheckout, qc, ask, setError, onCheckedOut, refreshAll],
   );
 
-  /** Sends `text` on the displayed thread; resolves to whether the server took it, so
-   * the composer can give back a message that was not sent. */
+  /** Sends `text` on the displayed thread (`create`: a conversation not created yet,
+   * which this send creates); resolves to whether the server took it, so the composer
+   * can give back a message that was not sent. */
   const sendMessage = useCallback(
-    async (text: string): Promise<boolean> => {
+    async (text: string, create = false): Promise<boolean> => {
       if (displayed === null) return false;
       setError(null);
       const attempt = async (force: boolean): Promise<boolean> => {
-        const { accepted, error } = await send(displayed, text, force);
+        const { accepted, error } = await send(displayed, text, force, create);
         if (error === null) return accepted;
         if (!accepted && error.code === DISCARD_REFUSED) return (await ask(error.message)) && attempt(true);
         setError(error.message);

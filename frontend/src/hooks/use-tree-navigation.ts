@@ -1,6 +1,6 @@
 "use client";
 import { useCallback, useMemo, useRef, useState } from "react";
-import { useArchive, useChosenPath } from "./use-big-trees";
+import { useArchive } from "./use-big-trees";
 import {
   breadcrumbs,
   choiceMap,
@@ -11,6 +11,7 @@ import {
   treeIndex,
   type Siblings,
 } from "@/lib/big-trees";
+import type { ChosenPath } from "@/lib/api/client";
 import type { Graph } from "@/lib/graph";
 import type { useStudioView } from "./use-studio-view";
 
@@ -22,9 +23,8 @@ interface Options {
   flow: StudioView["flow"];
   /** The displayed path, step by step (`useStudioView`'s guide). */
   guide: StudioView["guide"];
-  familyRoot: string | null;
-  /** The head as a fresh answer says it (null while a cached history refetches). */
-  freshHead: string | null;
+  /** The path this user chose, as the server remembers it (useChosenOpening). */
+  chosen: ChosenPath | undefined;
   onFocusStep: (nodeId: string) => void;
   openThread: (threadId: string) => Promise<void>;
   setError: (message: string) => void;
@@ -35,20 +35,10 @@ interface Options {
  * server, breadcrumbs, switching between sibling steps, centring the graph on a jump,
  * archive, and the name each branch goes by in the path bar.
  */
-export function useTreeNavigation({
-  graph,
-  flow,
-  guide,
-  familyRoot,
-  freshHead,
-  onFocusStep,
-  openThread,
-  setError,
-}: Options) {
+export function useTreeNavigation({ graph, flow, guide, chosen, onFocusStep, openThread, setError }: Options) {
   // Folded branches hide their cards: the keyboard selection moves over what is shown.
   const [folds, setFolds] = useState<ReadonlyMap<string, boolean>>(new Map());
   const shownFlow = useMemo(() => (graph && flow ? foldFlow(graph, flow, folds) : null), [graph, flow, folds]);
-  const chosen = useChosenPath(familyRoot, freshHead);
   const [centre, setCentre] = useState<{ nodeId: string; tick: number } | null>(null);
   const graphRef = useRef<Graph | undefined>(undefined);
   graphRef.current = graph;

@@ -43,7 +43,7 @@ export function useTurn() {
   const refetchFamily = useCallback(() => invalidate(qc, TURN_STALE), [qc]);
 
   const send = useCallback(
-    async (thread: string, content: string, force = false): Promise<SendOutcome> => {
+    async (thread: string, content: string, force = false, create = false): Promise<SendOutcome> => {
       if (busy.current) return { accepted: false, error: null };
       busy.current = true;
       let turn: RunningTurn = {
@@ -62,7 +62,13 @@ export function useTurn() {
       };
       setRunning(turn);
       try {
-        const res = await fetch(`/api/conversations/${thread}/turns${force ? "?force=true" : ""}`, {
+        // `create`: the conversation does not exist yet; the server creates it with
+        // this turn, or not at all (a refused send leaves no empty conversation).
+        const query = new URLSearchParams();
+        if (force) query.set("force", "true");
+        if (create) query.set("create", "true");
+        const suffix = query.size > 0 ? `?${query.toString()}` : "";
+        const res = await fetch(`/api/conversations/${thread}/turns${suffix}`, {
           method: "POST",
           headers: { "Content-Type": "application/json", Accept: "text/event-stream", ...authHeaders(tokens) },
           body: JSON.stringify({ content }),

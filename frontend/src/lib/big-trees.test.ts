@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  addedCards,
   breadcrumbs,
   childrenOf,
   choiceMap,
@@ -139,5 +140,17 @@ describe("a node that has just started", () => {
     expect(withStartedNode(g, "A:9", "A:8", "q")).toBe(g);
     const first = withStartedNode(g, "R:5", null, "q");
     expect(first.edges).toBe(g.edges);
+  });
+});
+
+describe("addedCards", () => {
+  it("names the cards a change only added, else null", () => {
+    expect(addedCards("", "f|a,b")).toBeNull();
+    expect(addedCards("f|a,b", "f|a,b")).toBeNull();
+    expect(addedCards("f|a,b", "f|a,b,c")).toEqual(["c"]);
+    expect(addedCards("f|a,b", "f|a,c,b,d")).toEqual(["c", "d"]);
+    expect(addedCards("f|a,b", "g|a,b,c")).toBeNull(); // framed again: a new frame
+    expect(addedCards("f|a,b", "f|a,c")).toBeNull(); // a card went
+    expect(addedCards("f|a", "f|a,b,c,d,e")).toBeNull(); // too many: a new family or unfold
   });
 });

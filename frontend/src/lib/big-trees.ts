@@ -298,3 +298,18 @@ export function withStartedNode(graph: Graph, turnId: string, parentTurnId: stri
     edges,
   };
 }
+
+/** The cards a change of the card set only added (a turn started, a branch made): the
+ * new ids when `next` keeps every card of `previous` and adds at most a few; else null
+ * (a different family or path, a fold: the view is framed again). */
+export function addedCards(previous: string, next: string): string[] | null {
+  if (previous === "" || previous === next) return null;
+  const [frameA, idsA = ""] = previous.split("|");
+  const [frameB, idsB = ""] = next.split("|");
+  if (frameA !== frameB) return null;
+  const before = new Set(idsA.split(","));
+  const after = idsB.split(",");
+  if (after.length <= before.size || after.length - before.size > 3) return null;
+  for (const id of before) if (!after.includes(id)) return null;
+  return after.filter((id) => !before.has(id));
+}

@@ -37,6 +37,14 @@ async function firstPaint(browser, url) {
     { timeout: 60_000, polling: "raf" },
   );
   const ms = await handle.jsonValue();
+  // Where the time went: each request's start and end, from the navigation on.
+  const timeline = await page.evaluate(() =>
+    performance
+      .getEntriesByType("resource")
+      .filter((e) => e.name.includes("/api/") || e.name.includes("/_next/"))
+      .map((e) => `${Math.round(e.startTime)}-${Math.round(e.responseEnd)} ${new URL(e.name).pathname.slice(-40)}`),
+  );
+  if (process.env.HAICO_BENCH_TIMELINE) console.error(`first paint ${Math.round(ms)} ms\n  ${timeline.join("\n  ")}`);
   await quiet(requests);
   const repeated = requests.filter((r, i) => requests.indexOf(r) !== i).length;
   return { ms, repeated, page, context };
@@ -107,6 +115,16 @@ async function addNode(page, thread) {
     { timeout: 30_000, polling: "raf" },
   );
   const ms = (await shown.jsonValue()) - result.started;
+  if (process.env.HAICO_BENCH_TIMELINE) {
+    const marks = await page.evaluate(
+      (node) => performance.getEntriesByName(`haico:turn-started:${node}`).map((m) => m.startTime),
+      result.node,
+    );
+    const at = (await shown.jsonValue()) - result.started;
+    console.error(
+      `add node: event at +${Math.round((marks[0] ?? NaN) - result.started)} ms, card at +${Math.round(at)} ms`,
+    );
+  }
   await page.waitForFunction(() => !document.querySelector('[data-testid="turn-status"]'), null, { timeout: 30_000 });
   return ms;
 }

@@ -123,6 +123,28 @@ test("minimap, breadcrumbs, the sibling switcher and the path it remembers", asy
   assert.equal(chosen.node_id, `${c}:4`);
   assert.deepEqual(chosen.choices.map((x) => x.child_node_id).sort(), [`${a}:3`, `${c}:4`].sort());
   await other.close();
+
+  // Another client moves the family's head back to the main path: the studio still opens
+  // on the path this user last looked at (C), not on the shared head, in this browser and
+  // a fresh one; opening it records nothing new.
+  await api(server.base, "POST", `/conversations/${root}/checkout`, { turn_id: `${root}:4` });
+  const pathEnd = (p) =>
+    p.waitForFunction(
+      (n) => [...document.querySelectorAll('[data-testid="breadcrumb-item"]')].at(-1)?.dataset.nodeId === n,
+      `${c}:4`,
+      { timeout: T },
+    );
+  await page.goto(`${server.base}/?thread=${root}`);
+  await pathEnd(page);
+  await page.waitForSelector(`[data-testid="chat-message"][data-node-id="${c}:4"]`, { timeout: T });
+  const third = await chrome.browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const fresh = await third.newPage();
+  await fresh.goto(`${server.base}/?thread=${root}`);
+  await pathEnd(fresh);
+  await fresh.waitForSelector(`[data-testid="graph-node"][data-node-id="${root}:4"][data-head="true"]`, { timeout: T });
+  assert.equal((await api(server.base, "GET", `/conversations/${root}/chosen-path`)).node_id, `${c}:4`);
+  assert.equal((await api(server.base, "GET", `/conversations/${root}/history`)).head_turn_id, `${root}:4`);
+  await third.close();
   assert.deepEqual(errors, []);
   await context.close();
   void b;
@@ -171,5 +193,66 @@ test("summaries, the conversations filter, archive from a suggestion and undo", 
   await page.setViewportSize({ width: 390, height: 844 });
   await page.locator('[data-testid="graph-panel"]').scrollIntoViewIfNeeded();
   await screenshot(page, "big-trees-390");
+  await context.close();
+});
+
+test("a card's buttons are at least 24 × 24 px on screen at every zoom that shows them", async () => {
+  const { server, chrome } = studio;
+  const { root } = await family(server.base, "three");
+  const context = await chrome.browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  const s = new StudioPage(page);
+  await page.goto(`${server.base}/?thread=${root}`);
+  await s.expectHead(`${root}:4`);
+  const zoomNow = () =>
+    page.evaluate(() => {
+      const t = getComputedStyle(document.querySelector(".react-flow__viewport")).transform;
+      return t === "none" ? 1 : new DOMMatrix(t).a;
+    });
+  /** Waits until the view stops moving; then the zoom, and every shown button's size. */
+  async function measure() {
+    let last = -1;
+    let zoom = await zoomNow();
+    while (zoom !== last) {
+      last = zoom;
+      await page.waitForTimeout(150);
+      zoom = await zoomNow();
+    }
+    const sizes = await page.evaluate(() =>
+      [...document.querySelectorAll('[data-testid="graph-node"] .card-btn')]
+        .map((b) => b.getBoundingClientRect())
+        .filter((r) => r.width > 0 && r.height > 0)
+        .map((r) => [r.width, r.height]),
+    );
+    return { zoom, sizes };
+  }
+  const seen = [];
+  // from the view the family opens with, zoomed in to the top and then all the way out
+  for (let i = 0; i < 3; i++) await page.locator(".react-flow__controls-zoomin").click();
+  for (let i = 0; i < 14; i++) {
+    const { zoom, sizes } = await measure();
+    seen.push([zoom, sizes.length]);
+    if (zoom < 0.9 && zoom >= 0.7) await screenshot(page, "big-trees-buttons-zoom-0.8");
+    if (zoom < 0.7 && zoom >= 0.35) await screenshot(page, "big-trees-buttons-compact");
+    for (const [w, h] of sizes) assert.ok(w >= 24 && h >= 24, `a ${w} × ${h} px button at zoom ${zoom}`);
+    await page.locator(".react-flow__controls-zoomout").click();
+  }
+  console.log(`zoom, buttons shown: ${JSON.stringify(seen)}`);
+  // The zooms where the cards are full but smaller than life were measured, buttons shown;
+  // so were compact cards with their fold buttons; and far enough out every button is
+  // hidden (the step menu has them all, folding included).
+  assert.ok(
+    seen.some(([z, n]) => z < 0.9 && z >= 0.7 && n > 0),
+    JSON.stringify(seen),
+  );
+  assert.ok(
+    seen.some(([z, n]) => z < 0.7 && z >= 0.35 && n > 0),
+    JSON.stringify(seen),
+  );
+  assert.ok(
+    seen.some(([z, n]) => z < 0.3 && n === 0),
+    JSON.stringify(seen),
+  );
+  await screenshot(page, "big-trees-zoomed-out-1440");
   await context.close();
 });

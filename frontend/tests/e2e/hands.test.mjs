@@ -392,6 +392,23 @@ test("the header's title can be edited, and a new conversation is never an empty
   await page.goto(server.base);
   assert.equal((await (await page.request.get(`${server.base}/api/conversations`)).json()).length, before);
 
+  // a first send that fails creates nothing (the conversation comes with its first
+  // turn, in one request): no empty row, and the message stays in the composer
+  const first = await s.newConversation();
+  await page.route("**/turns*", (route) => route.abort("connectionrefused"));
+  await s.byTest("message-input").fill("lost first words");
+  await s.byTest("send-button").click();
+  await s.byTest("error-banner").waitFor({ timeout: T });
+  await s.waitIdle();
+  assert.equal(await s.byTest("message-input").inputValue(), "lost first words");
+  assert.equal((await (await page.request.get(`${server.base}/api/conversations`)).json()).length, before);
+  await page.unroute("**/turns*");
+  await s.byTest("send-button").click();
+  await page.waitForURL((u) => u.searchParams.get("new") === null, { timeout: T });
+  const sent = await (await page.request.get(`${server.base}/api/conversations/${first}`)).json();
+  assert.equal(sent.turn_index, 1);
+  assert.equal(sent.title, "lost first words");
+
   // an edit creates it too, titled from the objective
   const thread = await s.newConversation();
   await s.byTest("workspace-objective").fill("Edited first");

@@ -1,5 +1,6 @@
 "use client";
 import { useEffect, useRef } from "react";
+import type { Fold } from "@/lib/big-trees";
 import type { FlowCard } from "@/lib/graph";
 import { TryAlternatives } from "./whatif/try-alternatives";
 
@@ -12,12 +13,25 @@ export interface StepMenuProps {
   /** opens the merge preview (useMerge().open) */
   onBringIn: (nodeId: string) => void;
   onShow: (nodeId: string) => void;
+  /** the card's branch can be folded (its fold state), and the fold action */
+  fold?: Fold | null;
+  onFold?: (threadId: string) => void;
   onClose: () => void;
 }
 
 /** A step's menu: opened by Enter on the selected step or a long press on a card.
  * Focus goes to its first action; Escape (the page's "leave" key) closes it. */
-export function StepMenu({ card, comparing, onRestore, onCompare, onBringIn, onShow, onClose }: StepMenuProps) {
+export function StepMenu({
+  card,
+  comparing,
+  onRestore,
+  onCompare,
+  onBringIn,
+  onShow,
+  fold,
+  onFold,
+  onClose,
+}: StepMenuProps) {
   const first = useRef<HTMLButtonElement>(null);
   useEffect(() => first.current?.focus(), [card.id]);
   const run = (fn: (id: string) => void) => () => {
@@ -51,6 +65,18 @@ export function StepMenu({ card, comparing, onRestore, onCompare, onBringIn, onS
         {!card.head && (
           <button type="button" data-testid="step-menu-bring" onClick={run(onBringIn)}>
             ⤵ Bring into current path…
+          </button>
+        )}
+        {fold && onFold && (
+          <button
+            type="button"
+            data-testid="step-menu-fold"
+            onClick={() => {
+              onClose();
+              onFold(card.threadId);
+            }}
+          >
+            {fold.folded ? `▸ Expand this branch (${fold.hidden} hidden)` : "▾ Collapse this branch"}
           </button>
         )}
         {card.kind === "turn" && !card.merge && <TryAlternatives nodeId={card.id} />}

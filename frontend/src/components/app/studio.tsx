@@ -1,6 +1,7 @@
 "use client";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useEffect, useMemo, useState } from "react";
+import { useChosenOpening } from "@/hooks/use-chosen-opening";
 import { useConfirmDiscard } from "@/hooks/use-confirm-discard";
 import { useFamilyEvents } from "@/hooks/use-family-events";
 import { useGraphKeys } from "@/hooks/use-graph-keys";
@@ -148,14 +149,23 @@ export function Studio() {
     },
     [focusStep],
   );
+  // The family opens on the path this user last looked at. Recorded from fresh answers
+  // only: a cached history shown while it refetches may hold a head that has moved since.
+  const chosen = useChosenOpening({
+    anchor: pending ? null : anchor,
+    familyRoot,
+    working,
+    head,
+    fresh: !history.isFetching,
+    displayed,
+    graph: familyGraph,
+    showThread: setStub,
+  });
   const nav = useTreeNavigation({
     graph: familyGraph,
     flow: view.flow,
     guide: view.guide,
-    familyRoot,
-    // Recorded from fresh answers only: a cached history shown while it refetches (coming
-    // back to a thread) may hold a head that has moved since.
-    freshHead: history.isFetching ? null : head,
+    chosen,
     onFocusStep,
     openThread,
     setError,
@@ -205,18 +215,9 @@ export function Studio() {
   });
   const sendMessage = act.sendMessage;
   const { ensure } = fresh;
-  const onSend = useCallback(
-    async (text: string): Promise<boolean> => {
-      try {
-        if (!(await ensure())) return false;
-      } catch (e) {
-        setError(messageOf(e));
-        return false;
-      }
-      return sendMessage(text);
-    },
-    [ensure, sendMessage],
-  );
+  // A conversation not created yet is created by its first send, in the same request:
+  // a send that fails creates nothing. Its first edit creates it on its own (`ensure`).
+  const onSend = useCallback((text: string): Promise<boolean> => sendMessage(text, pending), [sendMessage, pending]);
   const beforeWrite = pending ? ensure : undefined;
   const onStop = useCallback(() => void stop(), [stop]);
 
@@ -391,6 +392,8 @@ export function Studio() {
           onCompare={onCompare}
           onBringIn={onBringIn}
           onShow={onFocusStep}
+          fold={nav.shownFlow?.cards.find((c) => c.id === menuCard.id)?.fold}
+          onFold={nav.onFold}
           onClose={keys.closeMenu}
         />
       )}

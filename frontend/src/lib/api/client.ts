@@ -12,6 +12,7 @@ export type History = Schemas["HistoryOut"];
 export type Preference = Schemas["PreferenceOut"];
 export type Todo = Schemas["TodoOut"];
 export type Artifact = Schemas["ArtifactOut"];
+export type ChosenPath = Schemas["ChosenPathOut"];
 
 export const TOKEN_KEY = "haico.token";
 

@@ -1083,6 +1083,11 @@ export interface components {
         };
         /** ConversationCreate */
         ConversationCreate: {
+            /**
+             * New Id
+             * @description the new thread's id, chosen by the client (th_ and 32 hex digits); taken → 409 already_exists
+             */
+            new_id?: string | null;
             /** Objective */
             objective?: string | null;
             /** Title */
@@ -5550,6 +5555,8 @@ export interface operations {
         parameters: {
             query?: {
                 force?: boolean;
+                /** @description create the conversation (a new root with this id) if it does not exist yet, together with its first turn: a send refused or failed before its turn started leaves no empty conversation */
+                create?: boolean;
             };
             header?: never;
             path: {

@@ -343,7 +343,12 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                     style={{ margin: 0, width: 180, height: 110 }}
                   />
                 </div>
-                <FitOnChange signature={signature} focus={focus} minZoom={narrow ? 1 : MIN_ZOOM} />
+                <FitOnChange
+                  signature={signature}
+                  focus={focus}
+                  minZoom={narrow ? 1 : MIN_ZOOM}
+                  keepView={nodes.length > CULL_ABOVE}
+                />
                 <FocusOnFound found={found} present={foundPresent} />
                 <FollowSelection selection={props.selection} />
                 <CentreOn centre={props.centre} />
