@@ -89,6 +89,16 @@ async def test_replay_rebuilds_the_path_with_the_profile(
             assert mine["reply"].startswith("A quick check-in. (seed 1) [Be a pilot.]")
             assert theirs["provenance"]["profile_id"] == "default"
 
+    # The replayed steps' workspace changes are on the record as the replay's; the
+    # original path's stay the agent's.
+    edits = (await client.get(f"{API}/{tid}/edits")).json()
+    by_thread: dict[str, set[str]] = {}
+    for e in edits:
+        by_thread.setdefault(e["node_id"].rsplit(":", 1)[0], set()).add(e["origin"])
+    assert by_thread[tid] == {"agent"}, by_thread
+    for branch in job["thread_ids"]:
+        assert by_thread[branch] == {"replay"}, by_thread
+
     # the family's event stream carried the progress, ending with the done job
     async with db_of(app).read() as s:
         logged = (

@@ -66,6 +66,8 @@ class RunningTurn:
     # profile the turn runs with (None: the server's default).
     branch_profile_id: str | None = None
     profile: RunProfile | None = None
+    # A replay job's step: its tools' workspace edits are recorded as the replay's.
+    replay: bool = False
 
     @cached_property
     def node_id(self) -> str:

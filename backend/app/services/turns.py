@@ -189,6 +189,7 @@ class TurnManager:
         turn, started, pruned = opened.turn, opened.started, opened.pruned
         if override is not None:
             turn.profile = None if override.is_default else override
+            turn.replay = profile is not None
         elif turn.branch_profile_id is not None:
             turn.profile = await profiles.of_branch(self.db, self.settings, turn.branch_profile_id)
         if prepared:
@@ -236,9 +237,10 @@ class TurnManager:
         return working
 
     async def _drive(self, turn: RunningTurn) -> None:
-        # The edits the agent's tools make in this task are the agent's.
+        # The edits the agent's tools make in this task are the agent's (a replay's
+        # when a replay job sent the turn).
         model = turn.profile.model if turn.profile else configured_model(self.settings)
-        ACTOR.set(Actor("agent", model))
+        ACTOR.set(Actor("replay" if turn.replay else "agent", model))
         heartbeat = asyncio.create_task(
             keep_lease(self.db, turn, every=self.settings.heartbeat_seconds, owner=self.process_id)
         )
