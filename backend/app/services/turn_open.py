@@ -10,7 +10,7 @@ Two ways to the same rows:
   read. Two round trips where the locked way takes five.
 - Locked: one transaction that locks the thread and the head row before reading. It
   serves SQLite, linear hosts (the open prunes), a send right after
-  `_prepare_working`, and an optimistic open whose guard failed (it is retried so).
+  `prepare_working`, and an optimistic open whose guard failed (it is retried so).
 
 Either way the turn exists with all its rows or not at all, and a second send to a
 family with a turn running fails on the lease's primary key (`TurnInProgress`).
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.agent.runtime import AgentRuntime
 from app.config import Settings
 from app.db.dialect import GuardFailed, Write, moved
 from app.db.engine import Database, fault
@@ -36,13 +37,14 @@ from app.db.models import ChatHead, Conversation, ConversationBranch
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
 from app.domain import BranchStatus, NodeId, now
-from app.errors import Conflict, TurnInProgress
+from app.errors import Conflict, NotFound, TurnInProgress
 from app.events import actions
 from app.events import log as action_log
 from app.services import heads, pruning
 from app.services.access import Role
 from app.services.agent_workspace import view_of
-from app.services.conversations import add_root, check_visible
+from app.services.branching import promote_draft
+from app.services.conversations import add_root, check_visible, get_owned
 from app.services.running_turn import RunningTurn
 from app.services.snapshots import capture_snapshot, snapshot_of
 from app.services.workspace_state import WorkspaceState, state_of_rows
@@ -76,7 +78,7 @@ async def open_turn(db: Database, settings: Settings, send: Send, *, prepared: b
     """Open a turn on `send.thread_id` (see the module doc).
 
     Raises `NotWorking` when the thread must first become the working thread, and
-    `Conflict` when it still is not after `_prepare_working` (`prepared`)."""
+    `Conflict` when it still is not after `prepare_working` (`prepared`)."""
     try:
         unlocked = settings.history_retains_branches and not (prepared or send.create)
         if db.dialect.is_postgres and unlocked:
@@ -142,7 +144,7 @@ def _check_working(
     draft = branch is not None and branch.status == BranchStatus.DRAFT
     if head.working_thread_id != conv.thread_id or draft:
         if prepared:
-            # A checkout landed since `_prepare_working`: the user moved on.
+            # A checkout landed since `prepare_working`: the user moved on.
             raise Conflict("the conversation's history moved while sending; retry")
         raise NotWorking
 
@@ -218,3 +220,35 @@ def _opening(
         turn.node_id, parent_turn_id=parent, text=send.content, started_at=now().isoformat()
     )
     return _Opening(writes, turn, started)
+
+
+async def prepare_working(
+    db: Database, runtime: AgentRuntime, *, user_id: int, thread_id: str, force: bool
+) -> str:
+    """Make the posted-to thread the family's working thread and return the thread
+    the turn runs on.
+
+    Posting to another thread is an implicit checkout of its tip, committed on its
+    own; a thread whose latest turns were pruned continues through a draft. A
+    working draft is then promoted to a real branch (502 if that fails).
+    """
+    async with db.transaction() as s:
+        conv, branch = await get_owned(
+            s,
+            thread_id=thread_id,
+            user_id=user_id,
+            need=Role.EDITOR,
+        )
+        head = await heads.lock_head(s, conv.root_thread_id, nowait=False)
+        if await heads_repo.get_active_turn(s, conv.root_thread_id) is not None:
+            raise TurnInProgress("a turn is already running in this conversation")
+        if head.working_thread_id != conv.thread_id:
+            if branch is not None and branch.status == BranchStatus.DRAFT:
+                raise NotFound("this restored view was discarded by a later checkout")
+            await heads.make_working_in(s, head, conv, branch, force=force, user_id=user_id)
+        working = head.working_thread_id
+        working_branch = await repo.get_branch(s, working)
+        is_draft = working_branch is not None and working_branch.status == BranchStatus.DRAFT
+    if is_draft:
+        await promote_draft(db, runtime, working)
+    return working

@@ -37,28 +37,25 @@ from app.db.outage import is_store_outage, log_failure
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as repo
-from app.domain import BranchStatus, NodeId, NodeState, now
+from app.domain import NodeId, NodeState, now
 from app.errors import (
     Conflict,
     DomainError,
     InvalidInput,
-    NotFound,
     StoreUnavailable,
-    TurnInProgress,
 )
 from app.events import actions
 from app.events import log as action_log
 from app.events.bus import EventBus
 from app.events.coalescer import DeltaLog
-from app.services import heads, ledger, profiles, pruning, search, titles
+from app.services import ledger, profiles, pruning, search, titles
 from app.services.access import Role
-from app.services.branching import promote_draft
 from app.services.conversations import get_owned
 from app.services.jobs import JobRunner
 from app.services.live_edit import ACTOR, Actor
 from app.services.running_turn import RunningTurn, TurnEvent, make_process_id, short_error
 from app.services.summaries import Summarizer
-from app.services.turn_open import NotWorking, Send, open_turn
+from app.services.turn_open import NotWorking, Send, open_turn, prepare_working
 from app.services.turn_sweep import keep_lease, sweep_stale
 
 log = logging.getLogger("haico.turns")
@@ -177,10 +174,10 @@ class TurnManager:
                 except NotWorking:
                     # The common case (the posted-to thread is the working thread and
                     # not a draft) opens the turn in one transaction; anything else
-                    # first makes it the working thread (`_prepare_working`), then
+                    # first makes it the working thread (`turn_open.prepare_working`), then
                     # opens the turn.
-                    thread_id = await self._prepare_working(
-                        user_id=user_id, thread_id=thread_id, force=force
+                    thread_id = await prepare_working(
+                        self.db, self.runtime, user_id=user_id, thread_id=thread_id, force=force
                     )
                     prepared = True
         except BaseException:
@@ -206,35 +203,6 @@ class TurnManager:
         turn.pump = asyncio.create_task(self._pump(turn), name=f"stream {turn.node_id}")
         turn.task = asyncio.create_task(self._drive(turn), name=f"turn {turn.node_id}")
         return turn
-
-    async def _prepare_working(self, *, user_id: int, thread_id: str, force: bool) -> str:
-        """Make the posted-to thread the family's working thread and return the thread
-        the turn runs on.
-
-        Posting to another thread is an implicit checkout of its tip, committed on its
-        own; a thread whose latest turns were pruned continues through a draft. A
-        working draft is then promoted to a real branch (502 if that fails).
-        """
-        async with self.db.transaction() as s:
-            conv, branch = await get_owned(
-                s,
-                thread_id=thread_id,
-                user_id=user_id,
-                need=Role.EDITOR,
-            )
-            head = await heads.lock_head(s, conv.root_thread_id, nowait=False)
-            if await heads_repo.get_active_turn(s, conv.root_thread_id) is not None:
-                raise TurnInProgress("a turn is already running in this conversation")
-            if head.working_thread_id != conv.thread_id:
-                if branch is not None and branch.status == BranchStatus.DRAFT:
-                    raise NotFound("this restored view was discarded by a later checkout")
-                await heads.make_working_in(s, head, conv, branch, force=force, user_id=user_id)
-            working = head.working_thread_id
-            working_branch = await repo.get_branch(s, working)
-            is_draft = working_branch is not None and working_branch.status == BranchStatus.DRAFT
-        if is_draft:
-            await promote_draft(self.db, self.runtime, working)
-        return working
 
     async def _drive(self, turn: RunningTurn) -> None:
         # The edits the agent's tools make in this task are the agent's (a replay's
