@@ -70,9 +70,21 @@ TURN_CASES = [
 ]
 
 
+# A conversation created by its first send: the root is inserted in the transaction
+# that opens the turn (`POST …/turns?create=true`), killed right after that insert.
+FIRST_SEND_CASES = [
+    pytest.param(backend, Step.OPEN, id=f"{backend}-first-send-{Step.OPEN}")
+    for backend in ("postgres", "sqlite")
+]
+
+
 def test_every_step_of_the_fault_seam_has_a_kill_case() -> None:
     """A step added to `app.db.faults.Step` fails here until a case kills there."""
-    killed = {p.values[2] for p in CASES} | {p.values[1] for p in TURN_CASES}
+    killed = (
+        {p.values[2] for p in CASES}
+        | {p.values[1] for p in TURN_CASES}
+        | {p.values[1] for p in FIRST_SEND_CASES}
+    )
     assert killed == set(Step)
 
 
@@ -249,3 +261,38 @@ async def test_sigkill_at_a_turns_end_leaves_a_failed_node(
         assert await _janitor(app) == []
         assert await _check(app) == 1
         await _turn(c, root, "todo: three")
+
+
+@pytest.mark.parametrize(("backend", "step"), FIRST_SEND_CASES, indirect=["backend"])
+async def test_sigkill_at_a_first_send_leaves_no_conversation(
+    server_env: dict[str, str], step: Step
+) -> None:
+    """The server dies after inserting the new root, before the turn's transaction
+    commits: after the restart there is no conversation of that id (no empty row in the
+    list), nothing for the janitor, and the same first send then creates it."""
+    doomed = Server(server_env, kill_at=step)
+    await doomed.start()
+    new_id = "th_" + "5" * 32
+    url = f"/api/conversations/{new_id}/turns"
+    async with httpx.AsyncClient(base_url=doomed.url, timeout=60) as c:
+        listed = sorted(x["thread_id"] for x in (await c.get("/api/conversations")).json())
+        with contextlib.suppress(httpx.TransportError):
+            r = await c.post(
+                url,
+                params={"create": "true"},
+                json={"content": "objective: born on send"},
+                headers={KILL_HEADER: "1"},
+            )
+            pytest.fail(f"the server answered {r.status_code} instead of dying at {step!r}")
+    await asyncio.to_thread(doomed.wait_killed)
+
+    async with served_here(server_env) as (app, c):
+        assert (await c.get(f"/api/conversations/{new_id}")).status_code == 404
+        now = sorted(x["thread_id"] for x in (await c.get("/api/conversations")).json())
+        assert now == listed
+        assert await _janitor(app) == []
+        r = await c.post(url, params={"create": "true"}, json={"content": "objective: born"})
+        assert r.status_code == 200, r.text
+        assert parse_sse(r.text)[-1][0] == "turn_completed", r.text[-300:]
+        assert (await c.get(f"/api/conversations/{new_id}")).json()["title"] == "born"
+        assert await _check(app) == 1
