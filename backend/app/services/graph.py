@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from app.db.engine import Database
 from app.db.repositories import graph as repo
 from app.db.repositories import heads as heads_repo
@@ -68,23 +66,10 @@ def _edges(family: Family, kept: dict[str, NodeRow]) -> list[GraphEdge]:
     return edges
 
 
-async def _missing_path_nodes(
-    session: AsyncSession, family: Family, limits: dict[str, int], kept: list[NodeRow]
-) -> list[NodeRow]:
-    """The path's turn records that the cap left out (one query, path threads only)."""
-    have = {(n.thread_id, n.turn_index) for n in kept}
-    ranges = {t: (family.first_owned(t), last) for t, last in limits.items() if t in family.threads}
-    missing = [
-        (t, k) for t, (lo, hi) in ranges.items() for k in range(lo, hi + 1) if (t, k) not in have
-    ]
-    if not missing:
-        return []
-    return await repo.nodes_in_ranges(
-        session,
-        ranges={t: r for t, r in ranges.items() if any(m[0] == t for m in missing)},
-        skip=have,
-        preview_chars=MAX_USER_MESSAGE_PREVIEW,
-    )
+def _path_ranges(family: Family, limits: dict[str, int]) -> dict[str, tuple[int, int]]:
+    """The displayed path's owned turns per thread (first, last): read with the newest
+    nodes, so that the cap never hides them."""
+    return {t: (family.first_owned(t), last) for t, last in limits.items() if t in family.threads}
 
 
 async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: int) -> GraphOut:
@@ -96,19 +81,29 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
         root_thread_id = conv.root_thread_id
         family = await Family.load(session, root_thread_id)
         shown = family.shown(thread_id)
-        newest = await repo.newest_owned_nodes(
+        limits = family.path_limits(thread_id)
+        # The cap never hides the displayed path: its nodes are always sent, on top of
+        # the newest ones (the path of a deep family can exceed the cap itself); they
+        # come in the same query, so a capped family costs no extra round trip.
+        newest, path_rows = await repo.newest_owned_nodes(
             session,
             thread_ids=[t.thread_id for t in shown],
             limit=node_cap + 1,
             preview_chars=MAX_USER_MESSAGE_PREVIEW,
+            also=_path_ranges(family, limits),
         )
         truncated = len(newest) > node_cap
         kept_rows = newest[:node_cap]
-        limits = family.path_limits(thread_id)
         if truncated:
-            # The cap never hides the displayed path: its nodes are always sent, on top
-            # of the newest ones (the path of a deep family can exceed the cap itself).
-            kept_rows += await _missing_path_nodes(session, family, limits, kept_rows)
+            have = {(n.thread_id, n.turn_index) for n in kept_rows}
+            # (the one newest row past the cap counts too when it is on the path)
+            extra = [n for n in newest[node_cap:] if n.thread_id in limits]
+            kept_rows += [
+                n
+                for n in (*extra, *path_rows)
+                if (n.thread_id, n.turn_index) not in have
+                and family.first_owned(n.thread_id) <= n.turn_index <= limits[n.thread_id]
+            ]
         counts = await repo.artifact_counts(session, {n.thread_id for n in kept_rows})
         models, codes = await ledger_repo.models_and_codes(
             session, {n.thread_id for n in kept_rows}

@@ -12,7 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import dialect_of
@@ -40,9 +40,16 @@ class NodeRow:
 
 
 async def newest_owned_nodes(
-    session: AsyncSession, *, thread_ids: Collection[str], limit: int, preview_chars: int
-) -> list[NodeRow]:
-    """Turn records of the owned turns of `thread_ids`, newest first, at most `limit`.
+    session: AsyncSession,
+    *,
+    thread_ids: Collection[str],
+    limit: int,
+    preview_chars: int,
+    also: dict[str, tuple[int, int]] | None = None,
+) -> tuple[list[NodeRow], list[NodeRow]]:
+    """Turn records of the owned turns of `thread_ids`, newest first, at most `limit`;
+    and, in the same query, those of `also` (thread -> first and last turn, inclusive)
+    that are not among them.
 
     A thread owns the turns after its branch point (a root owns them all) up to its
     clock. Only light columns are read: never the snapshot's JSON or document body.
@@ -65,6 +72,15 @@ async def newest_owned_nodes(
         .limit(limit)
         .subquery("newest")
     )
+    wanted: ColumnElement[bool] = _snap.c.id.in_(select(newest.c.id))
+    if also:
+        in_ranges = or_(
+            *(
+                and_(_snap.c.thread_id == t, _snap.c.turn_index.between(lo, hi))
+                for t, (lo, hi) in also.items()
+            )
+        )
+        wanted = or_(wanted, in_ranges)
     stmt = (
         select(
             _snap.c.thread_id,
@@ -74,12 +90,16 @@ async def newest_owned_nodes(
             _snap.c.state,
             _snap.c.kind,
             _snap.c.merged_from,
+            (newest.c.id.is_not(None)).label("is_newest"),
         )
-        .join(newest, newest.c.id == _snap.c.id)
+        .outerjoin(newest, newest.c.id == _snap.c.id)
+        .where(wanted)
         .order_by(*_NEWEST_FIRST)
     )
-    return [
-        NodeRow(
+    first: list[NodeRow] = []
+    rest: list[NodeRow] = []
+    for r in (await session.execute(stmt)).all():
+        row = NodeRow(
             thread_id=r.thread_id,
             turn_index=r.turn_index,
             user_message=r.user_message or "",
@@ -88,8 +108,8 @@ async def newest_owned_nodes(
             kind=r.kind,
             merged_from=r.merged_from,
         )
-        for r in (await session.execute(stmt)).all()
-    ]
+        (first if r.is_newest else rest).append(row)
+    return first, rest
 
 
 async def nodes_in_ranges(
