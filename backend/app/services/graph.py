@@ -85,12 +85,14 @@ async def build_graph(db: Database, *, user_id: int, thread_id: str, node_cap: i
         # The cap never hides the displayed path: its nodes are always sent, on top of
         # the newest ones (the path of a deep family can exceed the cap itself); they
         # come in the same query, so a capped family costs no extra round trip.
+        owned = sum(max(0, t.turn_index - family.first_owned(t.thread_id) + 1) for t in shown)
         newest, path_rows = await repo.newest_owned_nodes(
             session,
             thread_ids=[t.thread_id for t in shown],
             limit=node_cap + 1,
             preview_chars=MAX_USER_MESSAGE_PREVIEW,
-            also=_path_ranges(family, limits),
+            # (only a family larger than the cap can leave path nodes out)
+            also=_path_ranges(family, limits) if owned > node_cap else None,
         )
         truncated = len(newest) > node_cap
         kept_rows = newest[:node_cap]

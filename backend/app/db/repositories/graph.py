@@ -12,7 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import and_, func, or_, select, true, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import dialect_of
@@ -72,7 +72,15 @@ async def newest_owned_nodes(
         .limit(limit)
         .subquery("newest")
     )
-    wanted: ColumnElement[bool] = _snap.c.id.in_(select(newest.c.id))
+    columns = (
+        _snap.c.thread_id,
+        _snap.c.turn_index,
+        func.substr(_snap.c.user_message, 1, preview_chars).label("user_message"),
+        _snap.c.captured_at,
+        _snap.c.state,
+        _snap.c.kind,
+        _snap.c.merged_from,
+    )
     if also:
         in_ranges = or_(
             *(
@@ -80,22 +88,19 @@ async def newest_owned_nodes(
                 for t, (lo, hi) in also.items()
             )
         )
-        wanted = or_(wanted, in_ranges)
-    stmt = (
-        select(
-            _snap.c.thread_id,
-            _snap.c.turn_index,
-            func.substr(_snap.c.user_message, 1, preview_chars).label("user_message"),
-            _snap.c.captured_at,
-            _snap.c.state,
-            _snap.c.kind,
-            _snap.c.merged_from,
-            (newest.c.id.is_not(None)).label("is_newest"),
+        wanted = union(select(newest.c.id), select(_snap.c.id).where(in_ranges)).subquery("w")
+        stmt = (
+            select(*columns, newest.c.id.is_not(None).label("is_newest"))
+            .join(wanted, wanted.c.id == _snap.c.id)
+            .outerjoin(newest, newest.c.id == _snap.c.id)
+            .order_by(*_NEWEST_FIRST)
         )
-        .outerjoin(newest, newest.c.id == _snap.c.id)
-        .where(wanted)
-        .order_by(*_NEWEST_FIRST)
-    )
+    else:
+        stmt = (
+            select(*columns, true().label("is_newest"))
+            .join(newest, newest.c.id == _snap.c.id)
+            .order_by(*_NEWEST_FIRST)
+        )
     first: list[NodeRow] = []
     rest: list[NodeRow] = []
     for r in (await session.execute(stmt)).all():
