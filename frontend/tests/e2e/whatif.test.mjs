@@ -227,6 +227,7 @@ test("one click on a card tries 3 alternatives; a range of two cards replays", a
   await dialog.locator('[data-testid="replay-close"]').click();
 
   // The step menu starts a range too (Enter on the selected step), and Escape drops it.
+  await page.keyboard.press("Escape");
   await page.keyboard.press("g");
   await page.waitForSelector('[data-testid="graph-node"][data-head="true"][data-selected="true"]', { timeout: 20_000 });
   await page.keyboard.press("Enter");

@@ -185,7 +185,9 @@ export function Studio() {
     onFocusStep,
     setError,
   });
-  const { onStep, onTryAlternatives } = whatif;
+  const { onStep } = whatif;
+  // (a viewer, who may not replay, sees no ⋔ on the cards)
+  const onTryAlternatives = sharing.canSend ? whatif.onTryAlternatives : undefined;
   const cardActions: CardActions = useMemo(
     () => ({
       onRestore,
@@ -416,7 +418,7 @@ export function Studio() {
           onShow={onFocusStep}
           fold={nav.shownFlow?.cards.find((c) => c.id === menuCard.id)?.fold}
           onFold={nav.onFold}
-          onReplay={whatif.onReplay}
+          onReplay={sharing.canSend ? whatif.onReplay : undefined}
           replayTo={whatif.picking}
           onClose={keys.closeMenu}
         />

@@ -45,6 +45,10 @@ export function GraphWhatIf({ whatif, head, onError }: GraphWhatIfProps) {
           <button type="button" className="small-btn" data-testid="replay-range-cancel" onClick={whatif.closeRange}>
             cancel
           </button>
+          {/* the start's card is outlined (the cards know nothing of ranges; node ids are word characters and ':') */}
+          {/^[\w:-]+$/.test(range.from) && (
+            <style>{`.card[data-node-id="${range.from}"] { outline: 3px dashed #2563eb; outline-offset: 2px; }`}</style>
+          )}
           {range.error && (
             <p className="replay-range-error" data-testid="replay-range-error" role="alert">
               {range.error}
