@@ -226,6 +226,19 @@ test("one click on a card tries 3 alternatives; a range of two cards replays", a
   await screenshot(page, "whatif-range-server-refusal");
   await dialog.locator('[data-testid="replay-close"]').click();
 
+  // A card and "the head": from step 1 to the head (the replayed branch's last step).
+  const head = await s.headNodeId();
+  await s.node(`${root}:1`).dispatchEvent("click");
+  await page.waitForSelector(`[data-testid="node-details"][data-node-id="${root}:1"]`);
+  await details.locator('[data-testid="replay-open"]').click();
+  await s.byTest("replay-to").selectOption("pick");
+  await bar.locator('[data-testid="replay-range-head"]').click();
+  await dialog.waitFor();
+  assert.equal(await dialog.getAttribute("data-from"), `${root}:1`);
+  assert.equal(await dialog.getAttribute("data-to"), head);
+  await dialog.locator('[data-testid="replay-close"]').click();
+  await dialog.waitFor({ state: "detached" });
+
   // The step menu starts a range too (Enter on the selected step), and Escape drops it.
   await page.keyboard.press("Escape");
   await page.keyboard.press("g");
