@@ -141,6 +141,7 @@ test("one click on a card tries 3 alternatives; a range of two cards replays", a
   const box = await tryButton.boundingBox();
   assert.ok(box.width >= 24 && box.height >= 24, `a ${box.width} × ${box.height} px button`);
   assert.equal(await s.node(`${root}:1`).locator('[data-testid="graph-node-try-alternatives"]').count(), 1);
+  await screenshot(page, "whatif-card-button");
   await tryButton.click();
   const alternatives = s.byTest("alternatives-progress");
   await alternatives.waitFor();

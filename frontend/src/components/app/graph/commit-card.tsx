@@ -170,22 +170,6 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
               ⤵
             </button>
           )}
-          {actions.onTryAlternatives && !card.merge && (
-            <button
-              type="button"
-              className="nodrag card-btn"
-              data-testid="graph-node-try-alternatives"
-              title={`Try ${ALTERNATIVES} alternatives: ${ALTERNATIVES} new answers to this step's message`}
-              aria-label={`Try ${ALTERNATIVES} alternatives of this step`}
-              onClick={(e) => {
-                e.stopPropagation();
-                actions.onTryAlternatives?.(card.id);
-              }}
-              onDoubleClick={(e) => e.stopPropagation()}
-            >
-              ⋔
-            </button>
-          )}
           <button
             type="button"
             className="nodrag card-btn card-restore"
@@ -206,7 +190,28 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
           ⤵ merge
         </div>
       )}
-      <div className="clamp q">{card.question || "(no message)"}</div>
+      {/* ⋔ sits on the message's row: the top row has no room for a fourth button at every zoom */}
+      <div className="card-q">
+        <div className="clamp q">{card.question || "(no message)"}</div>
+        {actions.onTryAlternatives && !card.merge && (
+          <span className="card-buttons">
+            <button
+              type="button"
+              className="nodrag card-btn"
+              data-testid="graph-node-try-alternatives"
+              title={`Try ${ALTERNATIVES} alternatives: ${ALTERNATIVES} new answers to this step's message`}
+              aria-label={`Try ${ALTERNATIVES} alternatives of this step`}
+              onClick={(e) => {
+                e.stopPropagation();
+                actions.onTryAlternatives?.(card.id);
+              }}
+              onDoubleClick={(e) => e.stopPropagation()}
+            >
+              ⋔
+            </button>
+          </span>
+        )}
+      </div>
       {card.codes.length > 0 && <CodeChips codes={card.codes} />}
       {card.active && detail && (
         <>
