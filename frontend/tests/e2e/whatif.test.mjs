@@ -14,7 +14,8 @@ import { StudioPage } from "./studio-page.mjs";
 const VIEWPORT = { width: 1280, height: 800 };
 const studio = studioFixture();
 
-test("replay a path with another profile, watch it, compare the paths", async () => {
+/** A new page on a new conversation of three steps (the page's errors collected). */
+async function threeSteps() {
   const { server, chrome } = studio;
   const context = await chrome.browser.newContext({ viewport: VIEWPORT });
   const page = await context.newPage();
@@ -26,6 +27,11 @@ test("replay a path with another profile, watch it, compare the paths", async ()
   await s.send("objective: Plan a trip; todo: book");
   await s.send("how are we doing?");
   await s.send("todo: pack; write: Day one.");
+  return { context, page, errors, s, root };
+}
+
+test("replay a path with another profile, watch it, compare the paths", async () => {
+  const { context, page, errors, s, root } = await threeSteps();
 
   // The first step's details: the "what if" actions.
   await s.node(`${root}:1`).click();
@@ -122,17 +128,7 @@ async function jobDone(page, scope) {
 }
 
 test("one click on a card tries 3 alternatives; a range of two cards replays", async () => {
-  const { server, chrome } = studio;
-  const context = await chrome.browser.newContext({ viewport: VIEWPORT });
-  const page = await context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  const s = new StudioPage(page);
-  await page.goto(server.base);
-  const root = await s.newConversation();
-  await s.send("objective: Plan a trip; todo: book");
-  await s.send("how are we doing?");
-  await s.send("todo: pack; write: Day one.");
+  const { context, page, errors, s, root } = await threeSteps();
   const graphOf = () => page.evaluate(async (id) => (await fetch(`/api/conversations/${id}/graph`)).json(), root);
 
   // One click on step 2's card: three sibling answers to its message, the progress above the graph.
