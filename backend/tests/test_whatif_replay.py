@@ -240,6 +240,43 @@ async def test_limit_per_user_and_a_busy_family_waits(
     assert (await node(client, tid, 2))["state"] == "complete"
 
 
+async def test_two_simultaneous_replays_cannot_both_take_the_last_slot(
+    app: FastAPI, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The limit holds for requests that arrive together: both are let through their
+    checks of the range and the profile before either adds its job (a barrier between
+    the two), and with one slot one answers 202 and the other 429."""
+    app.state.settings.replay_jobs_per_user = 1
+    tid = await new_thread(client)
+    await turn_ok(client, tid, "todo: one")
+    # the researcher's slow turn holds the family: the job that gets the slot stays active
+    own = asyncio.create_task(client.post(f"{API}/{tid}/turns", json={"content": "wait: 1.5"}))
+    await _until_active(client, tid)
+    runtime = app.state.handles.runtime
+    transcript = runtime.messages
+    both = asyncio.Barrier(2)
+    arrived = 0
+
+    async def together(thread_id: str) -> Any:
+        nonlocal arrived
+        arrived += 1
+        if arrived <= 2:
+            await asyncio.wait_for(both.wait(), timeout=10)
+        return await transcript(thread_id)
+
+    monkeypatch.setattr(runtime, "messages", together)
+    answers = await asyncio.gather(
+        *(replay(client, tid, f"{tid}:1", f"{tid}:1", "default") for _ in range(2))
+    )
+    assert sorted(r.status_code for r in answers) == [202, 429], [r.text for r in answers]
+    taken, refused = sorted(answers, key=lambda r: r.status_code)
+    assert refused.json()["code"] == "too_many_jobs"
+    jobs = (await client.get(f"{API}/{tid}/jobs")).json()
+    assert [j["id"] for j in jobs] == [taken.json()["id"]]
+    assert (await own).status_code == 200
+    assert (await wait_job(client, jobs[0]["id"]))["progress"]["done"] == 1
+
+
 async def test_a_failure_mid_job_fails_it_and_keeps_the_branch(
     client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -2,7 +2,10 @@
 
 `POST …/replay {from_node, to_node, profile_id, repeats}` checks everything up front
 (the nodes are the caller's and in this family, `to_node` descends from `from_node`,
-the profile is usable, the user has a job slot) and answers 202 with the job. Then,
+the profile is usable) and answers 202 with the job. The user's job slots
+(`HAICO_REPLAY_JOBS_PER_USER`) are counted in the transaction that adds the job,
+under the user's row lock, so two simultaneous requests cannot both take the last
+one (the second answers 429). Then,
 for each repeat, the job branches at `from_node`'s parent (the branch's reason names
 the replay and its profile is the replay's) and re-sends the path's user messages in
 order, one turn at a time, through the same service as a send (`TurnManager`): the
@@ -83,11 +86,6 @@ async def start(handles: Handles, *, user_id: int, thread_id: str, body: ReplayI
         parent_turn = first.turn - 1
         branch_thread = lineage.owner_of(parent_turn) if parent_turn >= 1 else root
         profile = await profiles.usable(s, settings, user_id=user_id, profile_id=body.profile_id)
-        if await repo.active_jobs_of(s, user_id) >= settings.replay_jobs_per_user:
-            raise TooManyJobs(
-                f"you already have {settings.replay_jobs_per_user} replay jobs running; "
-                "wait for one to finish or cancel it"
-            )
     turns = {n.turn for n in path[path.index(first) :]}
     transcript = await handles.runtime.messages(last.thread_id)
     messages = [
@@ -127,6 +125,14 @@ async def start(handles: Handles, *, user_id: int, thread_id: str, body: ReplayI
         updated_at=now(),
     )
     async with db.transaction() as s:
+        # The user's job slots are counted and taken in one transaction, under the
+        # user's row lock: two simultaneous replays cannot both take the last slot.
+        await repo.lock_user(s, user_id)
+        if await repo.active_jobs_of(s, user_id) >= settings.replay_jobs_per_user:
+            raise TooManyJobs(
+                f"you already have {settings.replay_jobs_per_user} replay jobs running; "
+                "wait for one to finish or cancel it"
+            )
         s.add(job)
         await s.flush()
         await action_log.append_many(

@@ -1,7 +1,7 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useApi } from "./use-api";
-import { unwrap } from "@/lib/api/client";
+import { unwrap, type Client } from "@/lib/api/client";
 import { every, keys } from "@/lib/query-keys";
 import { jobActive, type Job } from "@/lib/whatif";
 import type { components } from "@/lib/api/schema";
@@ -36,16 +36,21 @@ export function useProfileActions() {
   return { create: create.mutateAsync, remove: remove.mutateAsync, saving: create.isPending };
 }
 
-/** A branch's profile, and setting it (`PATCH …/{thread_id} {profile_id}`). */
-export function useBranchProfile(thread: string) {
-  const { client } = useApi();
-  const qc = useQueryClient();
-  const query = useQuery({
+/** The query of a branch's profile id (its conversation's `profile_id`). */
+export function branchProfileQuery(client: Client, thread: string) {
+  return {
     queryKey: keys.branchProfile(thread),
     queryFn: async () =>
       unwrap(await client.GET("/api/conversations/{thread_id}", { params: { path: { thread_id: thread } } }))
         .profile_id,
-  });
+  };
+}
+
+/** A branch's profile, and setting it (`PATCH …/{thread_id} {profile_id}`). */
+export function useBranchProfile(thread: string) {
+  const { client } = useApi();
+  const qc = useQueryClient();
+  const query = useQuery(branchProfileQuery(client, thread));
   const set = useMutation({
     mutationFn: async (profileId: string) =>
       unwrap(

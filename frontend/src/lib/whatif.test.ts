@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { family } from "./testing/fixtures";
 import {
   changedSurfaces,
   jobActive,
@@ -6,7 +7,9 @@ import {
   jobCaption,
   jobPercent,
   latestNode,
+  rangeProblem,
   replyDiff,
+  threadOf,
   type PathsCompared,
 } from "./whatif";
 
@@ -56,5 +59,34 @@ describe("what if", () => {
     expect(jobOfAction({ type: "haico/threadChanged" })).toBeNull();
     expect(jobOfAction({ type: "haico/jobProgress", job: null })).toBeNull();
     expect(jobOfAction({ type: "haico/jobProgress", job: { id: 3 } })).toBeNull();
+  });
+
+  it("accepts a replay's end on a path through its start, and says why another cannot be", () => {
+    // A: 1–4; B branches at A:2 (B:3, B:4); C branches at A:1 (C:2)
+    const g = family(
+      [
+        { id: "A", turns: 4 },
+        { id: "B", parent: "A", bp: 2, turns: 4 },
+        { id: "C", parent: "A", bp: 1, turns: 2 },
+      ],
+      "A",
+    );
+    const label = (n: string) => n.replace(":", "/");
+    expect(rangeProblem(g, "A:2", "A:2", label)).toBeNull();
+    expect(rangeProblem(g, "A:2", "A:4", label)).toBeNull();
+    expect(rangeProblem(g, "A:1", "B:4", label)).toBeNull();
+    expect(rangeProblem(g, "A:2", "B:3", label)).toBeNull();
+    expect(rangeProblem(g, "B:3", "B:4", label)).toBeNull();
+    expect(rangeProblem(g, "A:3", "A:1", label)).toBe(
+      "Step A/1 comes before step A/3: pick a later step of a path through A/3.",
+    );
+    expect(rangeProblem(g, "A:3", "B:4", label)).toBe(
+      "Step B/4 is on another path: pick a later step of a path through A/3.",
+    );
+    expect(rangeProblem(g, "A:2", "C:2", label)).toBe(
+      "Step C/2 is on another path: pick a later step of a path through A/2.",
+    );
+    expect(rangeProblem(g, "A:2", "A:9", label)).toBe("Step A/9 is not a step of this conversation.");
+    expect(threadOf("th_x:12")).toBe("th_x");
   });
 });

@@ -2,6 +2,7 @@
  * What if: pure helpers for replay jobs and the aligned comparison of two paths.
  */
 import type { components } from "./api/schema";
+import { ownerOf, type Graph } from "./graph";
 
 export type Job = components["schemas"]["JobOut"];
 export type Profile = components["schemas"]["ProfileOut"];
@@ -72,4 +73,37 @@ export function jobOfAction(action: { type?: unknown; job?: unknown }): Job | nu
   if (action.type !== "haico/jobProgress" || typeof action.job !== "object" || action.job === null) return null;
   const job = action.job as Partial<Job>;
   return typeof job.id === "string" && typeof job.state === "string" && job.progress ? (job as Job) : null;
+}
+
+/** The number of alternatives "Try N alternatives" asks for (a one-step replay with N repeats). */
+export const ALTERNATIVES = 3;
+
+/** The thread of a node id ("th_…:k" → "th_…"). */
+export function threadOf(node: string): string {
+  return node.slice(0, node.lastIndexOf(":"));
+}
+
+function turnOf(node: string): number {
+  return Number(node.slice(node.lastIndexOf(":") + 1));
+}
+
+/** Why `to` cannot end a replay from `from` (null when it can). As the server requires
+ * (it answers 422 otherwise), the end is `from` itself or a later step of a path through
+ * it: the thread of `to` has `from`'s thread own `from`'s turn. `label` names a step. */
+export function rangeProblem(
+  graph: Pick<Graph, "threads" | "nodes">,
+  from: string,
+  to: string,
+  label: (node: string) => string,
+): string | null {
+  if (!graph.nodes.some((n) => n.id === to)) return `Step ${label(to)} is not a step of this conversation.`;
+  const threads = new Map(graph.threads.map((t) => [t.thread_id, t] as const));
+  const start = turnOf(from);
+  if (turnOf(to) < start) {
+    return `Step ${label(to)} comes before step ${label(from)}: pick a later step of a path through ${label(from)}.`;
+  }
+  if (ownerOf(threads, threadOf(to), start) !== threadOf(from)) {
+    return `Step ${label(to)} is on another path: pick a later step of a path through ${label(from)}.`;
+  }
+  return null;
 }

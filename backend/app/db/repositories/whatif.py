@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import Job, ModelProfile
+from app.db.models import Job, ModelProfile, User
 
 ACTIVE_JOB_STATES = ("queued", "running")
 
@@ -26,6 +26,13 @@ async def get_job(s: AsyncSession, job_id: str, *, for_update: bool = False) -> 
     if for_update:
         stmt = stmt.with_for_update()
     return (await s.execute(stmt)).scalars().first()
+
+
+async def lock_user(s: AsyncSession, user_id: int) -> None:
+    """Lock the user's row for the rest of the transaction (on PostgreSQL; SQLite's
+    BEGIN IMMEDIATE serialises writers anyway): two replays of one user that count
+    the user's active jobs and then add one never interleave."""
+    await s.execute(select(User.id).where(User.id == user_id).with_for_update())
 
 
 async def active_jobs_of(s: AsyncSession, user_id: int) -> int:

@@ -16,6 +16,10 @@ export interface StepMenuProps {
   /** the card's branch can be folded (its fold state), and the fold action */
   fold?: Fold | null;
   onFold?: (threadId: string) => void;
+  /** "Replay from here…" (starts picking a range on the graph), or "Replay to here"
+   * while a range is being picked (`replayTo`) */
+  onReplay?: (nodeId: string) => void;
+  replayTo?: boolean;
   onClose: () => void;
 }
 
@@ -30,6 +34,8 @@ export function StepMenu({
   onShow,
   fold,
   onFold,
+  onReplay,
+  replayTo,
   onClose,
 }: StepMenuProps) {
   const first = useRef<HTMLButtonElement>(null);
@@ -77,6 +83,11 @@ export function StepMenu({
             }}
           >
             {fold.folded ? `▸ Expand this branch (${fold.hidden} hidden)` : "▾ Collapse this branch"}
+          </button>
+        )}
+        {onReplay && (
+          <button type="button" data-testid="step-menu-replay" onClick={run(onReplay)}>
+            ⟳ {replayTo ? "Replay to here" : "Replay from here…"}
           </button>
         )}
         {card.kind === "turn" && !card.merge && <TryAlternatives nodeId={card.id} />}

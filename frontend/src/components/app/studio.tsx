@@ -5,6 +5,7 @@ import { useChosenOpening } from "@/hooks/use-chosen-opening";
 import { useConfirmDiscard } from "@/hooks/use-confirm-discard";
 import { useFamilyEvents } from "@/hooks/use-family-events";
 import { useGraphKeys } from "@/hooks/use-graph-keys";
+import { useGraphWhatIf } from "@/hooks/use-graph-whatif";
 import { useNewConversation } from "@/hooks/use-new-conversation";
 import { usePageKeys } from "@/hooks/use-page-keys";
 import { useMerge } from "@/hooks/use-merge";
@@ -34,6 +35,7 @@ import { RestoreBanner } from "./restore-banner";
 import { StepMenu } from "./step-menu";
 import { StudioHeader } from "./studio-header";
 import { WorkspacePanel } from "./workspace-panel";
+import { GraphWhatIf } from "./whatif/graph-whatif";
 import { ReadOnlyComposer, SharedBanner } from "./sharing/shared-banner";
 import { ShareButton } from "./sharing/share-dialog";
 import { useSharing, withShared } from "@/hooks/use-sharing";
@@ -175,9 +177,28 @@ export function Studio() {
   const onBringIn = merging.open;
   const keys = useGraphKeys({ flow: shownFlow, onRestore, onCompare, onBringIn });
   const { openMenu } = keys;
+  // What if on the graph: a replay's range picked there (a card's click picks its end), try N alternatives
+  const whatif = useGraphWhatIf({
+    graph: view.graph,
+    labels: view.flow?.labels ?? EMPTY_LABELS,
+    familyRoot,
+    onFocusStep,
+    setError,
+  });
+  const { onStep } = whatif;
+  // (a viewer, who may not replay, sees no ⋔ on the cards)
+  const onTryAlternatives = sharing.canSend ? whatif.onTryAlternatives : undefined;
   const cardActions: CardActions = useMemo(
-    () => ({ onRestore, onFocusStep, onCompare, onBringIn, onRename: renameThread, onMenu: openMenu }),
-    [onRestore, onFocusStep, onCompare, onBringIn, renameThread, openMenu],
+    () => ({
+      onRestore,
+      onFocusStep: onStep,
+      onCompare,
+      onBringIn,
+      onRename: renameThread,
+      onMenu: openMenu,
+      onTryAlternatives,
+    }),
+    [onRestore, onStep, onCompare, onBringIn, renameThread, openMenu, onTryAlternatives],
   );
   const handEdits = useHandEdits(familyRoot);
   const guide = view.guide;
@@ -209,6 +230,7 @@ export function Studio() {
         keys.closeMenu();
         toField("graph-keys")();
       } else if (confirm !== null) dismiss();
+      else if (whatif.range !== null) whatif.closeRange();
       else if (focus.pick.a !== null) focus.onCancelCompare();
       else if (restoredAt !== null) void wayBack.back();
     },
@@ -325,6 +347,7 @@ export function Studio() {
               onJump={nav.onJump}
               onArchive={archive}
             />
+            <GraphWhatIf whatif={whatif} head={head} onError={setError} />
             <TrajectoryPanel
               flow={shownFlow}
               details={view.details}
@@ -357,6 +380,7 @@ export function Studio() {
                 branchLabels={laneNames}
                 onClose={() => setDetailsNode(null)}
                 onError={setError}
+                onReplayRange={whatif.beginRange}
               />
             )}
             <ChatPanel
@@ -394,6 +418,8 @@ export function Studio() {
           onShow={onFocusStep}
           fold={nav.shownFlow?.cards.find((c) => c.id === menuCard.id)?.fold}
           onFold={nav.onFold}
+          onReplay={sharing.canSend ? whatif.onReplay : undefined}
+          replayTo={whatif.picking}
           onClose={keys.closeMenu}
         />
       )}

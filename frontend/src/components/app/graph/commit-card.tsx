@@ -16,6 +16,7 @@ import type { CardDetail } from "@/lib/studio-view";
 import { MAX_NAME, normalizeName, type Rejected } from "@/lib/research";
 import { CodeChips } from "../ledger/code-chips";
 import { codeToken } from "@/lib/ledger";
+import { ALTERNATIVES } from "@/lib/whatif";
 
 export type { CardDetail };
 
@@ -30,6 +31,8 @@ export interface CardActions {
   onRename: (threadId: string, name: string | null) => Promise<void>;
   /** opens the step's menu (a long press on the card) */
   onMenu?: (nodeId: string) => void;
+  /** "Try N alternatives" of the step, in one click (a one-step replay with N repeats) */
+  onTryAlternatives?: (nodeId: string) => void;
 }
 
 export interface CommitData extends Record<string, unknown> {
@@ -187,7 +190,28 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
           ⤵ merge
         </div>
       )}
-      <div className="clamp q">{card.question || "(no message)"}</div>
+      {/* ⋔ sits on the message's row: the top row has no room for a fourth button at every zoom */}
+      <div className="card-q">
+        <div className="clamp q">{card.question || "(no message)"}</div>
+        {actions.onTryAlternatives && !card.merge && (
+          <span className="card-buttons">
+            <button
+              type="button"
+              className="nodrag card-btn"
+              data-testid="graph-node-try-alternatives"
+              title={`Try ${ALTERNATIVES} alternatives: ${ALTERNATIVES} new answers to this step's message`}
+              aria-label={`Try ${ALTERNATIVES} alternatives of this step`}
+              onClick={(e) => {
+                e.stopPropagation();
+                actions.onTryAlternatives?.(card.id);
+              }}
+              onDoubleClick={(e) => e.stopPropagation()}
+            >
+              ⋔
+            </button>
+          </span>
+        )}
+      </div>
       {card.codes.length > 0 && <CodeChips codes={card.codes} />}
       {card.active && detail && (
         <>

@@ -247,8 +247,8 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
         ) : (
           <span className="muted hint" data-testid="graph-hint">
             {touch
-              ? "long-press a step for its menu · ↺ restores · ⇄ compares two · ⤵ brings in"
-              : "double-click: restore · ⇄ compare · ⤵ or drop on the head: bring in · ? for keys"}
+              ? "long-press a step for its menu · ↺ restores · ⇄ compares two · ⤵ brings in · ⋔ tries 3 answers"
+              : "double-click: restore · ⇄ compare · ⤵ or drop on the head: bring in · ⋔ 3 alternatives · ? for keys"}
           </span>
         )}
         <button

@@ -15,11 +15,14 @@ export interface NodeDetailsProps {
   branchLabels: ReadonlyMap<string, string>;
   onClose: () => void;
   onError: (message: string) => void;
+  /** pick, on the graph, the end of a replay from this step */
+  onReplayRange?: (from: string) => void;
 }
 
 /** A step's details: its provenance, its notes (never shown to the model) with a form
  * to add one, "Export this path" (Markdown or HTML), and the family's usage per branch. */
-export function NodeDetails({ nodeId, label, title, branchLabels, onClose, onError }: NodeDetailsProps) {
+export function NodeDetails(props: NodeDetailsProps) {
+  const { nodeId, label, title, branchLabels, onClose, onError } = props;
   const details = useNodeDetails(nodeId);
   const node = details.data;
   const { addNote, deleteNote, saving } = useNoteActions();
@@ -128,7 +131,7 @@ export function NodeDetails({ nodeId, label, title, branchLabels, onClose, onErr
               </button>
             </form>
           </section>
-          <WhatIfActions nodeId={nodeId} label={label} onError={onError} />
+          <WhatIfActions nodeId={nodeId} label={label} onError={onError} onReplayRange={props.onReplayRange} />
           <UsageSummary thread={nodeId.slice(0, nodeId.lastIndexOf(":"))} branchLabels={branchLabels} />
         </div>
       )}

@@ -2,7 +2,7 @@
 import { useState } from "react";
 import { messageOf } from "@/hooks/use-studio-actions";
 import { useJob, useLatestStep, useProfiles, useStartReplay } from "@/hooks/use-whatif";
-import { jobActive } from "@/lib/whatif";
+import { jobActive, threadOf } from "@/lib/whatif";
 import { JobProgress } from "./job-progress";
 import { PathsCompare } from "./paths-compare";
 import { ProfilesPanel } from "./profiles-panel";
@@ -13,6 +13,12 @@ export interface ReplayDialogProps {
   label: string;
   /** the head of the path (the range's other end when "to the head") */
   headNode: string | null;
+  /** the range's end, picked on the graph (then the dialog offers to change it) */
+  end?: { node: string; label: string };
+  /** pick the end again on the graph */
+  onChangeEnd?: () => void;
+  /** leave the dialog to pick the range's end on the graph */
+  onPickEnd?: () => void;
   /** the profile to offer first (the branch's) */
   profileId: string;
   onClose: () => void;
@@ -21,8 +27,10 @@ export interface ReplayDialogProps {
 
 /** "Replay with…": pick a profile, the range's end and a number of repeats; the job's
  * progress shows while its branches appear in the graph, and each replayed branch
- * opens in the aligned comparison with one click. Profiles are managed here too. */
-export function ReplayDialog({ nodeId, label, headNode, profileId, onClose, onError }: ReplayDialogProps) {
+ * opens in the aligned comparison with one click. Profiles are managed here too. The
+ * server's refusal (a range it will not replay, no free job slot) shows in the dialog. */
+export function ReplayDialog(props: ReplayDialogProps) {
+  const { nodeId, label, headNode, end, profileId, onClose, onError } = props;
   const profiles = useProfiles();
   const { start, starting } = useStartReplay();
   const latest = useLatestStep();
@@ -32,16 +40,19 @@ export function ReplayDialog({ nodeId, label, headNode, profileId, onClose, onEr
   const [jobId, setJobId] = useState<string | null>(null);
   const [managing, setManaging] = useState(false);
   const [compare, setCompare] = useState<{ a: string; b: string } | null>(null);
+  const [refused, setRefused] = useState<string | null>(null);
   const { job, cancel } = useJob(jobId);
-  const thread = nodeId.slice(0, nodeId.lastIndexOf(":"));
-  const to = toHead && headNode ? headNode : nodeId;
+  const thread = threadOf(nodeId);
+  const to = end ? end.node : toHead && headNode ? headNode : nodeId;
+  const title = end && end.node !== nodeId ? `Replay steps ${label} to ${end.label}` : `Replay from step ${label}`;
 
   const run = async () => {
+    setRefused(null);
     try {
       const started = await start({ thread, from: nodeId, to, profileId: profile, repeats });
       setJobId(started.id);
     } catch (err) {
-      onError(messageOf(err));
+      setRefused(messageOf(err));
     }
   };
   const openCompare = async (branch: string) => {
@@ -60,10 +71,12 @@ export function ReplayDialog({ nodeId, label, headNode, profileId, onClose, onEr
       <div
         className="dialog replay-dialog"
         role="dialog"
-        aria-label={`Replay from step ${label}`}
+        aria-label={title}
         data-testid="replay-dialog"
+        data-from={nodeId}
+        data-to={to}
       >
-        <h2>Replay from step {label}</h2>
+        <h2>{title}</h2>
         <p className="muted small">
           Each repeat is a new branch at the step before {label} that re-sends the same messages, in order, with the
           profile you pick.
@@ -79,19 +92,37 @@ export function ReplayDialog({ nodeId, label, headNode, profileId, onClose, onEr
               ))}
             </select>
           </label>
-          <label>
-            To
-            <select
-              data-testid="replay-to"
-              value={toHead ? "head" : "step"}
-              onChange={(e) => setToHead(e.target.value === "head")}
-            >
-              <option value="step">this step only</option>
-              <option value="head" disabled={!headNode}>
-                the head of the path
-              </option>
-            </select>
-          </label>
+          {end ? (
+            <div className="replay-end">
+              To
+              <span data-testid="replay-range">
+                step {end.label}
+                {props.onChangeEnd && !job && (
+                  <button type="button" className="link" data-testid="replay-range-change" onClick={props.onChangeEnd}>
+                    change…
+                  </button>
+                )}
+              </span>
+            </div>
+          ) : (
+            <label>
+              To
+              <select
+                data-testid="replay-to"
+                value={toHead ? "head" : "step"}
+                onChange={(e) => {
+                  if (e.target.value === "pick") props.onPickEnd?.();
+                  else setToHead(e.target.value === "head");
+                }}
+              >
+                <option value="step">this step only</option>
+                <option value="head" disabled={!headNode}>
+                  the head of the path
+                </option>
+                {props.onPickEnd && <option value="pick">a step I pick on the graph…</option>}
+              </select>
+            </label>
+          )}
           <label>
             Repeats
             <input
@@ -108,6 +139,11 @@ export function ReplayDialog({ nodeId, label, headNode, profileId, onClose, onEr
           {managing ? "Hide profiles" : "Manage profiles…"}
         </button>
         {managing && <ProfilesPanel onError={onError} />}
+        {refused && (
+          <p className="replay-refused" data-testid="replay-error" role="alert">
+            {refused}
+          </p>
+        )}
         {job && <JobProgress job={job} onCancel={() => void cancel().catch((err) => onError(messageOf(err)))} />}
         {job && job.thread_ids.length > 0 && !jobActive(job) && (
           <ul className="replay-branches">

@@ -2,9 +2,8 @@
 import { useState } from "react";
 import { messageOf } from "@/hooks/use-studio-actions";
 import { useBranchProfile, useJob, useStartReplay } from "@/hooks/use-whatif";
+import { ALTERNATIVES } from "@/lib/whatif";
 import { JobProgress } from "./job-progress";
-
-const ALTERNATIVES = 3;
 
 /** "Try 3 alternatives" of one step, in one click: a one-step replay with three
  * repeats (three sibling answers to the step's message, with its branch's profile);

@@ -9,11 +9,13 @@ export interface WhatIfActionsProps {
   nodeId: string;
   label: string;
   onError: (message: string) => void;
+  /** pick the end of a replay from this step on the graph (the dialog's "a step I pick") */
+  onReplayRange?: (from: string) => void;
 }
 
 /** A step's "what if" actions: the branch's profile, "Replay with…" (the dialog), and
  * "Try 3 alternatives" in one click (also in every card's step menu). */
-export function WhatIfActions({ nodeId, label, onError }: WhatIfActionsProps) {
+export function WhatIfActions({ nodeId, label, onError, onReplayRange }: WhatIfActionsProps) {
   const thread = nodeId.slice(0, nodeId.lastIndexOf(":"));
   const profiles = useProfiles();
   const { profileId, setProfile } = useBranchProfile(thread);
@@ -49,6 +51,13 @@ export function WhatIfActions({ nodeId, label, onError }: WhatIfActionsProps) {
           label={label}
           headNode={head}
           profileId={profileId}
+          onPickEnd={
+            onReplayRange &&
+            (() => {
+              setDialog(false);
+              onReplayRange(nodeId);
+            })
+          }
           onClose={() => setDialog(false)}
           onError={onError}
         />
