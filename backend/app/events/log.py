@@ -69,6 +69,7 @@ def grantee(owner_id: int) -> str | None:
     caller = CALLER.get()
     return caller[1] if caller is not None and caller[0] != owner_id else None
 
+
 NOTIFY_CHANNEL = "haico_events"
 APPEND_LOCK_KEY = 0x6861_6963_6F00  # "haico"
 # This process, as named in the payload of its NOTIFYs (see the module doc).

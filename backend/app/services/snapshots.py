@@ -252,9 +252,9 @@ def snapshot_of(
 ) -> list[Write]:
     """The writes that store snapshot `turn_index` of the live workspace `state` (its
     document row `doc`): the document's body first when it is not stored yet, then the
-    snapshot row (for `execute_all`), naming `author` (a grantee who made the node). The document is read once: an unedited restored
-    document already is a stored version and keeps its hash without its text being
-    stored again."""
+    snapshot row (for `execute_all`), naming `author` (a grantee who made the node).
+    The document is read once: an unedited restored document already is a stored
+    version and keeps its hash without its text being stored again."""
     writes: list[Write] = []
     digest = None
     if doc is not None:

@@ -189,8 +189,8 @@ def _opening(
 ) -> _Opening:
     """The opening of turn `k` on `conv` (`clock` moves its clock there): the head's
     version bump (a guard: the head row must still be as read), the lease, the clock,
-    snapshot k, and `turnStarted` (naming a grantee who sends, as snapshot k does). The host, not the client, chooses the parent: the
-    current head."""
+    snapshot k, and `turnStarted` (naming a grantee who sends, as snapshot k does).
+    The host, not the client, chooses the parent: the current head."""
     root_id = conv.root_thread_id
     parent = head.head_turn_id
     # No read of the family's active turn first: its row is the lease, and inserting
