@@ -37,6 +37,8 @@ import { WorkspacePanel } from "./workspace-panel";
 import { ReadOnlyComposer, SharedBanner } from "./sharing/shared-banner";
 import { ShareButton } from "./sharing/share-dialog";
 import { useSharing, withShared } from "@/hooks/use-sharing";
+import { AccessContext } from "@/hooks/use-access";
+import { accessOf } from "@/lib/share-link";
 
 const EMPTY_LABELS: ReadonlyMap<string, string> = new Map();
 const NO_NODES: readonly { codes?: string[] }[] = [];
@@ -82,6 +84,10 @@ export function Studio() {
   const { connected } = events;
   const sharing = useSharing(familyRoot);
   const listed = useMemo(() => withShared(conversations.data, sharing.shared), [conversations.data, sharing.shared]);
+  // What the page offers: a viewer or commenter of a shared family gets no write control
+  // (the server would refuse it), and opens other paths without moving the shared head.
+  const access = useMemo(() => accessOf(sharing.role), [sharing.role]);
+  const canEdit = access.edit;
   const view = useStudioView({
     conversations: listed,
     graph: graph.data,
@@ -124,7 +130,7 @@ export function Studio() {
     async (threadId: string) => {
       const inFamily = familyGraph?.threads.find((t) => t.thread_id === threadId);
       if (familyGraph && inFamily) {
-        if (inFamily.parent_thread_id !== null && ownsNoTurn(inFamily)) {
+        if ((inFamily.parent_thread_id !== null && ownsNoTurn(inFamily)) || (!canEdit && working !== threadId)) {
           setStub(threadId);
         } else if (working !== threadId) {
           const tip = tipNodeId(familyGraph, threadId);
@@ -133,10 +139,15 @@ export function Studio() {
       }
       navigate(threadId);
     },
-    [familyGraph, working, checkout, navigate],
+    [familyGraph, working, checkout, navigate, canEdit],
   );
   const onOpenThread = useCallback((threadId: string) => void openThread(threadId), [openThread]);
-  const onRestore = useCallback((nodeId: string) => void restore(nodeId), [restore]);
+  const onRestore = useCallback(
+    (nodeId: string) => {
+      if (canEdit) void restore(nodeId);
+    },
+    [restore, canEdit],
+  );
   const { onCompare } = focus;
   // A card's click shows its step in the chat and opens its details (the ledger).
   const [detailsNode, setDetailsNode] = useState<string | null>(null);
@@ -172,7 +183,13 @@ export function Studio() {
   });
   const { shownFlow, archive } = nav;
   const merging = useMerge({ target: displayed, labels: view.flow?.labels ?? EMPTY_LABELS, setError, ask });
-  const onBringIn = merging.open;
+  const bringIn = merging.open;
+  const onBringIn = useCallback(
+    (nodeId: string) => {
+      if (canEdit) bringIn(nodeId);
+    },
+    [bringIn, canEdit],
+  );
   const keys = useGraphKeys({ flow: shownFlow, onRestore, onCompare, onBringIn });
   const { openMenu } = keys;
   const cardActions: CardActions = useMemo(
@@ -210,7 +227,7 @@ export function Studio() {
         toField("graph-keys")();
       } else if (confirm !== null) dismiss();
       else if (focus.pick.a !== null) focus.onCancelCompare();
-      else if (restoredAt !== null) void wayBack.back();
+      else if (restoredAt !== null && canEdit) void wayBack.back();
     },
   });
   const sendMessage = act.sendMessage;
@@ -236,10 +253,12 @@ export function Studio() {
   const where = useMemo(() => whereabouts(view.graph, view.flow, displayed), [view.graph, view.flow, displayed]);
 
   return (
+    <AccessContext.Provider value={access}>
     <div className="studio">
       <StudioHeader
         anchor={anchor}
         conversations={conversations.data}
+        shared={sharing.shared}
         loading={conversations.isLoading}
         displayed={displayed}
         familyRoot={familyRoot}
@@ -268,7 +287,7 @@ export function Studio() {
         </div>
       )}
       {anchor !== null && <SharedBanner sharing={sharing} />}
-      {anchor !== null && restoredAt !== null && (
+      {anchor !== null && restoredAt !== null && canEdit && (
         <RestoreBanner
           label={restoredAt}
           backLabel={wayBack.target === null ? null : (labels.get(wayBack.target) ?? null)}
@@ -306,7 +325,7 @@ export function Studio() {
               onRestore={onRestore}
             />
           )}
-          <fieldset className="ws-slot" hidden={comparing} disabled={!sharing.canSend}>
+          <fieldset className="ws-slot" hidden={comparing} disabled={!canEdit}>
             <WorkspacePanel
               key={displayed}
               thread={displayed}
@@ -407,5 +426,6 @@ export function Studio() {
       />
       <ConfirmDialog state={confirm} onCancel={dismiss} />
     </div>
+    </AccessContext.Provider>
   );
 }
