@@ -240,6 +240,33 @@ async def test_viewer_fork_is_theirs(app: FastAPI, client: httpx.AsyncClient) ->
     assert r.status_code == 403
 
 
+async def test_a_viewers_fork_draws_like_the_owners(app: FastAPI, client: httpx.AsyncClient) -> None:
+    """A fork's trajectory draws its own steps only, the ones up to the fork point
+    being the source family's (its chat still shows them): the same for a viewer's
+    copy as for the owner's own fork."""
+    fam = await new_family(app)
+    assert await turn(client, fam.tid, "objective: shared work", fam.owner_h) == 200
+    viewer_h = await grantee(app, client, fam, "viewer")
+    shapes = []
+    for headers in (fam.owner_h, viewer_h):
+        r = await client.post(
+            f"/api/conversations/{fam.tid}/fork", json={"from_turn": 1}, headers=headers
+        )
+        assert r.status_code == 201, r.text
+        copy = r.json()["thread_id"]
+        assert await turn(client, copy, "todo: mine", headers) == 200
+        g = (await client.get(f"/api/conversations/{copy}/graph", headers=headers)).json()
+        msgs = (await client.get(f"/api/conversations/{copy}/messages", headers=headers)).json()
+        shapes.append(
+            (
+                [n["id"] for n in g["nodes"]] == [f"{copy}:2"],
+                len(g["threads"]),
+                [m["turn_index"] for m in msgs if m["role"] == "user"],
+            )
+        )
+    assert shapes == [(True, 1, [1, 2]), (True, 1, [1, 2])]
+
+
 async def test_commenter_notes_name_their_author(app: FastAPI, client: httpx.AsyncClient) -> None:
     fam = await new_family(app)
     assert await turn(client, fam.tid, "objective: x", fam.owner_h) == 200
