@@ -216,7 +216,8 @@ test("a viewer is offered no write; an editor's step names the editor", async ()
   assert.equal(await author.innerText(), "Sent by ed");
   await screenshot(page, "share-sent-by");
   await s.node(`${thread}:1`).click();
-  await s.byTest("node-details").locator('[data-testid="provenance"]').waitFor();
-  assert.equal(await s.byTest("node-details").locator('[data-testid="node-author"]').count(), 0);
+  const first = page.locator(`[data-testid="node-details"][data-node-id="${thread}:1"]`);
+  await first.locator('[data-testid="provenance"]').waitFor();
+  assert.equal(await first.locator('[data-testid="node-author"]').count(), 0);
   await ownerCtx.close();
 });
