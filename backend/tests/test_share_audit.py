@@ -94,9 +94,7 @@ async def test_an_editors_send_checkout_and_merge_name_the_editor(
 
     log = await _log(app, tid)
     started = {
-        a["turnId"]: _meta(a).get("haico/author")
-        for a in log
-        if a["type"] == "chat/turnStarted"
+        a["turnId"]: _meta(a).get("haico/author") for a in log if a["type"] == "chat/turnStarted"
     }
     assert started == {
         f"{tid}:1": None,

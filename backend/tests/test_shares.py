@@ -240,7 +240,9 @@ async def test_viewer_fork_is_theirs(app: FastAPI, client: httpx.AsyncClient) ->
     assert r.status_code == 403
 
 
-async def test_a_viewers_fork_draws_like_the_owners(app: FastAPI, client: httpx.AsyncClient) -> None:
+async def test_a_viewers_fork_draws_like_the_owners(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
     """A fork's trajectory draws its own steps only, the ones up to the fork point
     being the source family's (its chat still shows them): the same for a viewer's
     copy as for the owner's own fork."""
