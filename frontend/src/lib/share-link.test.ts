@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { accessOf, canSend, expiryAt, isLinkToken, linkAwareTokenStore, roleText, shareTokenOf, shareUrl } from "./share-link";
+import {
+  accessOf,
+  canSend,
+  expiryAt,
+  isLinkToken,
+  linkAwareTokenStore,
+  roleText,
+  shareTokenOf,
+  shareUrl,
+} from "./share-link";
 
 function memoryStorage() {
   const data = new Map<string, string>();

@@ -55,16 +55,17 @@ export function StepMenu({
       </div>
       <div className="step-menu-actions">
         {edit && (
-          <button type="button" ref={first} className="primary" data-testid="step-menu-restore" onClick={run(onRestore)}>
+          <button
+            type="button"
+            ref={first}
+            className="primary"
+            data-testid="step-menu-restore"
+            onClick={run(onRestore)}
+          >
             ↺ Restore
           </button>
         )}
-        <button
-          type="button"
-          ref={edit ? undefined : first}
-          data-testid="step-menu-compare"
-          onClick={run(onCompare)}
-        >
+        <button type="button" ref={edit ? undefined : first} data-testid="step-menu-compare" onClick={run(onCompare)}>
           ⇄ {comparing ? "Compare with this step" : "Compare…"}
         </button>
         {card.active && (

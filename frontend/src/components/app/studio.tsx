@@ -254,178 +254,178 @@ export function Studio() {
 
   return (
     <AccessContext.Provider value={access}>
-    <div className="studio">
-      <StudioHeader
-        anchor={anchor}
-        conversations={conversations.data}
-        shared={sharing.shared}
-        loading={conversations.isLoading}
-        displayed={displayed}
-        familyRoot={familyRoot}
-        current={current}
-        where={where}
-        restoredAt={restoredAt}
-        labels={labels}
-        act={act}
-        onOpen={(c) => {
-          // a hit of an earlier search does not follow the user to another path
-          focus.onDismissFound();
-          void openThread(c.thread_id);
-        }}
-        onArchive={(c) => void archive(c.thread_id, true)}
-        onSearchHit={focus.onSearchHit}
-        onKeys={() => setShowKeys(true)}
-        toComposer={toField("message-input")}
-        share={sharing.canShare && familyRoot !== null ? <ShareButton root={familyRoot} /> : null}
-      />
-      {error && (
-        <div className="error-banner" data-testid="error-banner" role="alert">
-          <span>{error}</span>
-          <button type="button" className="icon" aria-label="Dismiss" onClick={() => setError(null)}>
-            ✕
-          </button>
-        </div>
-      )}
-      {anchor !== null && <SharedBanner sharing={sharing} />}
-      {anchor !== null && restoredAt !== null && canEdit && (
-        <RestoreBanner
-          label={restoredAt}
-          backLabel={wayBack.target === null ? null : (labels.get(wayBack.target) ?? null)}
-          onBack={() => void wayBack.back()}
-        />
-      )}
-      {anchor === null ? (
-        <Landing
+      <div className="studio">
+        <StudioHeader
+          anchor={anchor}
           conversations={conversations.data}
+          shared={sharing.shared}
           loading={conversations.isLoading}
-          onOpen={(c) => navigate(c.thread_id)}
-          onNew={() => void act.newConversation()}
+          displayed={displayed}
+          familyRoot={familyRoot}
+          current={current}
+          where={where}
+          restoredAt={restoredAt}
+          labels={labels}
+          act={act}
+          onOpen={(c) => {
+            // a hit of an earlier search does not follow the user to another path
+            focus.onDismissFound();
+            void openThread(c.thread_id);
+          }}
+          onArchive={(c) => void archive(c.thread_id, true)}
+          onSearchHit={focus.onSearchHit}
+          onKeys={() => setShowKeys(true)}
+          toComposer={toField("message-input")}
+          share={sharing.canShare && familyRoot !== null ? <ShareButton root={familyRoot} /> : null}
         />
-      ) : history.error && !history.data ? (
-        <div className="state-page">
-          <h2>This conversation cannot be opened</h2>
-          <p data-testid="load-error">{messageOf(history.error)}</p>
-          <button type="button" onClick={() => navigate(null)}>
-            Back to all conversations
-          </button>
-        </div>
-      ) : displayed === null ? (
-        <div className="state-page">Loading the conversation…</div>
-      ) : (
-        <main className={`columns ${comparing ? "comparing" : ""}`}>
-          {comparing && focus.pick.a !== null && focus.pick.b !== null && (
-            <CompareView
-              thread={displayed}
-              a={focus.pick.a}
-              b={focus.pick.b}
-              labels={labels}
-              questions={view.questions}
-              onSwap={focus.onSwap}
-              onClose={focus.onCancelCompare}
-              onRestore={onRestore}
-            />
-          )}
-          <fieldset className="ws-slot" hidden={comparing} disabled={!canEdit}>
-            <WorkspacePanel
-              key={displayed}
-              thread={displayed}
-              workspace={workspace.data}
-              loading={workspace.isLoading}
-              restoredAt={restoredAt}
-              onError={(e) => setError(messageOf(e))}
-              beforeWrite={beforeWrite}
-            />
-          </fieldset>
-          <div className="right">
-            <PathBar
-              crumbs={nav.crumbs}
-              thread={displayed}
-              names={nav.threadNames}
-              onJump={nav.onJump}
-              onArchive={archive}
-            />
-            <TrajectoryPanel
-              flow={shownFlow}
-              details={view.details}
-              rejected={view.rejected}
-              pick={focus.pick}
-              found={focus.found}
-              headTurnId={head}
-              frame={comparing ? "comparing" : ""}
-              collapsed={focus.collapsed}
-              onToggle={focus.onToggle}
-              actions={cardActions}
-              onCompareWithHead={focus.onCompareWithHead}
-              onCancelCompare={focus.onCancelCompare}
-              onRestoreFound={onRestoreFound}
-              onDismissFound={focus.onDismissFound}
-              onOpenThread={onOpenThread}
-              onFold={nav.onFold}
-              centre={nav.centre}
-              loading={graph.isLoading}
-              selection={keys.selection}
-              onGraphKey={keys.onGraphKey}
-            />
-            <CodeFilter nodes={view.graph?.nodes ?? NO_NODES} />
-            {detailsNode !== null && (
-              <NodeDetails
-                key={detailsNode}
-                nodeId={detailsNode}
-                label={labels.get(detailsNode) ?? detailsNode.slice(detailsNode.lastIndexOf(":") + 1)}
-                title={current?.title ?? ""}
-                branchLabels={laneNames}
-                onClose={() => setDetailsNode(null)}
-                onError={setError}
+        {error && (
+          <div className="error-banner" data-testid="error-banner" role="alert">
+            <span>{error}</span>
+            <button type="button" className="icon" aria-label="Dismiss" onClick={() => setError(null)}>
+              ✕
+            </button>
+          </div>
+        )}
+        {anchor !== null && <SharedBanner sharing={sharing} />}
+        {anchor !== null && restoredAt !== null && canEdit && (
+          <RestoreBanner
+            label={restoredAt}
+            backLabel={wayBack.target === null ? null : (labels.get(wayBack.target) ?? null)}
+            onBack={() => void wayBack.back()}
+          />
+        )}
+        {anchor === null ? (
+          <Landing
+            conversations={conversations.data}
+            loading={conversations.isLoading}
+            onOpen={(c) => navigate(c.thread_id)}
+            onNew={() => void act.newConversation()}
+          />
+        ) : history.error && !history.data ? (
+          <div className="state-page">
+            <h2>This conversation cannot be opened</h2>
+            <p data-testid="load-error">{messageOf(history.error)}</p>
+            <button type="button" onClick={() => navigate(null)}>
+              Back to all conversations
+            </button>
+          </div>
+        ) : displayed === null ? (
+          <div className="state-page">Loading the conversation…</div>
+        ) : (
+          <main className={`columns ${comparing ? "comparing" : ""}`}>
+            {comparing && focus.pick.a !== null && focus.pick.b !== null && (
+              <CompareView
+                thread={displayed}
+                a={focus.pick.a}
+                b={focus.pick.b}
+                labels={labels}
+                questions={view.questions}
+                onSwap={focus.onSwap}
+                onClose={focus.onCancelCompare}
+                onRestore={onRestore}
               />
             )}
-            <ChatPanel
-              handEdits={editsByNode}
-              thread={displayed}
-              turns={view.turns}
-              merges={view.merges}
-              guide={view.guide}
-              running={running && running.thread === displayed ? running : null}
-              live={live}
-              busy={busy}
-              loading={messages.isLoading}
-              restoredAt={restoredAt}
-              flash={focus.flash}
-              onSend={onSend}
-              onStop={onStop}
-              onRestore={onRestore}
-              onOpenThread={onOpenThread}
-              siblings={nav.siblings}
-              onSwitch={nav.onSwitch}
-              composer={
-                sharing.canSend ? undefined : <ReadOnlyComposer sharing={sharing} thread={displayed} head={head} />
-              }
-            />
-          </div>
-        </main>
-      )}
-      {menuCard && menuCard.kind === "turn" && (
-        <StepMenu
-          card={menuCard}
-          comparing={focus.pick.a !== null && focus.pick.a !== menuCard.id}
-          onRestore={onRestore}
-          onCompare={onCompare}
-          onBringIn={onBringIn}
-          onShow={onFocusStep}
-          fold={nav.shownFlow?.cards.find((c) => c.id === menuCard.id)?.fold}
-          onFold={nav.onFold}
-          onClose={keys.closeMenu}
+            <fieldset className="ws-slot" hidden={comparing} disabled={!canEdit}>
+              <WorkspacePanel
+                key={displayed}
+                thread={displayed}
+                workspace={workspace.data}
+                loading={workspace.isLoading}
+                restoredAt={restoredAt}
+                onError={(e) => setError(messageOf(e))}
+                beforeWrite={beforeWrite}
+              />
+            </fieldset>
+            <div className="right">
+              <PathBar
+                crumbs={nav.crumbs}
+                thread={displayed}
+                names={nav.threadNames}
+                onJump={nav.onJump}
+                onArchive={archive}
+              />
+              <TrajectoryPanel
+                flow={shownFlow}
+                details={view.details}
+                rejected={view.rejected}
+                pick={focus.pick}
+                found={focus.found}
+                headTurnId={head}
+                frame={comparing ? "comparing" : ""}
+                collapsed={focus.collapsed}
+                onToggle={focus.onToggle}
+                actions={cardActions}
+                onCompareWithHead={focus.onCompareWithHead}
+                onCancelCompare={focus.onCancelCompare}
+                onRestoreFound={onRestoreFound}
+                onDismissFound={focus.onDismissFound}
+                onOpenThread={onOpenThread}
+                onFold={nav.onFold}
+                centre={nav.centre}
+                loading={graph.isLoading}
+                selection={keys.selection}
+                onGraphKey={keys.onGraphKey}
+              />
+              <CodeFilter nodes={view.graph?.nodes ?? NO_NODES} />
+              {detailsNode !== null && (
+                <NodeDetails
+                  key={detailsNode}
+                  nodeId={detailsNode}
+                  label={labels.get(detailsNode) ?? detailsNode.slice(detailsNode.lastIndexOf(":") + 1)}
+                  title={current?.title ?? ""}
+                  branchLabels={laneNames}
+                  onClose={() => setDetailsNode(null)}
+                  onError={setError}
+                />
+              )}
+              <ChatPanel
+                handEdits={editsByNode}
+                thread={displayed}
+                turns={view.turns}
+                merges={view.merges}
+                guide={view.guide}
+                running={running && running.thread === displayed ? running : null}
+                live={live}
+                busy={busy}
+                loading={messages.isLoading}
+                restoredAt={restoredAt}
+                flash={focus.flash}
+                onSend={onSend}
+                onStop={onStop}
+                onRestore={onRestore}
+                onOpenThread={onOpenThread}
+                siblings={nav.siblings}
+                onSwitch={nav.onSwitch}
+                composer={
+                  sharing.canSend ? undefined : <ReadOnlyComposer sharing={sharing} thread={displayed} head={head} />
+                }
+              />
+            </div>
+          </main>
+        )}
+        {menuCard && menuCard.kind === "turn" && (
+          <StepMenu
+            card={menuCard}
+            comparing={focus.pick.a !== null && focus.pick.a !== menuCard.id}
+            onRestore={onRestore}
+            onCompare={onCompare}
+            onBringIn={onBringIn}
+            onShow={onFocusStep}
+            fold={nav.shownFlow?.cards.find((c) => c.id === menuCard.id)?.fold}
+            onFold={nav.onFold}
+            onClose={keys.closeMenu}
+          />
+        )}
+        <KeysOverlay open={showKeys} onClose={() => setShowKeys(false)} />
+        <MergeDialog
+          state={merging.merge}
+          onMode={merging.setMode}
+          onChoose={merging.choose}
+          onApply={() => void merging.apply()}
+          onClose={merging.close}
         />
-      )}
-      <KeysOverlay open={showKeys} onClose={() => setShowKeys(false)} />
-      <MergeDialog
-        state={merging.merge}
-        onMode={merging.setMode}
-        onChoose={merging.choose}
-        onApply={() => void merging.apply()}
-        onClose={merging.close}
-      />
-      <ConfirmDialog state={confirm} onCancel={dismiss} />
-    </div>
+        <ConfirmDialog state={confirm} onCancel={dismiss} />
+      </div>
     </AccessContext.Provider>
   );
 }
