@@ -149,7 +149,8 @@ async function api(server, token, method, path, body) {
   });
   const text = await r.text();
   assert.ok(r.ok, `${method} ${path}: ${r.status} ${text}`);
-  return text ? JSON.parse(text) : null;
+  // (a turn answers with its event stream: read to the end, nothing to parse)
+  return text && !text.startsWith("event:") ? JSON.parse(text) : null;
 }
 
 test("a viewer is offered no write; an editor's step names the editor", async () => {
@@ -215,7 +216,8 @@ test("a viewer is offered no write; an editor's step names the editor", async ()
   await author.waitFor();
   assert.equal(await author.innerText(), "Sent by ed");
   await screenshot(page, "share-sent-by");
-  await s.node(`${thread}:1`).click();
+  // (the card's question: its middle is the compare button)
+  await s.node(`${thread}:1`).locator(".q").click();
   const first = page.locator(`[data-testid="node-details"][data-node-id="${thread}:1"]`);
   await first.locator('[data-testid="provenance"]').waitFor();
   assert.equal(await first.locator('[data-testid="node-author"]').count(), 0);
