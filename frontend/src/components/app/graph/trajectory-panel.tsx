@@ -248,9 +248,11 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
           </span>
         ) : (
           <span className="muted hint" data-testid="graph-hint">
-            {touch
-              ? "long-press a step for its menu · ↺ restores · ⇄ compares two · ⤵ brings in"
-              : "double-click: restore · ⇄ compare · ⤵ or drop on the head: bring in · ? for keys"}
+            {!edit
+              ? "click: show a step · ⇄ compare two steps"
+              : touch
+                ? "long-press a step for its menu · ↺ restores · ⇄ compares two · ⤵ brings in"
+                : "double-click: restore · ⇄ compare · ⤵ or drop on the head: bring in · ? for keys"}
           </span>
         )}
         <button
