@@ -175,7 +175,7 @@ test("a viewer is offered no write; an editor's step names the editor", async ()
   await g.byTest("shared-group").waitFor();
   const item = guest.locator(`[data-testid="conversation-item"][data-thread-id="${thread}"]`);
   assert.equal(await item.getAttribute("data-role"), "viewer");
-  assert.match(await item.innerText(), /ada's study[\s\S]*ada’s/);
+  assert.match(await item.innerText(), /ada's study[\s\S]*by ada · 2 steps · viewer/);
   assert.equal(await item.locator('[data-testid="shared-role"]').innerText(), "viewer");
   await screenshot(guest, "share-history-menu");
   await item.click();

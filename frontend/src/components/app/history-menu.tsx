@@ -307,13 +307,14 @@ export function HistoryMenu(props: HistoryMenuProps) {
                         {c.title}
                       </span>
                       <span className="sub muted">
-                        {c.owner}&rsquo;s ·{" "}
+                        by {c.owner} ·{" "}
                         {c.parent_thread_id !== null && c.branch_point_turn !== null
                           ? `branched at step ${c.branch_point_turn}`
-                          : stepsText(familySteps(props.shared ?? [], c))}
-                      </span>
-                      <span className="badge" data-testid="shared-role">
-                        {c.role}
+                          : stepsText(familySteps(props.shared ?? [], c))}{" "}
+                        ·{" "}
+                        <span className="role-tag" data-testid="shared-role">
+                          {c.role}
+                        </span>
                       </span>
                     </button>
                     <span className="item-actions">
