@@ -11,15 +11,21 @@ import { StudioPage } from "./studio-page.mjs";
 
 const studio = studioFixture({ HAICO_AUTH: "token" });
 
-test("share a family by link: read-only for the reviewer, notes live for the owner", async () => {
-  const { server, chrome } = studio;
-  const token = server.createUser("owner");
-  const ownerCtx = await chrome.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const page = await ownerCtx.newPage();
+/** A browser of its own, signed in with `token` on the landing page. */
+async function signedIn(chrome, server, token) {
+  const ctx = await chrome.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await ctx.newPage();
   const s = new StudioPage(page);
   await page.goto(server.base);
   await s.byTest("token-input").fill(token);
   await s.byTest("token-submit").click();
+  return { ctx, page, s };
+}
+
+test("share a family by link: read-only for the reviewer, notes live for the owner", async () => {
+  const { server, chrome } = studio;
+  const token = server.createUser("owner");
+  const { ctx: ownerCtx, page, s } = await signedIn(chrome, server, token);
   const thread = await s.newConversation();
   await s.send("objective: a shared study");
   await s.expectObjective("a shared study");
@@ -103,12 +109,7 @@ test("a viewer continues as their own copy", async () => {
   await turn.text();
 
   // The owner shares with victor by name in the dialog.
-  const ownerCtx = await chrome.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const page = await ownerCtx.newPage();
-  const s = new StudioPage(page);
-  await page.goto(server.base);
-  await s.byTest("token-input").fill(ownerToken);
-  await s.byTest("token-submit").click();
+  const { ctx: ownerCtx, page, s } = await signedIn(chrome, server, ownerToken);
   await page.goto(`${server.base}/?thread=${thread}`);
   await s.expectObjective("olga's frame");
   await s.byTest("share-button").click();
@@ -120,12 +121,7 @@ test("a viewer continues as their own copy", async () => {
   await ownerCtx.close();
 
   // Victor opens it read-only, then continues as his own copy: a family he owns.
-  const ctx = await chrome.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const guest = await ctx.newPage();
-  const g = new StudioPage(guest);
-  await guest.goto(server.base);
-  await g.byTest("token-input").fill(viewerToken);
-  await g.byTest("token-submit").click();
+  const { ctx, page: guest, s: g } = await signedIn(chrome, server, viewerToken);
   await guest.goto(`${server.base}/?thread=${thread}`);
   await g.byTest("shared-banner").waitFor();
   assert.match(await g.byTest("shared-banner").innerText(), /olga's family.*viewer/s);
@@ -165,12 +161,7 @@ test("a viewer is offered no write; an editor's step names the editor", async ()
   await api(server, editorToken, "POST", `/api/conversations/${thread}/turns`, { content: "objective: ed's frame" });
 
   // The viewer finds the family in the history menu, in its own group, with the role.
-  const ctx = await chrome.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const guest = await ctx.newPage();
-  const g = new StudioPage(guest);
-  await guest.goto(server.base);
-  await g.byTest("token-input").fill(viewerToken);
-  await g.byTest("token-submit").click();
+  const { ctx, page: guest, s: g } = await signedIn(chrome, server, viewerToken);
   await g.byTest("history-menu-button").click();
   await g.byTest("shared-group").waitFor();
   const item = guest.locator(`[data-testid="conversation-item"][data-thread-id="${thread}"]`);
@@ -202,12 +193,7 @@ test("a viewer is offered no write; an editor's step names the editor", async ()
   await ctx.close();
 
   // The owner sees who sent step 2, and that step 1 is the owner's own.
-  const ownerCtx = await chrome.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const page = await ownerCtx.newPage();
-  const s = new StudioPage(page);
-  await page.goto(server.base);
-  await s.byTest("token-input").fill(ownerToken);
-  await s.byTest("token-submit").click();
+  const { ctx: ownerCtx, page, s } = await signedIn(chrome, server, ownerToken);
   await page.goto(`${server.base}/?thread=${thread}`);
   await s.expectObjective("ed's frame");
   await s.byTest("title-edit").waitFor();

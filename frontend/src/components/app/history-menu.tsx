@@ -76,6 +76,10 @@ export function HistoryMenu(props: HistoryMenuProps) {
   const fileInput = useRef<HTMLInputElement>(null);
 
   const close = useCallback(() => setOpen(false), []);
+  const exportOne = (c: Conversation) => {
+    setOpen(false);
+    props.onExport(c);
+  };
   useClickOutside(ref, open, close);
 
   const all = tree(props.conversations ?? []);
@@ -219,21 +223,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                     </button>
                   )}
                   <span className="item-actions">
-                    {c.parent_thread_id === null && (
-                      <button
-                        type="button"
-                        className="icon"
-                        title="Export this conversation with all its paths (a .json file)"
-                        aria-label={`Export “${c.title}”`}
-                        data-testid="conversation-export"
-                        onClick={() => {
-                          setOpen(false);
-                          props.onExport(c);
-                        }}
-                      >
-                        ⤓
-                      </button>
-                    )}
+                    {c.parent_thread_id === null && <ExportButton c={c} onExport={exportOne} />}
                     {c.parent_thread_id !== null && (
                       <button
                         type="button"
@@ -318,21 +308,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                       </span>
                     </button>
                     <span className="item-actions">
-                      {c.parent_thread_id === null && (
-                        <button
-                          type="button"
-                          className="icon"
-                          title="Export this conversation with all its paths (a .json file)"
-                          aria-label={`Export “${c.title}”`}
-                          data-testid="conversation-export"
-                          onClick={() => {
-                            setOpen(false);
-                            props.onExport(c);
-                          }}
-                        >
-                          ⤓
-                        </button>
-                      )}
+                      {c.parent_thread_id === null && <ExportButton c={c} onExport={exportOne} />}
                     </span>
                   </li>
                 ))}
@@ -342,5 +318,21 @@ export function HistoryMenu(props: HistoryMenuProps) {
         </div>
       )}
     </div>
+  );
+}
+
+/** Download a family (own or shared with you) as one JSON document. */
+function ExportButton({ c, onExport }: { c: Conversation; onExport: (c: Conversation) => void }) {
+  return (
+    <button
+      type="button"
+      className="icon"
+      title="Export this conversation with all its paths (a .json file)"
+      aria-label={`Export “${c.title}”`}
+      data-testid="conversation-export"
+      onClick={() => onExport(c)}
+    >
+      ⤓
+    </button>
   );
 }
