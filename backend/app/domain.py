@@ -78,6 +78,9 @@ class NodeKind(StrEnum):
 
 # AHP: the `_meta` key of a merge node's message that names its source node.
 MERGED_FROM_META = "haico/mergedFrom"
+# The name of the grantee who sent a turn, made a merge or checked out (in the
+# message's `_meta`, or the checkout action's): absent for the family's owner.
+AUTHOR_META = "haico/author"
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,6 +82,9 @@ class NodeOut(BaseModel):
     provenance: Provenance
     notes: list[NoteOut]
     edits: list[NodeEdit]
+    # Who sent the turn or made the merge when it was not the family's owner (an
+    # editor of a shared family); null for the owner's own nodes.
+    author: str | None = None
 
 
 class NoteIn(BaseModel):

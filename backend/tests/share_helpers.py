@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 from fastapi import FastAPI
+from sqlalchemy import update
 
+from app.db.models import Share
 from app.services import users
 from app.services.users import Principal
 from tests.helpers import Seeded, db_of, seed_conversation
@@ -73,3 +76,15 @@ async def turn(
         f"/api/conversations/{thread_id}/turns", json={"content": content}, headers=headers
     )
     return r.status_code
+
+
+def soon() -> str:
+    """An `expires_at` an hour from now."""
+    return (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+
+
+async def expire(app: FastAPI, share_id: int) -> None:
+    """The share's time has come (set in the row rather than waited for)."""
+    async with db_of(app).transaction() as s:
+        past = datetime.now(UTC) - timedelta(seconds=1)
+        await s.execute(update(Share).where(Share.id == share_id).values(expires_at=past))

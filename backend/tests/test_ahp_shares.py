@@ -1,6 +1,7 @@
 """Sharing on AHP: a link or a grantee subscribes to the shared chat and sees its turns;
 a `dispatchAction` above its role comes back rejected (PermissionDenied); a link makes
-no sessions or forks; a revoked link's open connection is closed within seconds."""
+no sessions or forks; a revoked link's open connection is closed within seconds; a
+named grantee whose share is revoked or expires stops hearing the family."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from fastapi import FastAPI
 from tests.ahp.live import chat_of, send, session_of
 from tests.ahp.wire import AhpClient, RpcFailure
 from tests.history_helpers import live_server
-from tests.share_helpers import grantee, new_family, new_user, share
+from tests.share_helpers import expire, grantee, new_family, new_user, share, soon
 
 
 @pytest.fixture
@@ -112,16 +113,19 @@ async def test_revoked_link_connection_closes(app: FastAPI, client: httpx.AsyncC
             await again.initialize(["1.0.0"])
 
 
-async def test_revoked_grantee_stops_hearing(app: FastAPI, client: httpx.AsyncClient) -> None:
-    """A named viewer's subscription ends within seconds of the share's revocation:
-    the owner's next turn does not reach it."""
+@pytest.mark.parametrize("end", ["revoke", "expire"])
+async def test_revoked_grantee_stops_hearing(
+    app: FastAPI, client: httpx.AsyncClient, end: str
+) -> None:
+    """A named viewer's subscription ends within seconds of the share's revocation or
+    expiry: the owner's next turn does not reach it, and it cannot subscribe again."""
     from app.ahp.state import ConnectionState
     from tests.ahp.live import until
 
     fam = await new_family(app)
     chat = chat_of(fam.tid)
     viewer, viewer_h = await new_user(app, "rg")
-    made = await share(client, fam, "viewer", user=viewer.name)
+    made = await share(client, fam, "viewer", user=viewer.name, expires_at=soon())
     async with live_server(app) as base:
         owner_c = await AhpClient.open(base, token=fam.owner_h["Authorization"][7:])
         await owner_c.initialize(["1.0.0"])
@@ -131,8 +135,11 @@ async def test_revoked_grantee_stops_hearing(app: FastAPI, client: httpx.AsyncCl
         await c.request("subscribe", {"channel": chat})
         first = await send(owner_c, chat, "objective: before", 1)
         await c.wait_for(lambda e: e["action"].get("turnId") == first)
-        gone = await client.delete(f"/api/shares/{made['id']}", headers=fam.owner_h)
-        assert gone.status_code == 204
+        if end == "revoke":
+            gone = await client.delete(f"/api/shares/{made['id']}", headers=fam.owner_h)
+            assert gone.status_code == 204
+        else:
+            await expire(app, made["id"])
         started = asyncio.get_running_loop().time()
 
         def dropped() -> bool:

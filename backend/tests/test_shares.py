@@ -11,12 +11,21 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from app.db.models import ActionLogEntry, Share
 from tests.helpers import db_of
 from tests.history_helpers import live_server
-from tests.share_helpers import bearer, grantee, new_family, new_user, share, turn
+from tests.share_helpers import (
+    bearer,
+    expire,
+    grantee,
+    new_family,
+    new_user,
+    share,
+    soon,
+    turn,
+)
 from tests.sse_client import parse_sse
 
 
@@ -128,46 +137,67 @@ async def test_revoke_and_expiry_next_request(app: FastAPI, client: httpx.AsyncC
     listed = (await client.get(f"/api/conversations/{fam.tid}/shares", headers=fam.owner_h)).json()
     assert all(s["revoked"] for s in listed)
     # Expiry: a live link whose time has passed.
-    late = await share(client, fam, "viewer", expires_at=_soon())
+    late = await share(client, fam, "viewer", expires_at=soon())
     assert (await client.get(path, headers=bearer(late["token"]))).status_code == 200
-    await _expire(app, late["id"])
+    await expire(app, late["id"])
     assert (await client.get(path, headers=bearer(late["token"]))).status_code == 401
 
 
-def _soon() -> str:
-    return (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+async def test_named_expiry_on_the_next_request(app: FastAPI, client: httpx.AsyncClient) -> None:
+    """A named share's expiry: its next request is 401 (a read, and a send that then
+    changes nothing); another share of the family is untouched."""
+    fam = await new_family(app)
+    editor, editor_h = await new_user(app, "xe")
+    made = await share(client, fam, "editor", user=editor.name, expires_at=soon())
+    assert made["expires_at"] is not None and made["user"] == editor.name
+    other, other_h = await new_user(app, "xo")
+    await share(client, fam, "viewer", user=other.name, expires_at=soon())
+    graph = f"/api/conversations/{fam.tid}/graph"
+    assert (await client.get(graph, headers=editor_h)).status_code == 200
+    assert await turn(client, fam.tid, "todo: before", editor_h) == 200
+    await expire(app, made["id"])
+    r = await client.get(graph, headers=editor_h)
+    assert r.status_code == 401 and r.json()["code"] == "unauthorized", r.text
+    assert await turn(client, fam.tid, "todo: after", editor_h) == 401
+    r = await client.get("/api/conversations", params={"shared": "true"}, headers=editor_h)
+    assert r.status_code == 200 and r.json() == []
+    assert (await client.get(graph, headers=other_h)).status_code == 200
+    nodes = (await client.get(graph, headers=fam.owner_h)).json()["nodes"]
+    assert [n["user_message"] for n in nodes] == ["todo: before"]
 
 
-async def _expire(app: FastAPI, share_id: int) -> None:
-    """The share's time has come (set in the row rather than waited for)."""
-    async with db_of(app).transaction() as s:
-        past = datetime.now(UTC) - timedelta(seconds=1)
-        await s.execute(update(Share).where(Share.id == share_id).values(expires_at=past))
-
-
+@pytest.mark.parametrize("who", ["link", "named"])
 @pytest.mark.parametrize("end", ["revoke", "expire"])
-async def test_open_stream_closes(app: FastAPI, end: str) -> None:
-    """A grantee's open event stream ends within seconds of revocation or expiry,
-    with an `error` event saying why; the owner's stream goes on."""
+async def test_open_stream_closes(app: FastAPI, end: str, who: str) -> None:
+    """A grantee's open event stream (a link's, a named user's) ends within seconds of
+    revocation or expiry, with an `error` event saying why."""
     async with live_server(app) as base, httpx.AsyncClient(base_url=base, timeout=20) as c:
         fam = await new_family(app)
-        link = await share(c, fam, "viewer", expires_at=_soon())
+        if who == "link":
+            made = await share(c, fam, "viewer", expires_at=soon())
+            params, headers = {"share": made["token"]}, {}
+        else:
+            user, headers = await new_user(app, "ns")
+            made = await share(c, fam, "viewer", user=user.name, expires_at=soon())
+            params = {}
         path = f"/api/conversations/{fam.tid}/events"
-        async with c.stream("GET", path, params={"share": link["token"]}) as r:
+        async with c.stream("GET", path, params=params, headers=headers) as r:
             assert r.status_code == 200
             started = asyncio.get_running_loop().time()
             if end == "revoke":
-                gone = await c.delete(f"/api/shares/{link['id']}", headers=fam.owner_h)
+                gone = await c.delete(f"/api/shares/{made['id']}", headers=fam.owner_h)
                 assert gone.status_code == 204
             else:
-                await _expire(app, link["id"])
+                await expire(app, made["id"])
             body = ""
             async for chunk in r.aiter_text():
                 body += chunk
             took = asyncio.get_running_loop().time() - started
+        again = await c.get(path, params=params, headers=headers)
     errors = [d for name, d in parse_sse(body) if name == "error"]
     assert errors and errors[0]["code"] == "unauthorized", body
     assert took < 6, took
+    assert again.status_code == 401
 
 
 async def test_shared_list_with_role(app: FastAPI, client: httpx.AsyncClient) -> None:
@@ -208,6 +238,35 @@ async def test_viewer_fork_is_theirs(app: FastAPI, client: httpx.AsyncClient) ->
         f"/api/conversations/{fam.tid}/fork", json={"from_turn": 1}, headers=bearer(link["token"])
     )
     assert r.status_code == 403
+
+
+async def test_a_viewers_fork_draws_like_the_owners(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """A fork's trajectory draws its own steps only, the ones up to the fork point
+    being the source family's (its chat still shows them): the same for a viewer's
+    copy as for the owner's own fork."""
+    fam = await new_family(app)
+    assert await turn(client, fam.tid, "objective: shared work", fam.owner_h) == 200
+    viewer_h = await grantee(app, client, fam, "viewer")
+    shapes = []
+    for headers in (fam.owner_h, viewer_h):
+        r = await client.post(
+            f"/api/conversations/{fam.tid}/fork", json={"from_turn": 1}, headers=headers
+        )
+        assert r.status_code == 201, r.text
+        copy = r.json()["thread_id"]
+        assert await turn(client, copy, "todo: mine", headers) == 200
+        g = (await client.get(f"/api/conversations/{copy}/graph", headers=headers)).json()
+        msgs = (await client.get(f"/api/conversations/{copy}/messages", headers=headers)).json()
+        shapes.append(
+            (
+                [n["id"] for n in g["nodes"]] == [f"{copy}:2"],
+                len(g["threads"]),
+                [m["turn_index"] for m in msgs if m["role"] == "user"],
+            )
+        )
+    assert shapes == [(True, 1, [1, 2]), (True, 1, [1, 2])]
 
 
 async def test_commenter_notes_name_their_author(app: FastAPI, client: httpx.AsyncClient) -> None:

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from app.ahp.reducer import reduce_chat
-from app.domain import MERGED_FROM_META, NodeState
+from app.domain import AUTHOR_META, MERGED_FROM_META, NodeState
 
 SUPPORTED = ("1.0.0", "0.9.0", "0.7.0")
 _SEMVER = re.compile(
@@ -121,12 +121,15 @@ def turn_from(record: Any, actions: list[Json]) -> Json:
 def _message(record: Any) -> Json:
     """A node record's message: the user's, or a merge node's system notification."""
     merged_from = getattr(record, "merged_from", None)
+    author = getattr(record, "author", None)
+    meta = {AUTHOR_META: author} if author is not None else {}
     if merged_from is None:
-        return {"text": record.user_message, "origin": {"kind": "user"}}
+        message: Json = {"text": record.user_message, "origin": {"kind": "user"}}
+        return {**message, "_meta": meta} if meta else message
     return {
         "text": record.user_message,
         "origin": {"kind": "systemNotification"},
-        "_meta": {MERGED_FROM_META: merged_from},
+        "_meta": {**meta, MERGED_FROM_META: merged_from},
     }
 
 

@@ -202,6 +202,9 @@ class WorkspaceSnapshot(Base):
     merged_state: Mapped[dict[str, Any] | None] = mapped_column(
         JsonType, nullable=True, deferred=True
     )
+    # Who sent the turn or made the merge when it was not the family's owner (an
+    # editor of a shared family); null for the owner's own nodes.
+    author: Mapped[str | None] = mapped_column(String(200), nullable=True)
     state: Mapped[str] = mapped_column(String(20), default=NodeState.RUNNING.value)
     reply: Mapped[str] = mapped_column(Text, default="")
     captured_at: Mapped[datetime] = mapped_column(

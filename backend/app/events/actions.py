@@ -8,18 +8,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.domain import NodeState
+from app.domain import AUTHOR_META, NodeState
 
 Action = dict[str, Any]
 
 
-def turn_started(turn_id: str, *, parent_turn_id: str | None, text: str, started_at: str) -> Action:
+def turn_started(
+    turn_id: str,
+    *,
+    parent_turn_id: str | None,
+    text: str,
+    started_at: str,
+    author: str | None = None,
+) -> Action:
+    """A turn (or a merge node) starts; `author`: the grantee who sent it, named in the
+    message's `_meta` (AHP's shapes keep; absent for the owner)."""
     action: Action = {
         "type": "chat/turnStarted",
         "turnId": turn_id,
         "startedAt": started_at,
         "message": {"text": text},
     }
+    if author is not None:
+        action["message"]["_meta"] = {AUTHOR_META: author}
     if parent_turn_id:
         action["parentTurnId"] = parent_turn_id
     return action
@@ -95,10 +106,13 @@ def turns_loaded(turn_ids: list[str]) -> Action:
     return {"type": "chat/turnsLoaded", "turns": [{"id": t} for t in turn_ids]}
 
 
-def history_checked_out(head_turn_id: str | None) -> Action:
+def history_checked_out(head_turn_id: str | None, *, author: str | None = None) -> Action:
+    """The head moved; `author`: the grantee who moved it, in the action's `_meta`."""
     action: Action = {"type": "chat/historyCheckedOut"}
     if head_turn_id is not None:
         action["headTurnId"] = head_turn_id
+    if author is not None:
+        action["_meta"] = {AUTHOR_META: author}
     return action
 
 

@@ -61,6 +61,15 @@ from app.events import actions
 # workspace edit in a family the caller does not own names it (`services.live_edit`).
 CALLER: ContextVar[tuple[int, str] | None] = ContextVar("haico_caller", default=None)
 
+
+def grantee(owner_id: int) -> str | None:
+    """The request's caller's name when it is not `owner_id`, the family's owner (a
+    grantee of a shared family: its turns, checkouts, merges and edits name it); None
+    for the owner, and where no request names a caller (jobs, the CLI)."""
+    caller = CALLER.get()
+    return caller[1] if caller is not None and caller[0] != owner_id else None
+
+
 NOTIFY_CHANNEL = "haico_events"
 APPEND_LOCK_KEY = 0x6861_6963_6F00  # "haico"
 # This process, as named in the payload of its NOTIFYs (see the module doc).

@@ -341,6 +341,7 @@ async def move_head(
     *,
     head_turn_id: str | None,
     working_thread_id: str,
+    owner_id: int,
     path: list[NodeId] | None = None,
     previous: Loaded | None = None,
 ) -> None:
@@ -348,7 +349,8 @@ async def move_head(
 
     The previous working thread (`previous`, read when not given) is dropped when it
     was a draft left behind; the move is logged (`chat/turnsLoaded` with the selected
-    path when given, then `chat/historyCheckedOut`).
+    path when given, then `chat/historyCheckedOut`, naming the caller when it is not
+    the family's owner `owner_id`).
     """
     if head.working_thread_id != working_thread_id:
         await _drop_draft(s, head.working_thread_id, previous)
@@ -358,7 +360,8 @@ async def move_head(
         head, head_turn_id=head_turn_id, working_thread_id=working_thread_id
     )
     logged = [] if path is None else [actions.turns_loaded([str(n) for n in path])]
-    logged.append(actions.history_checked_out(head_turn_id))
+    author = action_log.grantee(owner_id)
+    logged.append(actions.history_checked_out(head_turn_id, author=author))
     await action_log.append_chat(s, head.root_thread_id, *logged, after=[write])
     heads_repo.moved(head, write)
     await fault(s, Step.HEAD)
@@ -389,6 +392,7 @@ async def switch_in(
         head,
         head_turn_id=target.turn_id,
         working_thread_id=working,
+        owner_id=target.thread.user_id,
         path=path,
         previous=previous,
     )
@@ -415,6 +419,7 @@ async def make_working_in(
             head,
             head_turn_id=str(node) if node is not None else None,
             working_thread_id=conv.thread_id,
+            owner_id=conv.user_id,
             previous=previous,
         )
         return

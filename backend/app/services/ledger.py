@@ -215,6 +215,7 @@ async def get_node(db: Database, *, user_id: int, thread_id: str, turn: int) -> 
             provenance=provenance_out(prov),
             notes=[note_out(n) for n in notes],
             edits=[edit_out(e) for e in edits],
+            author=snap.author,
         )
 
 

@@ -51,10 +51,9 @@ _KIND = {"set": "change", "added": "add", "updated": "change", "removed": "remov
 
 def _edit(conv: Conversation, surface: str, change: str, item: dict[str, Any] | None) -> Write:
     actor = ACTOR.get()
-    caller = CALLER.get()
     author = actor.author
-    if actor.origin == "user" and author is None and caller and caller[0] != conv.user_id:
-        author = caller[1]
+    if actor.origin == "user" and author is None:
+        author = action_log.grantee(conv.user_id)
     uid = (item or {}).get("uid")
     if uid is None and surface == "artifacts" and item is not None:
         uid = str(item.get("id"))

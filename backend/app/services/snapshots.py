@@ -221,6 +221,7 @@ async def capture_snapshot(
     turn_index: int,
     user_message: str,
     live: repo.LiveRows | None = None,
+    author: str | None = None,
 ) -> tuple[list[Write], WorkspaceState]:
     """Snapshot `turn_index` from the live rows (the start of that turn), read here
     unless the caller read them (`live`): see `snapshot_of`."""
@@ -235,6 +236,7 @@ async def capture_snapshot(
         turn_index=turn_index,
         user_message=user_message,
         postgres=dialect_of(s).is_postgres,
+        author=author,
     ), state
 
 
@@ -246,12 +248,13 @@ def snapshot_of(
     turn_index: int,
     user_message: str,
     postgres: bool,
+    author: str | None = None,
 ) -> list[Write]:
     """The writes that store snapshot `turn_index` of the live workspace `state` (its
     document row `doc`): the document's body first when it is not stored yet, then the
-    snapshot row (for `execute_all`). The document is read once: an unedited restored
-    document already is a stored version and keeps its hash without its text being
-    stored again."""
+    snapshot row (for `execute_all`), naming `author` (a grantee who made the node).
+    The document is read once: an unedited restored document already is a stored
+    version and keeps its hash without its text being stored again."""
     writes: list[Write] = []
     digest = None
     if doc is not None:
@@ -271,6 +274,7 @@ def snapshot_of(
             **state.item_columns(),
             user_message=user_message[:MAX_USER_MESSAGE_PREVIEW],
             state=NodeState.RUNNING,
+            author=author,
         )
     )
     return writes

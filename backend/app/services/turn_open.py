@@ -166,7 +166,9 @@ async def _write(s: AsyncSession, conv: Conversation, head: ChatHead, send: Send
     """Snapshot the live workspace (read here) and write the opening with
     `turnStarted`, in the session's transaction (the locked way)."""
     k = conv.turn_index + 1
-    snapshot, state = await capture_snapshot(s, conv, turn_index=k, user_message=send.content)
+    snapshot, state = await capture_snapshot(
+        s, conv, turn_index=k, user_message=send.content, author=action_log.grantee(conv.user_id)
+    )
     clock = repo.clock_advance(conv, k)
     opening = _opening(conv, head, send, k, snapshot, state, clock=clock)
     (entry,) = await action_log.append_chat(
@@ -187,8 +189,8 @@ def _opening(
 ) -> _Opening:
     """The opening of turn `k` on `conv` (`clock` moves its clock there): the head's
     version bump (a guard: the head row must still be as read), the lease, the clock,
-    snapshot k, and `turnStarted`. The host, not the client, chooses the parent: the
-    current head."""
+    snapshot k, and `turnStarted` (naming a grantee who sends, as snapshot k does).
+    The host, not the client, chooses the parent: the current head."""
     root_id = conv.root_thread_id
     parent = head.head_turn_id
     # No read of the family's active turn first: its row is the lease, and inserting
@@ -217,7 +219,11 @@ def _opening(
         branch_profile_id=conv.profile_id,
     )
     started = actions.turn_started(
-        turn.node_id, parent_turn_id=parent, text=send.content, started_at=now().isoformat()
+        turn.node_id,
+        parent_turn_id=parent,
+        text=send.content,
+        started_at=now().isoformat(),
+        author=action_log.grantee(conv.user_id),
     )
     return _Opening(writes, turn, started)
 

@@ -47,6 +47,7 @@ class TurnRecord:
     # AHP `UsageInfo` from the node's provenance (the research ledger), if any.
     usage: dict[str, Any] | None = None
     merged_from: str | None = None  # a merge node's source
+    author: str | None = None  # a grantee who made the node
 
 
 @dataclass
@@ -130,6 +131,7 @@ def _records(family: Family, rows: Iterable[TurnRow]) -> list[TurnRecord]:
                 started_at=aware(r.captured_at),
                 completed_at=aware(r.completed_at) if r.completed_at else None,
                 merged_from=r.merged_from,
+                author=r.author,
             )
         )
     return out

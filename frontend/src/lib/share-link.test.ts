@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { canSend, expiryAt, isLinkToken, linkAwareTokenStore, roleText, shareTokenOf, shareUrl } from "./share-link";
+import {
+  accessOf,
+  canSend,
+  expiryAt,
+  isLinkToken,
+  linkAwareTokenStore,
+  roleText,
+  shareTokenOf,
+  shareUrl,
+} from "./share-link";
 
 function memoryStorage() {
   const data = new Map<string, string>();
@@ -52,6 +61,13 @@ describe("review links", () => {
     expect(canSend("editor")).toBe(true);
     expect(canSend("commenter")).toBe(false);
     expect(canSend("viewer")).toBe(false);
+  });
+
+  it("offers writes to owners and editors, notes to commenters too, neither to viewers", () => {
+    expect(accessOf(null)).toEqual({ edit: true, note: true });
+    expect(accessOf("editor")).toEqual({ edit: true, note: true });
+    expect(accessOf("commenter")).toEqual({ edit: false, note: true });
+    expect(accessOf("viewer")).toEqual({ edit: false, note: false });
   });
 
   it("turns an expiry choice into a time", () => {

@@ -54,6 +54,19 @@ export function canSend(role: ShareRole | null): boolean {
   return role === null || role === "editor";
 }
 
+/** What the studio offers on a family: `edit` every write of an editor (turns, the
+ * workspace, restore and checkout, bring-in, names, archive, replay), `note` notes. */
+export interface Access {
+  edit: boolean;
+  note: boolean;
+}
+
+/** The controls a role is offered (null: the caller owns the family). The server
+ * refuses the rest; the studio does not offer them. */
+export function accessOf(role: ShareRole | null): Access {
+  return { edit: canSend(role), note: role !== "viewer" };
+}
+
 /** How the banner names a role. */
 export function roleText(role: ShareRole): string {
   return { viewer: "a viewer (read only)", commenter: "a commenter (notes only)", editor: "an editor" }[role];

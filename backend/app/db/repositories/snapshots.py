@@ -208,6 +208,7 @@ _SNAPSHOT_COLUMNS = (
     "rejected",
     "user_message",
     "state",
+    "author",
 )
 _snap_t = table_of(WorkspaceSnapshot)
 # A new snapshot has no reply yet: given here, not left to the column's Python-side

@@ -26,6 +26,7 @@ class TurnRow:
     captured_at: datetime
     completed_at: datetime | None
     merged_from: str | None = None  # a merge node's source
+    author: str | None = None  # a grantee who made the node
 
 
 async def turn_rows(s: AsyncSession, keys: Collection[tuple[str, int]]) -> list[TurnRow]:
@@ -43,6 +44,7 @@ async def turn_rows(s: AsyncSession, keys: Collection[tuple[str, int]]) -> list[
             _snap.c.captured_at,
             _snap.c.completed_at,
             _snap.c.merged_from,
+            _snap.c.author,
         )
         .where(tuple_(_snap.c.thread_id, _snap.c.turn_index).in_(list(keys)))
         .order_by(_snap.c.id)
@@ -58,6 +60,7 @@ async def turn_rows(s: AsyncSession, keys: Collection[tuple[str, int]]) -> list[
             captured_at=r.captured_at,
             completed_at=r.completed_at,
             merged_from=r.merged_from,
+            author=r.author,
         )
         for r in (await s.execute(stmt)).all()
     ]

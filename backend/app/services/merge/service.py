@@ -251,7 +251,12 @@ async def _write_node(
     """Snapshot k (the workspace before the merge), the node record, the clock at k."""
     k = conv.turn_index + 1
     writes, _ = await capture_snapshot(
-        s, conv, turn_index=k, user_message=description, live=sides.ours_rows
+        s,
+        conv,
+        turn_index=k,
+        user_message=description,
+        live=sides.ours_rows,
+        author=action_log.grantee(conv.user_id),
     )
     kind = NodeKind.PICK if mode == "pick" else NodeKind.MERGE
     writes.append(threads_repo.clock_advance(conv, k))
@@ -331,6 +336,8 @@ async def _write_workspace(
         held = {a.key for a in ours.artifacts}
         edits += [("artifact", a.key, "change" if a.key in held else "add") for a in added]
     at = now()
+    # (None for the owner's merge; a grantee's names the grantee)
+    author = action_log.grantee(conv.user_id)
     for surface, uid, kind in edits:
         s.add(
             WorkspaceEdit(
@@ -340,7 +347,7 @@ async def _write_workspace(
                 uid=uid,
                 kind=kind,
                 origin="merge",
-                author=None,
+                author=author,
                 at=at,
             )
         )
@@ -415,11 +422,18 @@ async def _move_head(
 ) -> None:
     """The head onto the node, and the node's actions: a completed turn whose message
     is a system notification naming its source."""
+    author = action_log.grantee(conv.user_id)
     started = actions.turn_started(
-        str(node), parent_turn_id=parent, text=description, started_at=now().isoformat()
+        str(node),
+        parent_turn_id=parent,
+        text=description,
+        started_at=now().isoformat(),
+        author=author,
     )
     started["message"]["origin"] = {"kind": "systemNotification"}
-    started["message"]["_meta"] = {MERGED_FROM_META: str(source), "haico/mergeMode": mode}
+    started["message"].setdefault("_meta", {}).update(
+        {MERGED_FROM_META: str(source), "haico/mergeMode": mode}
+    )
     changed = []
     if surfaces:
         change = actions.workspace_changed(conv.thread_id, surfaces[0], "set")

@@ -5,6 +5,7 @@ import type { GuideStep } from "@/lib/graph";
 import type { LiveTurn } from "@/lib/events";
 import { giveBack } from "@/lib/drafts";
 import { countRender } from "@/lib/render-probe";
+import { useAccess } from "@/hooks/use-access";
 import { useDraft } from "@/hooks/use-draft";
 import { useTouch } from "@/hooks/use-touch";
 import type { MergeStep } from "@/lib/studio-view";
@@ -118,6 +119,8 @@ export function ChatPanel(props: ChatPanelProps) {
   const scroller = useRef<HTMLDivElement>(null);
   const [flashing, setFlashing] = useState<string | null>(null);
   const touch = useTouch();
+  // restoring a step is an editor's (a viewer's or commenter's chat offers no divider)
+  const { edit } = useAccess();
 
   const shown = running?.turn != null ? turns.filter((t) => t.turn !== running.turn) : turns;
   const lastLength = [
@@ -232,7 +235,7 @@ export function ChatPanel(props: ChatPanelProps) {
                     {sentence}
                   </div>
                 ))}
-              {!last && nodeId && (
+              {edit && !last && nodeId && (
                 <button
                   type="button"
                   className="divider"

@@ -1,5 +1,6 @@
 "use client";
 import { useMemo, type ReactNode } from "react";
+import { useAccess } from "@/hooks/use-access";
 import { useComparison } from "@/hooks/use-studio-data";
 import { ApiError } from "@/lib/api/client";
 import { comparisonSummary, describeFields, parseUnifiedDiff, type Comparison, type Rejected } from "@/lib/research";
@@ -182,6 +183,7 @@ function Items({ c }: { c: Comparison }) {
 export function CompareView(props: CompareViewProps) {
   const { a, b, labels } = props;
   const q = useComparison(props.thread, a, b);
+  const { edit } = useAccess();
   const c = q.data;
   const summary = c ? comparisonSummary(c) : [];
   const side = (which: "a" | "b", node: CompareNode | undefined, id: string) => (
@@ -192,9 +194,11 @@ export function CompareView(props: CompareViewProps) {
           {which === "a" ? "Before" : "After"} ·{" "}
           {node ? labelOf(node, labels) : labels.has(id) ? `step ${labels.get(id)}` : id}
         </strong>
-        <button type="button" className="small-btn" title="Restore this step" onClick={() => props.onRestore(id)}>
-          ↺ restore
-        </button>
+        {edit && (
+          <button type="button" className="small-btn" title="Restore this step" onClick={() => props.onRestore(id)}>
+            ↺ restore
+          </button>
+        )}
       </div>
       <div className="clamp muted small">{props.questions.get(id) ?? ""}</div>
     </div>

@@ -1,15 +1,19 @@
 "use client";
 import { useCallback, useRef, useState } from "react";
 import { useClickOutside } from "@/hooks/use-click-outside";
-import type { Conversation } from "@/lib/api/client";
+import type { Conversation, Schemas } from "@/lib/api/client";
 import { filterConversations } from "@/lib/big-trees";
 import { familySteps, stepsText } from "@/lib/where";
 
 const IMPORT_HINT =
   "Import a conversation exported from HAICO (a .json file): it becomes a new conversation with the same graph";
 
+type SharedConversation = Schemas["SharedConversationOut"];
+
 export interface HistoryMenuProps {
   conversations: Conversation[] | undefined;
+  /** the threads of the families shared with the caller, each with its role and owner */
+  shared?: readonly SharedConversation[];
   loading: boolean;
   currentThread: string | null;
   currentRoot: string | null;
@@ -28,16 +32,16 @@ export interface HistoryMenuProps {
   onArchive: (c: Conversation) => void;
 }
 
-interface Entry {
-  c: Conversation;
+interface Entry<T extends Conversation = Conversation> {
+  c: T;
   depth: number;
 }
 
 /** Roots newest first, each followed by its branches nested under their parents. */
-function tree(conversations: Conversation[]): Entry[] {
+function tree<T extends Conversation>(conversations: readonly T[]): Entry<T>[] {
   const ids = new Set(conversations.map((c) => c.thread_id));
-  const children = new Map<string, Conversation[]>();
-  const roots: Conversation[] = [];
+  const children = new Map<string, T[]>();
+  const roots: T[] = [];
   for (const c of conversations) {
     if (c.parent_thread_id && ids.has(c.parent_thread_id)) {
       const list = children.get(c.parent_thread_id) ?? [];
@@ -46,8 +50,8 @@ function tree(conversations: Conversation[]): Entry[] {
     } else roots.push(c);
   }
   roots.sort((a, b) => b.updated_at.localeCompare(a.updated_at));
-  const out: Entry[] = [];
-  const walk = (c: Conversation, depth: number, seen: Set<string>) => {
+  const out: Entry<T>[] = [];
+  const walk = (c: T, depth: number, seen: Set<string>) => {
     if (seen.has(c.thread_id)) return;
     seen.add(c.thread_id);
     out.push({ c, depth });
@@ -60,7 +64,9 @@ function tree(conversations: Conversation[]): Entry[] {
 }
 
 /** The history menu: every conversation, branches nested ("branched at step N"),
- * forks marked; new, rename and delete. */
+ * forks marked; new, rename and delete. The families shared with the caller follow in
+ * a group of their own, each with its owner and the caller's role: they open and
+ * export, and are renamed, archived or deleted only by their owner's own menu. */
 export function HistoryMenu(props: HistoryMenuProps) {
   const [open, setOpen] = useState(false);
   const [renaming, setRenaming] = useState<string | null>(null);
@@ -70,12 +76,21 @@ export function HistoryMenu(props: HistoryMenuProps) {
   const fileInput = useRef<HTMLInputElement>(null);
 
   const close = useCallback(() => setOpen(false), []);
+  const exportOne = (c: Conversation) => {
+    setOpen(false);
+    props.onExport(c);
+  };
   useClickOutside(ref, open, close);
 
   const all = tree(props.conversations ?? []);
   // Filtered, a branch stands on its own: no nesting to read it by.
   const matching = new Set(filterConversations(props.conversations ?? [], filter));
   const entries = filter.trim() ? all.filter((e) => matching.has(e.c)).map((e) => ({ c: e.c, depth: 0 })) : all;
+  const sharedAll = tree(props.shared ?? []);
+  const sharedMatching = new Set(filterConversations(props.shared ?? [], filter));
+  const shared = filter.trim()
+    ? sharedAll.filter((e) => sharedMatching.has(e.c)).map((e) => ({ c: e.c, depth: 0 }))
+    : sharedAll;
   return (
     <div className="history-menu" ref={ref}>
       <button type="button" data-testid="history-menu-button" aria-expanded={open} onClick={() => setOpen(!open)}>
@@ -208,21 +223,7 @@ export function HistoryMenu(props: HistoryMenuProps) {
                     </button>
                   )}
                   <span className="item-actions">
-                    {c.parent_thread_id === null && (
-                      <button
-                        type="button"
-                        className="icon"
-                        title="Export this conversation with all its paths (a .json file)"
-                        aria-label={`Export “${c.title}”`}
-                        data-testid="conversation-export"
-                        onClick={() => {
-                          setOpen(false);
-                          props.onExport(c);
-                        }}
-                      >
-                        ⤓
-                      </button>
-                    )}
+                    {c.parent_thread_id === null && <ExportButton c={c} onExport={exportOne} />}
                     {c.parent_thread_id !== null && (
                       <button
                         type="button"
@@ -267,8 +268,71 @@ export function HistoryMenu(props: HistoryMenuProps) {
               );
             })}
           </ul>
+          {shared.length > 0 && (
+            <>
+              <div className="menu-group muted small" data-testid="shared-group">
+                Shared with you
+              </div>
+              <ul>
+                {shared.map(({ c, depth }) => (
+                  <li
+                    key={c.thread_id}
+                    style={{ paddingLeft: 8 + depth * 18 }}
+                    className={`${c.thread_id === props.currentThread ? "current" : ""} ${c.root_thread_id === props.currentRoot ? "family" : ""}`}
+                  >
+                    <button
+                      type="button"
+                      className="item"
+                      data-testid="conversation-item"
+                      data-thread-id={c.thread_id}
+                      data-role={c.role}
+                      onClick={() => {
+                        setOpen(false);
+                        props.onOpen(c);
+                      }}
+                    >
+                      <span className="title">
+                        {depth > 0 && "↳ "}
+                        {c.name && <span className="name-tag">⎇ {c.name}</span>}
+                        {c.title}
+                      </span>
+                      <span className="sub muted">
+                        by {c.owner} ·{" "}
+                        {c.parent_thread_id !== null && c.branch_point_turn !== null
+                          ? `branched at step ${c.branch_point_turn}`
+                          : stepsText(familySteps(props.shared ?? [], c))}{" "}
+                        ·{" "}
+                        <span className="role-tag" data-testid="shared-role">
+                          {c.role}
+                        </span>
+                      </span>
+                    </button>
+                    <span className="item-actions">
+                      {c.parent_thread_id === null && <ExportButton c={c} onExport={exportOne} />}
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
         </div>
       )}
     </div>
+  );
+}
+
+/** Download a family (own or shared with you) as one JSON document. */
+function ExportButton({ c, onExport }: { c: Conversation; onExport: (c: Conversation) => void }) {
+  return (
+    <button
+      type="button"
+      className="icon"
+      title="Export this conversation with all its paths (a .json file)"
+      aria-label={`Export “${c.title}”`}
+      data-testid="conversation-export"
+      onClick={() => onExport(c)}
+    >
+      ⤓
+    </button>
   );
 }

@@ -1,5 +1,6 @@
 "use client";
 import { useEffect, useRef } from "react";
+import { useAccess } from "@/hooks/use-access";
 import type { Fold } from "@/lib/big-trees";
 import type { FlowCard } from "@/lib/graph";
 import { TryAlternatives } from "./whatif/try-alternatives";
@@ -24,7 +25,8 @@ export interface StepMenuProps {
 }
 
 /** A step's menu: opened by Enter on the selected step or a long press on a card.
- * Focus goes to its first action; Escape (the page's "leave" key) closes it. */
+ * Focus goes to its first action; Escape (the page's "leave" key) closes it. A viewer
+ * or commenter of a shared family is offered no restore, bring-in or alternatives. */
 export function StepMenu({
   card,
   comparing,
@@ -39,6 +41,7 @@ export function StepMenu({
   onClose,
 }: StepMenuProps) {
   const first = useRef<HTMLButtonElement>(null);
+  const { edit } = useAccess();
   useEffect(() => first.current?.focus(), [card.id]);
   const run = (fn: (id: string) => void) => () => {
     onClose();
@@ -57,10 +60,18 @@ export function StepMenu({
         <span className="muted step-menu-q">{card.question || "(no message)"}</span>
       </div>
       <div className="step-menu-actions">
-        <button type="button" ref={first} className="primary" data-testid="step-menu-restore" onClick={run(onRestore)}>
-          ↺ Restore
-        </button>
-        <button type="button" data-testid="step-menu-compare" onClick={run(onCompare)}>
+        {edit && (
+          <button
+            type="button"
+            ref={first}
+            className="primary"
+            data-testid="step-menu-restore"
+            onClick={run(onRestore)}
+          >
+            ↺ Restore
+          </button>
+        )}
+        <button type="button" ref={edit ? undefined : first} data-testid="step-menu-compare" onClick={run(onCompare)}>
           ⇄ {comparing ? "Compare with this step" : "Compare…"}
         </button>
         {card.active && (
@@ -68,7 +79,7 @@ export function StepMenu({
             Show in chat
           </button>
         )}
-        {!card.head && (
+        {edit && !card.head && (
           <button type="button" data-testid="step-menu-bring" onClick={run(onBringIn)}>
             ⤵ Bring into current path…
           </button>
@@ -85,12 +96,12 @@ export function StepMenu({
             {fold.folded ? `▸ Expand this branch (${fold.hidden} hidden)` : "▾ Collapse this branch"}
           </button>
         )}
-        {onReplay && (
+        {edit && onReplay && (
           <button type="button" data-testid="step-menu-replay" onClick={run(onReplay)}>
             ⟳ {replayTo ? "Replay to here" : "Replay from here…"}
           </button>
         )}
-        {card.kind === "turn" && !card.merge && <TryAlternatives nodeId={card.id} />}
+        {edit && card.kind === "turn" && !card.merge && <TryAlternatives nodeId={card.id} />}
         <button type="button" data-testid="step-menu-close" onClick={onClose}>
           Close
         </button>

@@ -1,7 +1,7 @@
 "use client";
 import type { ReactNode } from "react";
 import type { useStudioActions } from "@/hooks/use-studio-actions";
-import type { Conversation } from "@/lib/api/client";
+import type { Conversation, Schemas } from "@/lib/api/client";
 import { progressText } from "@/lib/research";
 import type { Whereabouts } from "@/lib/where";
 import { HistoryMenu } from "./history-menu";
@@ -12,6 +12,8 @@ export interface StudioHeaderProps {
   /** the thread in the URL; null on the landing page */
   anchor: string | null;
   conversations: Conversation[] | undefined;
+  /** the threads of the families shared with the caller (the history menu's own group) */
+  shared: readonly Schemas["SharedConversationOut"][];
   loading: boolean;
   displayed: string | null;
   familyRoot: string | null;
@@ -53,6 +55,7 @@ export function StudioHeader(props: StudioHeaderProps) {
         <span className="brand">HAICO</span>
         <HistoryMenu
           conversations={props.conversations}
+          shared={props.shared}
           loading={props.loading}
           currentThread={props.displayed}
           currentRoot={props.familyRoot}

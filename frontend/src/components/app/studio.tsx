@@ -30,6 +30,7 @@ import { CodeFilter } from "./ledger/code-filter";
 import { NodeDetails } from "./ledger/node-details";
 import { KeysOverlay } from "./keys-overlay";
 import { MergeDialog } from "./merge-dialog";
+import { ErrorBanner } from "./error-banner";
 import { Landing } from "./landing";
 import { RestoreBanner } from "./restore-banner";
 import { StepMenu } from "./step-menu";
@@ -39,18 +40,17 @@ import { GraphWhatIf } from "./whatif/graph-whatif";
 import { ReadOnlyComposer, SharedBanner } from "./sharing/shared-banner";
 import { ShareButton } from "./sharing/share-dialog";
 import { useSharing, withShared } from "@/hooks/use-sharing";
+import { AccessContext } from "@/hooks/use-access";
+import { accessOf } from "@/lib/share-link";
 
 const EMPTY_LABELS: ReadonlyMap<string, string> = new Map();
 const NO_NODES: readonly { codes?: string[] }[] = [];
 
-/**
- * The studio page. The URL names a thread (`?thread=`) and so a family; the studio
- * shows the family's working thread and follows its head, as every client does.
- * Opening a path (history menu, offshoot chip) checks out its latest step; restoring
- * a step checks out that node (a server-held draft); the server's discard refusal
- * becomes the confirm dialog. The page composes: writes are useStudioActions', the
- * derived views useStudioView's, what the trajectory points at useTrajectoryFocus'.
- */
+/** The studio page. The URL names a thread (`?thread=`) and so a family; the studio shows
+ * the family's working thread and follows its head, as every client does. Opening a path
+ * checks out its latest step; restoring a step checks out that node (a server-held draft);
+ * the server's discard refusal becomes the confirm dialog. The page composes: writes are
+ * useStudioActions', derived views useStudioView's, the trajectory's focus useTrajectoryFocus'. */
 export function Studio() {
   const params = useSearchParams();
   const router = useRouter();
@@ -84,6 +84,10 @@ export function Studio() {
   const { connected } = events;
   const sharing = useSharing(familyRoot);
   const listed = useMemo(() => withShared(conversations.data, sharing.shared), [conversations.data, sharing.shared]);
+  // What the page offers: a viewer or commenter of a shared family gets no write control
+  // (the server would refuse it), and opens other paths without moving the shared head.
+  const access = useMemo(() => accessOf(sharing.role), [sharing.role]);
+  const canEdit = access.edit;
   const view = useStudioView({
     conversations: listed,
     graph: graph.data,
@@ -126,7 +130,7 @@ export function Studio() {
     async (threadId: string) => {
       const inFamily = familyGraph?.threads.find((t) => t.thread_id === threadId);
       if (familyGraph && inFamily) {
-        if (inFamily.parent_thread_id !== null && ownsNoTurn(inFamily)) {
+        if ((inFamily.parent_thread_id !== null && ownsNoTurn(inFamily)) || (!canEdit && working !== threadId)) {
           setStub(threadId);
         } else if (working !== threadId) {
           const tip = tipNodeId(familyGraph, threadId);
@@ -135,10 +139,15 @@ export function Studio() {
       }
       navigate(threadId);
     },
-    [familyGraph, working, checkout, navigate],
+    [familyGraph, working, checkout, navigate, canEdit],
   );
   const onOpenThread = useCallback((threadId: string) => void openThread(threadId), [openThread]);
-  const onRestore = useCallback((nodeId: string) => void restore(nodeId), [restore]);
+  const onRestore = useCallback(
+    (nodeId: string) => {
+      if (canEdit) void restore(nodeId);
+    },
+    [restore, canEdit],
+  );
   const { onCompare } = focus;
   // A card's click shows its step in the chat and opens its details (the ledger).
   const [detailsNode, setDetailsNode] = useState<string | null>(null);
@@ -174,7 +183,13 @@ export function Studio() {
   });
   const { shownFlow, archive } = nav;
   const merging = useMerge({ target: displayed, labels: view.flow?.labels ?? EMPTY_LABELS, setError, ask });
-  const onBringIn = merging.open;
+  const bringIn = merging.open;
+  const onBringIn = useCallback(
+    (nodeId: string) => {
+      if (canEdit) bringIn(nodeId);
+    },
+    [bringIn, canEdit],
+  );
   const keys = useGraphKeys({ flow: shownFlow, onRestore, onCompare, onBringIn });
   const { openMenu } = keys;
   // What if on the graph: a replay's range picked there (a card's click picks its end), try N alternatives
@@ -232,7 +247,7 @@ export function Studio() {
       } else if (confirm !== null) dismiss();
       else if (whatif.range !== null) whatif.closeRange();
       else if (focus.pick.a !== null) focus.onCancelCompare();
-      else if (restoredAt !== null) void wayBack.back();
+      else if (restoredAt !== null && canEdit) void wayBack.back();
     },
   });
   const sendMessage = act.sendMessage;
@@ -258,180 +273,176 @@ export function Studio() {
   const where = useMemo(() => whereabouts(view.graph, view.flow, displayed), [view.graph, view.flow, displayed]);
 
   return (
-    <div className="studio">
-      <StudioHeader
-        anchor={anchor}
-        conversations={conversations.data}
-        loading={conversations.isLoading}
-        displayed={displayed}
-        familyRoot={familyRoot}
-        current={current}
-        where={where}
-        restoredAt={restoredAt}
-        labels={labels}
-        act={act}
-        onOpen={(c) => {
-          // a hit of an earlier search does not follow the user to another path
-          focus.onDismissFound();
-          void openThread(c.thread_id);
-        }}
-        onArchive={(c) => void archive(c.thread_id, true)}
-        onSearchHit={focus.onSearchHit}
-        onKeys={() => setShowKeys(true)}
-        toComposer={toField("message-input")}
-        share={sharing.canShare && familyRoot !== null ? <ShareButton root={familyRoot} /> : null}
-      />
-      {error && (
-        <div className="error-banner" data-testid="error-banner" role="alert">
-          <span>{error}</span>
-          <button type="button" className="icon" aria-label="Dismiss" onClick={() => setError(null)}>
-            ✕
-          </button>
-        </div>
-      )}
-      {anchor !== null && <SharedBanner sharing={sharing} />}
-      {anchor !== null && restoredAt !== null && (
-        <RestoreBanner
-          label={restoredAt}
-          backLabel={wayBack.target === null ? null : (labels.get(wayBack.target) ?? null)}
-          onBack={() => void wayBack.back()}
-        />
-      )}
-      {anchor === null ? (
-        <Landing
+    <AccessContext.Provider value={access}>
+      <div className="studio">
+        <StudioHeader
+          anchor={anchor}
           conversations={conversations.data}
+          shared={sharing.shared}
           loading={conversations.isLoading}
-          onOpen={(c) => navigate(c.thread_id)}
-          onNew={() => void act.newConversation()}
+          displayed={displayed}
+          familyRoot={familyRoot}
+          current={current}
+          where={where}
+          restoredAt={restoredAt}
+          labels={labels}
+          act={act}
+          onOpen={(c) => {
+            // a hit of an earlier search does not follow the user to another path
+            focus.onDismissFound();
+            void openThread(c.thread_id);
+          }}
+          onArchive={(c) => void archive(c.thread_id, true)}
+          onSearchHit={focus.onSearchHit}
+          onKeys={() => setShowKeys(true)}
+          toComposer={toField("message-input")}
+          share={sharing.canShare && familyRoot !== null ? <ShareButton root={familyRoot} /> : null}
         />
-      ) : history.error && !history.data ? (
-        <div className="state-page">
-          <h2>This conversation cannot be opened</h2>
-          <p data-testid="load-error">{messageOf(history.error)}</p>
-          <button type="button" onClick={() => navigate(null)}>
-            Back to all conversations
-          </button>
-        </div>
-      ) : displayed === null ? (
-        <div className="state-page">Loading the conversation…</div>
-      ) : (
-        <main className={`columns ${comparing ? "comparing" : ""}`}>
-          {comparing && focus.pick.a !== null && focus.pick.b !== null && (
-            <CompareView
-              thread={displayed}
-              a={focus.pick.a}
-              b={focus.pick.b}
-              labels={labels}
-              questions={view.questions}
-              onSwap={focus.onSwap}
-              onClose={focus.onCancelCompare}
-              onRestore={onRestore}
-            />
-          )}
-          <fieldset className="ws-slot" hidden={comparing} disabled={!sharing.canSend}>
-            <WorkspacePanel
-              key={displayed}
-              thread={displayed}
-              workspace={workspace.data}
-              loading={workspace.isLoading}
-              restoredAt={restoredAt}
-              onError={(e) => setError(messageOf(e))}
-              beforeWrite={beforeWrite}
-            />
-          </fieldset>
-          <div className="right">
-            <PathBar
-              crumbs={nav.crumbs}
-              thread={displayed}
-              names={nav.threadNames}
-              onJump={nav.onJump}
-              onArchive={archive}
-            />
-            <GraphWhatIf whatif={whatif} head={head} onError={setError} />
-            <TrajectoryPanel
-              flow={shownFlow}
-              details={view.details}
-              rejected={view.rejected}
-              pick={focus.pick}
-              found={focus.found}
-              headTurnId={head}
-              frame={comparing ? "comparing" : ""}
-              collapsed={focus.collapsed}
-              onToggle={focus.onToggle}
-              actions={cardActions}
-              onCompareWithHead={focus.onCompareWithHead}
-              onCancelCompare={focus.onCancelCompare}
-              onRestoreFound={onRestoreFound}
-              onDismissFound={focus.onDismissFound}
-              onOpenThread={onOpenThread}
-              onFold={nav.onFold}
-              centre={nav.centre}
-              loading={graph.isLoading}
-              selection={keys.selection}
-              onGraphKey={keys.onGraphKey}
-            />
-            <CodeFilter nodes={view.graph?.nodes ?? NO_NODES} />
-            {detailsNode !== null && (
-              <NodeDetails
-                key={detailsNode}
-                nodeId={detailsNode}
-                label={labels.get(detailsNode) ?? detailsNode.slice(detailsNode.lastIndexOf(":") + 1)}
-                title={current?.title ?? ""}
-                branchLabels={laneNames}
-                onClose={() => setDetailsNode(null)}
-                onError={setError}
-                onReplayRange={whatif.beginRange}
+        <ErrorBanner message={error} onDismiss={() => setError(null)} />
+        {anchor !== null && <SharedBanner sharing={sharing} />}
+        {anchor !== null && restoredAt !== null && canEdit && (
+          <RestoreBanner
+            label={restoredAt}
+            backLabel={wayBack.target === null ? null : (labels.get(wayBack.target) ?? null)}
+            onBack={() => void wayBack.back()}
+          />
+        )}
+        {anchor === null ? (
+          <Landing
+            conversations={conversations.data}
+            loading={conversations.isLoading}
+            onOpen={(c) => navigate(c.thread_id)}
+            onNew={() => void act.newConversation()}
+          />
+        ) : history.error && !history.data ? (
+          <div className="state-page">
+            <h2>This conversation cannot be opened</h2>
+            <p data-testid="load-error">{messageOf(history.error)}</p>
+            <button type="button" onClick={() => navigate(null)}>
+              Back to all conversations
+            </button>
+          </div>
+        ) : displayed === null ? (
+          <div className="state-page">Loading the conversation…</div>
+        ) : (
+          <main className={`columns ${comparing ? "comparing" : ""}`}>
+            {comparing && focus.pick.a !== null && focus.pick.b !== null && (
+              <CompareView
+                thread={displayed}
+                a={focus.pick.a}
+                b={focus.pick.b}
+                labels={labels}
+                questions={view.questions}
+                onSwap={focus.onSwap}
+                onClose={focus.onCancelCompare}
+                onRestore={onRestore}
               />
             )}
-            <ChatPanel
-              handEdits={editsByNode}
-              thread={displayed}
-              turns={view.turns}
-              merges={view.merges}
-              guide={view.guide}
-              running={running && running.thread === displayed ? running : null}
-              live={live}
-              busy={busy}
-              loading={messages.isLoading}
-              restoredAt={restoredAt}
-              flash={focus.flash}
-              onSend={onSend}
-              onStop={onStop}
-              onRestore={onRestore}
-              onOpenThread={onOpenThread}
-              siblings={nav.siblings}
-              onSwitch={nav.onSwitch}
-              composer={
-                sharing.canSend ? undefined : <ReadOnlyComposer sharing={sharing} thread={displayed} head={head} />
-              }
-            />
-          </div>
-        </main>
-      )}
-      {menuCard && menuCard.kind === "turn" && (
-        <StepMenu
-          card={menuCard}
-          comparing={focus.pick.a !== null && focus.pick.a !== menuCard.id}
-          onRestore={onRestore}
-          onCompare={onCompare}
-          onBringIn={onBringIn}
-          onShow={onFocusStep}
-          fold={nav.shownFlow?.cards.find((c) => c.id === menuCard.id)?.fold}
-          onFold={nav.onFold}
-          onReplay={sharing.canSend ? whatif.onReplay : undefined}
-          replayTo={whatif.picking}
-          onClose={keys.closeMenu}
+            <fieldset className="ws-slot" hidden={comparing} disabled={!canEdit}>
+              <WorkspacePanel
+                key={displayed}
+                thread={displayed}
+                workspace={workspace.data}
+                loading={workspace.isLoading}
+                restoredAt={restoredAt}
+                onError={(e) => setError(messageOf(e))}
+                beforeWrite={beforeWrite}
+              />
+            </fieldset>
+            <div className="right">
+              <PathBar
+                crumbs={nav.crumbs}
+                thread={displayed}
+                names={nav.threadNames}
+                onJump={nav.onJump}
+                onArchive={archive}
+              />
+              <GraphWhatIf whatif={whatif} head={head} onError={setError} />
+              <TrajectoryPanel
+                flow={shownFlow}
+                details={view.details}
+                rejected={view.rejected}
+                pick={focus.pick}
+                found={focus.found}
+                headTurnId={head}
+                frame={comparing ? "comparing" : ""}
+                collapsed={focus.collapsed}
+                onToggle={focus.onToggle}
+                actions={cardActions}
+                onCompareWithHead={focus.onCompareWithHead}
+                onCancelCompare={focus.onCancelCompare}
+                onRestoreFound={onRestoreFound}
+                onDismissFound={focus.onDismissFound}
+                onOpenThread={onOpenThread}
+                onFold={nav.onFold}
+                centre={nav.centre}
+                loading={graph.isLoading}
+                selection={keys.selection}
+                onGraphKey={keys.onGraphKey}
+              />
+              <CodeFilter nodes={view.graph?.nodes ?? NO_NODES} />
+              {detailsNode !== null && (
+                <NodeDetails
+                  key={detailsNode}
+                  nodeId={detailsNode}
+                  label={labels.get(detailsNode) ?? detailsNode.slice(detailsNode.lastIndexOf(":") + 1)}
+                  title={current?.title ?? ""}
+                  branchLabels={laneNames}
+                  onClose={() => setDetailsNode(null)}
+                  onError={setError}
+                  onReplayRange={whatif.beginRange}
+                />
+              )}
+              <ChatPanel
+                handEdits={editsByNode}
+                thread={displayed}
+                turns={view.turns}
+                merges={view.merges}
+                guide={view.guide}
+                running={running && running.thread === displayed ? running : null}
+                live={live}
+                busy={busy}
+                loading={messages.isLoading}
+                restoredAt={restoredAt}
+                flash={focus.flash}
+                onSend={onSend}
+                onStop={onStop}
+                onRestore={onRestore}
+                onOpenThread={onOpenThread}
+                siblings={nav.siblings}
+                onSwitch={nav.onSwitch}
+                composer={
+                  sharing.canSend ? undefined : <ReadOnlyComposer sharing={sharing} thread={displayed} head={head} />
+                }
+              />
+            </div>
+          </main>
+        )}
+        {menuCard && menuCard.kind === "turn" && (
+          <StepMenu
+            card={menuCard}
+            comparing={focus.pick.a !== null && focus.pick.a !== menuCard.id}
+            onRestore={onRestore}
+            onCompare={onCompare}
+            onBringIn={onBringIn}
+            onShow={onFocusStep}
+            fold={nav.shownFlow?.cards.find((c) => c.id === menuCard.id)?.fold}
+            onFold={nav.onFold}
+            onReplay={canEdit ? whatif.onReplay : undefined}
+            replayTo={whatif.picking}
+            onClose={keys.closeMenu}
+          />
+        )}
+        <KeysOverlay open={showKeys} onClose={() => setShowKeys(false)} />
+        <MergeDialog
+          state={merging.merge}
+          onMode={merging.setMode}
+          onChoose={merging.choose}
+          onApply={() => void merging.apply()}
+          onClose={merging.close}
         />
-      )}
-      <KeysOverlay open={showKeys} onClose={() => setShowKeys(false)} />
-      <MergeDialog
-        state={merging.merge}
-        onMode={merging.setMode}
-        onChoose={merging.choose}
-        onApply={() => void merging.apply()}
-        onClose={merging.close}
-      />
-      <ConfirmDialog state={confirm} onCancel={dismiss} />
-    </div>
+        <ConfirmDialog state={confirm} onCancel={dismiss} />
+      </div>
+    </AccessContext.Provider>
   );
 }

@@ -1,5 +1,6 @@
 "use client";
 import { useState } from "react";
+import { useAccess } from "@/hooks/use-access";
 import type { Conversation } from "@/lib/api/client";
 import type { Whereabouts } from "@/lib/where";
 import { LabelLegend } from "./keys-overlay";
@@ -13,13 +14,15 @@ export interface TitleBarProps {
   onRename: (c: Conversation, title: string) => Promise<boolean>;
 }
 
-/** The header's "where am I": the conversation's title (click or Enter to edit it),
- * the path shown by name with the graph's label of its branch point, and a legend of
- * the labels. */
+/** The header's "where am I": the conversation's title (click or Enter to edit it;
+ * plain text for a viewer or commenter of a shared family, who may not rename it), the
+ * path shown by name with the graph's label of its branch point, and a legend of the
+ * labels. */
 export function TitleBar({ conversation, where, restoredAt, onRename }: TitleBarProps) {
   const [editing, setEditing] = useState(false);
   const [text, setText] = useState("");
   const [legend, setLegend] = useState(false);
+  const { edit } = useAccess();
   const c = conversation;
 
   const save = () => {
@@ -54,6 +57,10 @@ export function TitleBar({ conversation, where, restoredAt, onRename }: TitleBar
           }}
           onBlur={save}
         />
+      ) : !edit ? (
+        <span className="title-button read-only" data-testid="title-text">
+          <span className="title-text">{c?.title ?? "New conversation"}</span>
+        </span>
       ) : (
         <button
           type="button"

@@ -1945,6 +1945,8 @@ export interface components {
          * @description One node with its provenance, its edits and the researcher's notes on it.
          */
         NodeOut: {
+            /** Author */
+            author?: string | null;
             /** Completed At */
             completed_at: string | null;
             /** Edits */

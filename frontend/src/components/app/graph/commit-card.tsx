@@ -8,6 +8,7 @@ import {
   type PointerEvent as ReactPointerEvent,
   type SyntheticEvent,
 } from "react";
+import { useAccess } from "@/hooks/use-access";
 import type { Fold } from "@/lib/big-trees";
 import { ChangePreview } from "./change-preview";
 import type { FlowCard } from "@/lib/graph";
@@ -79,6 +80,8 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
   const { card, detail, actions, picked, rejected } = data;
   countRender(`graph-node:${card.id}`);
   const press = useLongPress(card.id, actions.onMenu);
+  // A viewer or commenter of a shared family is offered no restore and no bring-in.
+  const { edit } = useAccess();
   const [preview, setPreview] = useState(false);
   const timer = useRef<number | null>(null);
   const hover = (on: boolean) => {
@@ -109,14 +112,18 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
         data.found ? "card-found" : "",
         data.selected ? "card-selected" : "",
       ].join(" ")}
-      title="Click: show in chat · Shift-click: compare · Double-click: restore this step · Long press: menu · Drop on the head: bring into the current path"
+      title={
+        edit
+          ? "Click: show in chat · Shift-click: compare · Double-click: restore this step · Long press: menu · Drop on the head: bring into the current path"
+          : "Click: show in chat · Shift-click: compare"
+      }
       {...press.handlers}
       onClick={(e) => {
         if (press.fired()) return;
         if (e.shiftKey) actions.onCompare(card.id);
         else actions.onFocusStep(card.id);
       }}
-      onDoubleClick={(e) => !e.shiftKey && actions.onRestore(card.id)}
+      onDoubleClick={(e) => edit && !e.shiftKey && actions.onRestore(card.id)}
       onMouseEnter={() => hover(true)}
       onMouseLeave={() => hover(false)}
     >
@@ -154,7 +161,7 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
           >
             ⇄
           </button>
-          {!card.head && (
+          {edit && !card.head && (
             <button
               type="button"
               className="nodrag card-btn"
@@ -170,19 +177,21 @@ export const CommitCard = memo(function CommitCard({ data }: NodeProps<CommitNod
               ⤵
             </button>
           )}
-          <button
-            type="button"
-            className="nodrag card-btn card-restore"
-            data-testid="graph-node-restore"
-            title="Restore this step"
-            onClick={(e) => {
-              e.stopPropagation();
-              actions.onRestore(card.id);
-            }}
-            onDoubleClick={(e) => e.stopPropagation()}
-          >
-            ↺
-          </button>
+          {edit && (
+            <button
+              type="button"
+              className="nodrag card-btn card-restore"
+              data-testid="graph-node-restore"
+              title="Restore this step"
+              onClick={(e) => {
+                e.stopPropagation();
+                actions.onRestore(card.id);
+              }}
+              onDoubleClick={(e) => e.stopPropagation()}
+            >
+              ↺
+            </button>
+          )}
         </span>
       </div>
       {card.merge && (
@@ -365,6 +374,7 @@ function BranchName({
   const [text, setText] = useState(name ?? "");
   const [saving, setSaving] = useState(false);
   const done = useRef(false);
+  const { edit } = useAccess();
 
   const start = () => {
     done.current = false;
@@ -390,6 +400,14 @@ function BranchName({
   };
   const stop = (e: SyntheticEvent) => e.stopPropagation();
 
+  if (!edit) {
+    // a viewer or commenter reads the name; naming a path is an editor's
+    return name ? (
+      <span className="branch-name read-only" data-testid="branch-name" data-thread-id={threadId}>
+        ⎇ {name}
+      </span>
+    ) : null;
+  }
   if (editing) {
     return (
       <div className="branch-name-edit nodrag nopan" onClick={stop} onDoubleClick={stop}>

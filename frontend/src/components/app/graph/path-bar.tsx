@@ -1,5 +1,6 @@
 "use client";
 import { memo, useState } from "react";
+import { useAccess } from "@/hooks/use-access";
 import { useSuggestions } from "@/hooks/use-big-trees";
 import type { Crumb } from "@/lib/big-trees";
 
@@ -23,7 +24,9 @@ export interface PathBarProps {
 export const PathBar = memo(function PathBar({ crumbs, thread, names, onJump, onArchive }: PathBarProps) {
   const [open, setOpen] = useState(false);
   const [archived, setArchived] = useState<string[]>([]);
-  const suggestions = useSuggestions(thread, open);
+  // Tidying up archives branches: an editor's write, not offered to a viewer or commenter.
+  const { edit } = useAccess();
+  const suggestions = useSuggestions(thread, open && edit);
   const list = suggestions.data ?? [];
   const archive = async (id: string) => {
     if (await onArchive(id, true)) setArchived((a) => [...a.filter((x) => x !== id), id]);
@@ -55,7 +58,7 @@ export const PathBar = memo(function PathBar({ crumbs, thread, names, onJump, on
           </li>
         ))}
       </ol>
-      <div className="tidy">
+      <div className="tidy" style={edit ? undefined : { display: "none" }}>
         <button
           type="button"
           className="small-btn"
@@ -65,7 +68,7 @@ export const PathBar = memo(function PathBar({ crumbs, thread, names, onJump, on
         >
           Tidy up{open && suggestions.data ? ` (${list.length})` : ""}
         </button>
-        {open && (
+        {open && edit && (
           <div className="suggestions" role="region" aria-label="Branches worth archiving">
             {suggestions.isLoading && <div className="muted pad">Looking for idle and duplicate branches…</div>}
             {!suggestions.isLoading && list.length === 0 && archived.length === 0 && (

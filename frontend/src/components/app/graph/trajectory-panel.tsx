@@ -11,6 +11,7 @@ import {
   type NodeTypes,
 } from "@xyflow/react";
 import { memo, useCallback, useEffect, useMemo, useRef, type KeyboardEvent } from "react";
+import { useAccess } from "@/hooks/use-access";
 import { sameShallow, type FoldedFlow } from "@/lib/big-trees";
 import { carryMeasured } from "@/lib/graph";
 import { usePanelSize } from "@/hooks/use-panel-size";
@@ -87,6 +88,7 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
   const { flow, details, rejected, pick, found, actions, onOpenThread, onFold } = props;
   const selectedId = props.selection.nodeId;
   const touch = useTouch();
+  const { edit } = useAccess();
   // On a phone the view opens at full size, where a card's buttons are finger-sized
   // (24 px and more); pinching out still shows more of the family.
   const narrow = useNarrow();
@@ -246,9 +248,11 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
           </span>
         ) : (
           <span className="muted hint" data-testid="graph-hint">
-            {touch
-              ? "long-press a step for its menu · ↺ restores · ⇄ compares two · ⤵ brings in · ⋔ tries 3 answers"
-              : "double-click: restore · ⇄ compare · ⤵ or drop on the head: bring in · ⋔ 3 alternatives · ? for keys"}
+            {!edit
+              ? "click: show a step · ⇄ compare two steps"
+              : touch
+                ? "long-press a step for its menu · ↺ restores · ⇄ compares two · ⤵ brings in · ⋔ tries 3 answers"
+                : "double-click: restore · ⇄ compare · ⤵ or drop on the head: bring in · ⋔ 3 alternatives · ? for keys"}
           </span>
         )}
         <button
@@ -273,14 +277,16 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
             {!foundPresent && flow !== null && <span className="muted"> (not drawn on this graph)</span>} ·{" "}
             <span className="muted">“{found.hit.snippet}”</span>
           </span>
-          <button
-            type="button"
-            className="small-btn primary"
-            data-testid="found-restore"
-            onClick={props.onRestoreFound}
-          >
-            ↺ Restore this step
-          </button>
+          {edit && (
+            <button
+              type="button"
+              className="small-btn primary"
+              data-testid="found-restore"
+              onClick={props.onRestoreFound}
+            >
+              ↺ Restore this step
+            </button>
+          )}
           <button
             type="button"
             className="icon"

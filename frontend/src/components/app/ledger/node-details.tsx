@@ -1,5 +1,6 @@
 "use client";
 import { useState, type FormEvent } from "react";
+import { useAccess } from "@/hooks/use-access";
 import { messageOf } from "@/hooks/use-studio-actions";
 import { useFamilyUsage, useNodeDetails, useNoteActions, usePathDownload } from "@/hooks/use-ledger";
 import { formatCost, formatCount, parseCodes, provenanceRows, usageTotals, type BranchUsage } from "@/lib/ledger";
@@ -19,14 +20,17 @@ export interface NodeDetailsProps {
   onReplayRange?: (from: string) => void;
 }
 
-/** A step's details: its provenance, its notes (never shown to the model) with a form
- * to add one, "Export this path" (Markdown or HTML), and the family's usage per branch. */
+/** A step's details: who made it when not the family's owner ("sent by" an editor of a
+ * shared family), its provenance, its notes (never shown to the model) with a form to
+ * add one (not for a viewer), "Export this path" (Markdown or HTML), the step's "what
+ * if" actions (an editor's), and the family's usage per branch. */
 export function NodeDetails(props: NodeDetailsProps) {
   const { nodeId, label, title, branchLabels, onClose, onError } = props;
   const details = useNodeDetails(nodeId);
   const node = details.data;
   const { addNote, deleteNote, saving } = useNoteActions();
   const download = usePathDownload();
+  const access = useAccess();
   const [text, setText] = useState("");
   const [codes, setCodes] = useState("");
 
@@ -71,6 +75,11 @@ export function NodeDetails(props: NodeDetailsProps) {
       {node && (
         <div className="nd-body">
           <section>
+            {node.author && (
+              <p className="node-author" data-testid="node-author">
+                {node.kind === "merge" ? "Brought in by" : "Sent by"} <strong>{node.author}</strong>
+              </p>
+            )}
             <h4>Provenance</h4>
             <dl className="provenance" data-testid="provenance">
               {provenanceRows(node.provenance).map(([k, v]) => (
@@ -100,38 +109,44 @@ export function NodeDetails(props: NodeDetailsProps) {
                       {c}
                     </span>
                   ))}
-                  <button
-                    type="button"
-                    className="icon"
-                    aria-label="Delete this note"
-                    data-testid="note-delete"
-                    onClick={() => void deleteNote(n.id).catch((err) => onError(messageOf(err)))}
-                  >
-                    ✕
-                  </button>
+                  {access.note && (
+                    <button
+                      type="button"
+                      className="icon"
+                      aria-label="Delete this note"
+                      data-testid="note-delete"
+                      onClick={() => void deleteNote(n.id).catch((err) => onError(messageOf(err)))}
+                    >
+                      ✕
+                    </button>
+                  )}
                 </li>
               ))}
             </ul>
-            <form className="note-form" onSubmit={(e) => void submit(e)}>
-              <textarea
-                data-testid="note-input"
-                placeholder="A note on this step…"
-                value={text}
-                rows={2}
-                onChange={(e) => setText(e.target.value)}
-              />
-              <input
-                data-testid="note-codes"
-                placeholder="codes, comma-separated"
-                value={codes}
-                onChange={(e) => setCodes(e.target.value)}
-              />
-              <button type="submit" data-testid="note-submit" disabled={saving || !text.trim()}>
-                Add note
-              </button>
-            </form>
+            {access.note && (
+              <form className="note-form" onSubmit={(e) => void submit(e)}>
+                <textarea
+                  data-testid="note-input"
+                  placeholder="A note on this step…"
+                  value={text}
+                  rows={2}
+                  onChange={(e) => setText(e.target.value)}
+                />
+                <input
+                  data-testid="note-codes"
+                  placeholder="codes, comma-separated"
+                  value={codes}
+                  onChange={(e) => setCodes(e.target.value)}
+                />
+                <button type="submit" data-testid="note-submit" disabled={saving || !text.trim()}>
+                  Add note
+                </button>
+              </form>
+            )}
           </section>
-          <WhatIfActions nodeId={nodeId} label={label} onError={onError} onReplayRange={props.onReplayRange} />
+          {access.edit && (
+            <WhatIfActions nodeId={nodeId} label={label} onError={onError} onReplayRange={props.onReplayRange} />
+          )}
           <UsageSummary thread={nodeId.slice(0, nodeId.lastIndexOf(":"))} branchLabels={branchLabels} />
         </div>
       )}
