@@ -240,6 +240,33 @@ async def test_viewer_fork_is_theirs(app: FastAPI, client: httpx.AsyncClient) ->
     assert r.status_code == 403
 
 
+async def test_a_viewers_copy_outlives_the_share(app: FastAPI, client: httpx.AsyncClient) -> None:
+    """The copy's steps below its fork point come from the shared family; once the share
+    ends the copy still reads them (they are the copy's history), but a note on one of
+    them (a write into the shared family) needs the share."""
+    fam = await new_family(app)
+    assert await turn(client, fam.tid, "objective: shared work", fam.owner_h) == 200
+    user, viewer_h = await new_user(app, "vie")
+    made = await share(client, fam, "commenter", user=user.name)
+    r = await client.post(
+        f"/api/conversations/{fam.tid}/fork", json={"from_turn": 1}, headers=viewer_h
+    )
+    assert r.status_code == 201, r.text
+    copy = r.json()["thread_id"]
+    assert (
+        await client.delete(f"/api/shares/{made['id']}", headers=fam.owner_h)
+    ).status_code == 204
+    r = await client.get(f"/api/conversations/{copy}/nodes/1", headers=viewer_h)
+    assert r.status_code == 200, r.text
+    assert r.json()["user_message"] == "objective: shared work"
+    r = await client.post(
+        f"/api/conversations/{copy}/nodes/1/notes", json={"text": "mine"}, headers=viewer_h
+    )
+    assert r.status_code in (401, 403), r.text
+    # the shared family itself is closed to the former viewer
+    assert (await client.get(f"/api/conversations/{fam.tid}", headers=viewer_h)).status_code == 401
+
+
 async def test_a_viewers_fork_draws_like_the_owners(
     app: FastAPI, client: httpx.AsyncClient
 ) -> None:

@@ -30,7 +30,7 @@ from app.errors import InvalidTurn, NotFound
 from app.schemas import EditOrigin
 from app.schemas_ledger import BranchUsage, NodeEdit, NodeKind, NodeOut, NoteOut, Provenance
 from app.services.access import Role
-from app.services.conversations import get_owned
+from app.services.conversations import check_visible, get_owned
 from app.services.family import Family, Lineage
 
 
@@ -152,16 +152,36 @@ async def resolve_node(
     if turn < 1 or turn > conv.turn_index:
         raise InvalidTurn(f"node {thread_id}:{turn} does not exist")
     seen: set[str] = set()
+    # A fork's steps below its fork point are the fork's to read whoever owns their
+    # source (a viewer's copy stays readable after the share ends); writing to them
+    # (a note) still needs the role on the source family.
+    inherited = False
     while conv.thread_id not in seen:
         seen.add(conv.thread_id)
         lineage = await Lineage.load(s, conv.thread_id)
         source = lineage.fork_source(turn)
         if source is None:
             owner_id = lineage.owner_of(turn)
-            owner, _ = await get_owned(s, thread_id=owner_id, user_id=user_id, need=need)
+            owner = await _thread(s, owner_id, user_id, need, read_only=inherited)
             return owner, NodeId(owner_id, turn)
-        conv, _ = await get_owned(s, thread_id=source, user_id=user_id, need=need)
+        inherited = True
+        conv = await _thread(s, source, user_id, need, read_only=need <= Role.VIEWER)
     raise NotFound(f"node {thread_id}:{turn} not found")
+
+
+async def _thread(
+    s: AsyncSession, thread_id: str, user_id: int, need: Role, *, read_only: bool
+) -> Conversation:
+    """`get_owned`, or for a read of a fork's inherited step the thread if it is
+    visible at all (not deleted or half-built)."""
+    if not (read_only and need <= Role.VIEWER):
+        conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=need)
+        return conv
+    found = await threads_repo.get_thread(s, thread_id)
+    if found is None:
+        raise NotFound(f"conversation {thread_id} not found")
+    check_visible(found, await threads_repo.get_branch(s, thread_id))
+    return found
 
 
 async def edit_keys(s: AsyncSession, node: NodeId) -> list[tuple[str, int]]:
