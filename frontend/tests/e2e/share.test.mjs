@@ -62,6 +62,12 @@ test("share a family by link: read-only for the reviewer, notes live for the own
   assert.equal(await g.byTest("message-input").count(), 0);
   assert.equal(await g.byTest("token-input").count(), 0);
   assert.equal(await g.byTest("share-button").count(), 0);
+  // a link owns nothing: no new conversation, no import (the server refuses both)
+  assert.equal(await g.byTest("new-conversation").count(), 0);
+  await g.byTest("history-menu-button").click();
+  await g.byTest("history-menu").waitFor();
+  assert.equal(await g.byTest("import-button").count(), 0);
+  await g.byTest("history-menu-button").click();
   assert.equal(await g.byTest("workspace-objective").isDisabled(), true);
   // a commenter may not rename the family: its title is text, without the pencil
   await g.byTest("title-text").waitFor();

@@ -19,6 +19,8 @@ export interface HistoryMenuProps {
   currentRoot: string | null;
   onOpen: (c: Conversation) => void;
   onNew: () => void;
+  /** the caller may own conversations (a share link owns nothing: no new, no import) */
+  owns?: boolean;
   /** resolves to whether the title was saved */
   onRename: (c: Conversation, title: string) => Promise<boolean>;
   onDelete: (c: Conversation) => void;
@@ -98,26 +100,30 @@ export function HistoryMenu(props: HistoryMenuProps) {
       </button>
       {open && (
         <div className="menu" role="dialog" aria-label="Conversations" data-testid="history-menu">
-          <button
-            type="button"
-            className="menu-new"
-            onClick={() => {
-              setOpen(false);
-              props.onNew();
-            }}
-          >
-            + New conversation
-          </button>
-          <button
-            type="button"
-            className="menu-new"
-            data-testid="import-button"
-            disabled={props.importing}
-            title={IMPORT_HINT}
-            onClick={() => fileInput.current?.click()}
-          >
-            ⤒ Import a conversation…
-          </button>
+          {props.owns !== false && (
+            <>
+              <button
+                type="button"
+                className="menu-new"
+                onClick={() => {
+                  setOpen(false);
+                  props.onNew();
+                }}
+              >
+                + New conversation
+              </button>
+              <button
+                type="button"
+                className="menu-new"
+                data-testid="import-button"
+                disabled={props.importing}
+                title={IMPORT_HINT}
+                onClick={() => fileInput.current?.click()}
+              >
+                ⤒ Import a conversation…
+              </button>
+            </>
+          )}
           <input
             ref={fileInput}
             type="file"

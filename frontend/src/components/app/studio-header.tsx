@@ -28,6 +28,8 @@ export interface StudioHeaderProps {
   onKeys: () => void;
   /** moves the keyboard focus to the message box */
   toComposer: () => void;
+  /** the page was opened through a share link, which owns nothing (no new, no import) */
+  viaLink: boolean;
   /** the owner's share button (null for anyone else) */
   share: ReactNode;
 }
@@ -67,6 +69,7 @@ export function StudioHeader(props: StudioHeaderProps) {
           onExport={(c) => void act.exportConversation(c)}
           onImport={(f) => void act.importConversation(f)}
           importing={act.importing !== null}
+          owns={!props.viaLink}
         />
         {act.importing && (
           <span className="import-progress" data-testid="import-progress" role="status" title={act.importing.fileName}>
@@ -75,14 +78,16 @@ export function StudioHeader(props: StudioHeaderProps) {
             <span className="muted">{progressText(act.importing.loaded, act.importing.total)}</span>
           </span>
         )}
-        <button
-          type="button"
-          className="primary"
-          data-testid="new-conversation"
-          onClick={() => void act.newConversation()}
-        >
-          + New conversation
-        </button>
+        {!props.viaLink && (
+          <button
+            type="button"
+            className="primary"
+            data-testid="new-conversation"
+            onClick={() => void act.newConversation()}
+          >
+            + New conversation
+          </button>
+        )}
         {anchor !== null && (
           <TitleBar
             conversation={props.current}

@@ -279,6 +279,7 @@ export function Studio() {
           anchor={anchor}
           conversations={conversations.data}
           shared={sharing.shared}
+          viaLink={sharing.viaLink}
           loading={conversations.isLoading}
           displayed={displayed}
           familyRoot={familyRoot}
