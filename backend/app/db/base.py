@@ -32,3 +32,8 @@ def table_of(model: type[Base]) -> Table:
     the class: an ORM-enabled INSERT or UPDATE given parameters runs as an ORM bulk
     operation."""
     return cast(Table, model.__table__)
+
+
+# Column sizes shared by the model modules.
+THREAD_ID_LEN = 35  # "th_" + 32 hex
+NAME_LEN = 80  # a branch name

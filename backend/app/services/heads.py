@@ -7,10 +7,9 @@ head. Every move of the head goes through `move_head` (checkout, an implicit che
 before a send, deleting the working thread) or `advance_head` (a turn ends), inside
 the caller's transaction and under the head row's lock.
 
-A draft is a branch row with status `draft`: a hidden restored view. When the head
-moves away from a draft whose edits would be lost, `guard_discard` refuses unless
-forced. A real thread is never discarded: its live rows are its own tip.
-"""
+A draft (a branch row with status `draft`) is a hidden restored view: when the head moves
+away from one whose edits would be lost, `guard_discard` refuses unless forced. A real
+thread is never discarded: its live rows are its own tip."""
 
 from __future__ import annotations
 
@@ -89,9 +88,8 @@ async def lock_head(s: AsyncSession, root_thread_id: str, *, nowait: bool) -> Ch
 async def lock_owned_with_head(
     s: AsyncSession, *, thread_id: str, user_id: int, need: Role = Role.EDITOR
 ) -> tuple[Conversation, ConversationBranch | None, ChatHead]:
-    """The thread if `user_id` holds `need` on it (as `conversations.get_owned`), with its branch
-    row and its family's head row; thread and head locked, in one read when the head
-    row exists."""
+    """The thread if `user_id` holds `need` on it (`conversations.get_owned`), its branch
+    row and its family's head row; both locked, in one read when the head row exists."""
     found = await heads_repo.lock_with_head(s, thread_id)
     if found is None:
         conv, branch = await get_owned(
