@@ -162,5 +162,6 @@ def test_a_statement_that_needs_a_python_side_default_is_refused(app: FastAPI) -
         rejected=[],
         user_message="m",
         state=NodeState.RUNNING,
+        author=None,
     )
     assert prepared(snapshot, dialect).sql.startswith("INSERT INTO workspace_snapshots")
