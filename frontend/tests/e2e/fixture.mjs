@@ -17,3 +17,16 @@ export function studioFixture(env = {}) {
   });
   return fixture;
 }
+
+/** A new browser context and page on the studio's start page, with the page's uncaught
+ * errors collected in `errors` and the page object `s`. */
+export async function openStudio(fixture, viewport = { width: 1280, height: 800 }) {
+  const { StudioPage } = await import("./studio-page.mjs");
+  const context = await fixture.chrome.browser.newContext({ viewport });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const s = new StudioPage(page);
+  await page.goto(fixture.server.base);
+  return { context, page, errors, s };
+}

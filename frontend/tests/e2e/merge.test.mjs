@@ -6,22 +6,14 @@
 // Screenshots land in frontend/test-results/.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { studioFixture } from "./fixture.mjs";
+import { openStudio, studioFixture } from "./fixture.mjs";
 import { screenshot } from "./harness.mjs";
-import { StudioPage } from "./studio-page.mjs";
 
-const VIEWPORT = { width: 1280, height: 800 };
 const T = 20_000;
 const studio = studioFixture();
 
 test("bring a todo from a sibling branch and settle one conflict", async () => {
-  const { server, chrome } = studio;
-  const context = await chrome.browser.newContext({ viewport: VIEWPORT });
-  const page = await context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  const s = new StudioPage(page);
-  await page.goto(server.base);
+  const { context, page, errors, s } = await openStudio(studio);
 
   // Main path 1, 2; a sibling branch 2.1 from step 1 with its own objective and todo.
   const root = await s.newConversation();
@@ -126,13 +118,8 @@ async function editTodo(base, thread, text) {
 }
 
 test("a todo edited on both paths is settled field by field", async () => {
-  const { server, chrome } = studio;
-  const context = await chrome.browser.newContext({ viewport: VIEWPORT });
-  const page = await context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  const s = new StudioPage(page);
-  await page.goto(server.base);
+  const { server } = studio;
+  const { context, page, errors, s } = await openStudio(studio);
 
   // Step 1 makes the todo; step 2 on the main path; the sibling 2.1 marks it done and
   // renames it by hand; the main path renames it too.

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { studioFixture } from "./fixture.mjs";
+import { openStudio, studioFixture } from "./fixture.mjs";
 import { screenshot } from "./harness.mjs";
 import { StudioPage } from "./studio-page.mjs";
 
@@ -32,13 +32,7 @@ async function buildFamily(s, page, branchText = "Trams are quiet too.") {
 }
 
 test("branch names, rejected decisions and compare", async () => {
-  const { server, chrome } = studio;
-  const context = await chrome.browser.newContext({ viewport: VIEWPORT });
-  const page = await context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  const s = new StudioPage(page);
-  await page.goto(server.base);
+  const { context, page, errors, s } = await openStudio(studio, VIEWPORT);
   const { root, branch, branchNodeId } = await buildFamily(s, page);
 
   // The decision map: step 2 rejected "short sentences"; the card shows it struck
@@ -187,13 +181,7 @@ test("branch names, rejected decisions and compare", async () => {
 });
 
 test("search across conversations and jump to a node off the displayed path", async () => {
-  const { server, chrome } = studio;
-  const context = await chrome.browser.newContext({ viewport: VIEWPORT });
-  const page = await context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  const s = new StudioPage(page);
-  await page.goto(server.base);
+  const { context, page, errors, s } = await openStudio(studio, VIEWPORT);
   const { root, branchNodeId } = await buildFamily(s, page, "Zeppelins hover quietly.");
   await s.openFromHistory(root); // the branch is now off the displayed path
   await s.expectHead(`${root}:2`);
@@ -364,13 +352,8 @@ test("export a family, import it back and see the same graph; an invalid file is
 // the chat but are no steps of its graph (nothing to restore there), and its first own
 // step carries its path name.
 test("a fork shows its inherited steps without restore points and names its own first step", async () => {
-  const { server, chrome } = studio;
-  const context = await chrome.browser.newContext({ viewport: { width: 1280, height: 720 } });
-  const page = await context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  const s = new StudioPage(page);
-  await page.goto(server.base);
+  const { server } = studio;
+  const { context, page, errors, s } = await openStudio(studio, VIEWPORT);
   const source = await s.newConversation();
   await s.send("objective: Argue for bike lanes");
   await s.send("todo: outline");

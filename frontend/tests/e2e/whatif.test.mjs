@@ -7,22 +7,14 @@
 // frontend/test-results/.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { studioFixture } from "./fixture.mjs";
+import { openStudio, studioFixture } from "./fixture.mjs";
 import { screenshot } from "./harness.mjs";
-import { StudioPage } from "./studio-page.mjs";
 
-const VIEWPORT = { width: 1280, height: 800 };
 const studio = studioFixture();
 
 /** A new page on a new conversation of three steps (the page's errors collected). */
 async function threeSteps() {
-  const { server, chrome } = studio;
-  const context = await chrome.browser.newContext({ viewport: VIEWPORT });
-  const page = await context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  const s = new StudioPage(page);
-  await page.goto(server.base);
+  const { context, page, errors, s } = await openStudio(studio);
   const root = await s.newConversation();
   await s.send("objective: Plan a trip; todo: book");
   await s.send("how are we doing?");
