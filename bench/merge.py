@@ -138,9 +138,20 @@ async def run() -> int:
             await h.send(target, "todo: ready")
             out = await timed(
                 applies,
-                merge_service.merge(h.db, h.runtime, user_id=user, thread_id=target, body=body),
+                merge_service.merge(
+                    h.db,
+                    h.runtime,
+                    user_id=user,
+                    thread_id=target,
+                    body=body,
+                    vectors=h.turns.vectors,
+                ),
                 keep=keep,
             )
+            # The merged document's search vector, computed after the commit as the
+            # server does, is waited for outside the timing (it does not share the
+            # machine with the next round).
+            await h.turns.vectors.idle()
             if out.node_id != f"{target}:4":
                 raise RuntimeError(f"the merge made {out.node_id}")
             await timed(

@@ -50,4 +50,5 @@ async def merge(
         body=body,
         expected_head_turn_id=expected,
         retains=handles.settings.history_retains_branches,
+        vectors=handles.turns.vectors,
     )

@@ -54,6 +54,7 @@ from app.services.conversations import get_owned
 from app.services.jobs import JobRunner
 from app.services.live_edit import ACTOR, Actor
 from app.services.running_turn import RunningTurn, TurnEvent, make_process_id, short_error
+from app.services.search_vectors import VectorFiller
 from app.services.summaries import Summarizer
 from app.services.turn_open import NotWorking, Send, open_turn, prepare_working
 from app.services.turn_sweep import keep_lease, sweep_stale
@@ -85,6 +86,8 @@ class TurnManager:
         self._sweeper: asyncio.Task[None] | None = None
         # Branch summaries, refreshed in the background after a turn closes.
         self.summaries = Summarizer(settings, db)
+        # Search vectors a merge left to compute after its commit.
+        self.vectors = VectorFiller(db)
         # Background jobs (replays), which take their turns through this manager.
         self.jobs = JobRunner(settings, db, self.process_id)
 
@@ -93,6 +96,7 @@ class TurnManager:
     async def start(self) -> None:
         await self.sweep_stale()
         await self.summaries.resume()  # what a dead process left pending
+        await self.vectors.resume()
         self._sweeper = asyncio.create_task(self._sweep_forever())
         await self.jobs.start()
 
@@ -110,6 +114,7 @@ class TurnManager:
             if turn.pump is not None:
                 turn.pump.cancel()
         await self.summaries.close()
+        await self.vectors.close()
         await self.deltas.close()
         await self.titles.close()
 

@@ -34,6 +34,7 @@ from sqlalchemy import (
     or_,
     select,
     union_all,
+    update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -94,6 +95,17 @@ _PG_ENTRIES = insert(_entry).from_select(
         _PG_ROWS.c.content,
         _PG_ROWS.c.digest,
         func.to_tsvector(_CONFIG, _PG_ROWS.c.content),
+    ),
+)
+# The same rows with their vectors left null, for `fill_vectors` to compute once the
+# writing transaction has committed: search does not match them until then.
+_PG_ENTRIES_UNVECTORED = insert(_entry).from_select(
+    ["user_id", "root_thread_id", "thread_id", "turn_index", "kind", "content", "digest"],
+    select(
+        *(bindparam(name) for name in ("e_user", "e_root", "e_thread", "e_turn")),
+        _PG_ROWS.c.kind,
+        _PG_ROWS.c.content,
+        _PG_ROWS.c.digest,
     ),
 )
 
@@ -168,13 +180,15 @@ def entries_write(
     thread_id: str,
     turn_index: int,
     texts: Iterable[tuple[str, str, str | None]],
+    vectors: bool = True,
 ) -> Write:
     """The write that indexes `(kind, content, digest)` texts of node
     `thread_id:turn_index`, one row each; blank texts are skipped (with none left it
-    inserts nothing). One statement, built once, whatever the number of rows."""
+    inserts nothing). One statement, built once, whatever the number of rows. On
+    PostgreSQL, `vectors=False` leaves the rows' vectors to `fill_vectors`."""
     node = _node(user_id, root_thread_id, thread_id, turn_index)
     if dialect_of(s).is_postgres:
-        return _PG_ENTRIES, {**node, **_pg_rows(texts)}
+        return _PG_ENTRIES if vectors else _PG_ENTRIES_UNVECTORED, {**node, **_pg_rows(texts)}
     return _SQLITE_ENTRIES, {**node, "e_rows": json.dumps(_indexed(texts))}
 
 
@@ -244,6 +258,24 @@ async def delete_documents_at(s: AsyncSession, thread_id: str, turn_index: int) 
             SearchEntry.kind == "document",
         )
     )
+
+
+async def fill_vectors(
+    s: AsyncSession, *, node: tuple[str, int] | None = None, limit: int = 50
+) -> int:
+    """PostgreSQL: compute the vectors left null (`entries_write(vectors=False)`), of
+    node `(thread_id, turn_index)` or of any `limit` entries; how many were filled.
+    Rows another transaction is filling are skipped, not waited for."""
+    pending = select(_entry.c.id).where(_entry.c.tsv.is_(None))
+    if node is not None:
+        pending = pending.where(_entry.c.thread_id == node[0], _entry.c.turn_index == node[1])
+    pending = pending.limit(limit).with_for_update(skip_locked=True)
+    result = await s.execute(
+        update(_entry)
+        .where(_entry.c.id.in_(pending.scalar_subquery()))
+        .values(tsv=func.to_tsvector(_CONFIG, _entry.c.content))
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
 
 
 def _visible() -> ColumnElement[bool]:

@@ -1,0 +1,243 @@
+"""The writes of a merge's apply (`service._apply` holds the transaction and the
+family's lock): the node's record, the live workspace's change, and the head's move
+with the node's actions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.dialect import dialect_of, execute_all
+from app.db.models import (
+    Artifact,
+    ChatHead,
+    Conversation,
+    Document,
+    Preference,
+    Todo,
+    WorkspaceEdit,
+)
+from app.db.repositories import heads as heads_repo
+from app.db.repositories import items as items_repo
+from app.db.repositories import merge as repo
+from app.db.repositories import threads as threads_repo
+from app.db.repositories import workspace as ws_repo
+from app.domain import MERGED_FROM_META, NodeId, NodeKind, now
+from app.events import actions
+from app.events import log as action_log
+from app.schemas_merge import MergeMode
+from app.services.merge import result as merging
+from app.services.merge.plan import Item
+from app.services.merge.sides import Sides, recorded_state
+from app.services.snapshots import capture_snapshot
+from app.services.workspace_state import PreferenceState, TodoState
+
+
+async def write_node(
+    s: AsyncSession,
+    conv: Conversation,
+    sides: Sides,
+    source: NodeId,
+    mode: MergeMode,
+    description: str,
+) -> NodeId:
+    """Snapshot k (the workspace before the merge), the node record, the clock at k."""
+    k = conv.turn_index + 1
+    writes, _ = await capture_snapshot(
+        s,
+        conv,
+        turn_index=k,
+        user_message=description,
+        live=sides.ours_rows,
+        author=action_log.grantee(conv.user_id),
+    )
+    kind = NodeKind.PICK if mode == "pick" else NodeKind.MERGE
+    writes.append(threads_repo.clock_advance(conv, k))
+    await execute_all(s, *writes)
+    digest = None
+    if sides.theirs.content is not None:
+        # The source's document as merged, stored once (content-addressed).
+        stmt, params = ws_repo.body_write(sides.theirs.content, postgres=dialect_of(s).is_postgres)
+        await s.execute(stmt, params)
+        digest = params["b_hash"]
+    # After the snapshot's INSERT: on PostgreSQL `execute_all` runs its writes as one
+    # statement, whose parts do not see each other's rows.
+    await s.execute(
+        *repo.merge_node(
+            conv.thread_id,
+            k,
+            kind=kind,
+            merged_from=str(source),
+            merged_state=recorded_state(sides.theirs, digest),
+        )
+    )
+    return NodeId(conv.thread_id, k)
+
+
+async def write_workspace(
+    s: AsyncSession, conv: Conversation, k: int, sides: Sides, result: merging.Result
+) -> list[str]:
+    """Give the live rows the merged workspace, each change recorded in the research
+    ledger at node k with origin `merge`; returns the surfaces changed."""
+    ours, new = sides.ours, result.side
+    tid = conv.thread_id
+    surfaces: list[str] = []
+    edits: list[tuple[str, str | None, str]] = []
+    if new.objective != ours.objective:
+        conv.objective = new.objective
+        surfaces.append("objective")
+        edits.append(("objective", None, "change"))
+    if (new.title, new.content) != (ours.title, ours.content):
+        if sides.ours_rows.document is None:
+            s.add(Document(thread_id=tid, title=new.title or "", content=new.content or ""))
+        else:  # one UPDATE, no read: the live rows were read with the sides
+            await ws_repo.set_document(
+                s,
+                tid,
+                title=new.title or "",
+                content=new.content or "",
+                keep_body=new.content == ours.content,
+            )
+        surfaces.append("document")
+        edits.append(("document", None, "change"))
+    if new.preferences != ours.preferences or new.todos != ours.todos:
+        edits += await _write_items(s, tid, k, sides, result)
+        surfaces += [
+            name
+            for name, a, b in (
+                ("preferences", new.preferences, ours.preferences),
+                ("todos", new.todos, ours.todos),
+            )
+            if a != b
+        ]
+    added = [a for a in new.artifacts if a not in ours.artifacts]
+    if added:
+        bodies = await repo.artifact_bodies(s, [a.row_id for a in added if a.row_id is not None])
+        for a in added:
+            body = bodies.get(a.row_id) if a.row_id is not None else None
+            s.add(
+                Artifact(
+                    thread_id=tid,
+                    turn_index=k,
+                    uid=a.key,
+                    kind=a.kind,
+                    title=a.title,
+                    content=body.content if body is not None else "",
+                )
+            )
+        surfaces.append("artifacts")
+        held = {a.key for a in ours.artifacts}
+        edits += [("artifact", a.key, "change" if a.key in held else "add") for a in added]
+    at = now()
+    # (None for the owner's merge; a grantee's names the grantee)
+    author = action_log.grantee(conv.user_id)
+    for surface, uid, kind in edits:
+        s.add(
+            WorkspaceEdit(
+                thread_id=tid,
+                turn_index=k,
+                surface=surface,
+                uid=uid,
+                kind=kind,
+                origin="merge",
+                author=author,
+                at=at,
+            )
+        )
+    await s.flush()
+    return surfaces
+
+
+async def _write_items(
+    s: AsyncSession, tid: str, k: int, sides: Sides, result: merging.Result
+) -> list[tuple[str, str | None, str]]:
+    """Change the thread's preferences and todos into the merged lists: only the rows
+    that differ (items keep their uid and their row); a removal is kept as a decision
+    rejected at turn k. Returns the ledger's (surface, uid, kind) of each change."""
+    lists: tuple[
+        tuple[
+            type[Preference] | type[Todo], Sequence[PreferenceState | TodoState], tuple[Item, ...]
+        ],
+        ...,
+    ] = (
+        (Preference, sides.ours_state.preferences, result.side.preferences),
+        (Todo, sides.ours_state.todos, result.side.todos),
+    )
+    edits: list[tuple[str, str | None, str]] = []
+    for model, old, new in lists:
+        surface = "preference" if model is Preference else "todo"
+        before = {o.uid: (o, n) for n, o in enumerate(old)}
+        kept = {i.uid for i in new}
+        updates: list[dict[str, Any]] = []
+        inserts: list[dict[str, Any]] = []
+        for position, item in enumerate(new):
+            row = {**item.values, "position": position}
+            found = before.get(item.uid)
+            if found is None:
+                inserts.append({"uid": item.uid, "thread_id": tid, **row})
+                edits.append((surface, item.uid, "add"))
+                continue
+            o, was = found
+            if {f: getattr(o, f) for f in item.values} | {"position": was} != row:
+                updates.append({"id": o.id, **row})
+                edits.append((surface, item.uid, "change"))
+        edits += [(surface, o.uid, "remove") for o in old if o.uid not in kept]
+        await repo.delete_items(s, model, [o.id for o in old if o.uid not in kept and o.id])
+        await repo.update_items(s, model, updates)
+        insert = items_repo.insert_preferences if model is Preference else items_repo.insert_todos
+        await insert(s, inserts)
+    await ws_repo.insert_rejected(
+        s,
+        [
+            {
+                "thread_id": tid,
+                "uid": item.uid,
+                "surface": result.removed_surface[item.uid],
+                "text": str(item.values.get("text", "")),
+                "rejected_after_turn": k,
+            }
+            for item in result.removed
+        ],
+    )
+    return edits
+
+
+async def move_head(
+    s: AsyncSession,
+    head: ChatHead,
+    conv: Conversation,
+    node: NodeId,
+    parent: str | None,
+    source: NodeId,
+    mode: MergeMode,
+    description: str,
+    surfaces: list[str],
+) -> None:
+    """The head onto the node, and the node's actions: a completed turn whose message
+    is a system notification naming its source."""
+    author = action_log.grantee(conv.user_id)
+    started = actions.turn_started(
+        str(node),
+        parent_turn_id=parent,
+        text=description,
+        started_at=now().isoformat(),
+        author=author,
+    )
+    started["message"]["origin"] = {"kind": "systemNotification"}
+    started["message"].setdefault("_meta", {}).update(
+        {MERGED_FROM_META: str(source), "haico/mergeMode": mode}
+    )
+    changed = []
+    if surfaces:
+        change = actions.workspace_changed(conv.thread_id, surfaces[0], "set")
+        change["surfaces"] = surfaces
+        changed.append(change)
+    complete = {"type": "chat/turnComplete", "turnId": str(node), "duration": 0}
+    advance = heads_repo.head_advance(
+        root_thread_id=conv.root_thread_id, working_thread_id=conv.thread_id, head_turn_id=str(node)
+    )
+    await action_log.append_chat(
+        s, conv.root_thread_id, started, *changed, complete, after=[advance]
+    )
