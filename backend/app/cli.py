@@ -19,7 +19,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app import cli_maintenance, cli_merge, cli_replay, cli_share, cli_transfer, log_redaction
+from app import (
+    cli_maintenance,
+    cli_merge,
+    cli_replay,
+    cli_schema,
+    cli_share,
+    cli_transfer,
+    log_redaction,
+)
 from app.config import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -80,11 +88,12 @@ def migrate(settings: Settings, *, local_user: bool = False) -> None:
     the migration lock. With `local_user` and auth off, also create the local user
     there, so that several workers or replicas starting at once do not race to insert
     it (`haico migrate` and `haico serve` do)."""
-    from alembic import command
-
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     with migration_lock(settings):
-        command.upgrade(alembic_config(settings), "head")  # type: ignore[arg-type]
+        if not cli_schema.at_head(settings):
+            from alembic import command
+
+            command.upgrade(alembic_config(settings), "head")  # type: ignore[arg-type]
         from app.agent.checkpointer import setup_checkpointer
 
         asyncio.run(setup_checkpointer(settings))

@@ -115,3 +115,44 @@ async def test_cli_migrate_users_and_serve(empty_db_url: str | None, tmp_path: P
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+async def test_the_quick_head_check_agrees_with_alembic(
+    empty_db_url: str | None, tmp_path: Path
+) -> None:
+    """`haico` commands skip alembic when the database is at head, found without it:
+    the head read off the revision files is alembic's, an empty database and one a
+    revision behind are not at head (so alembic runs and upgrades them), a migrated
+    one is."""
+    from alembic.script import ScriptDirectory
+
+    from alembic import command
+    from app import cli_schema
+    from app.cli import alembic_config
+
+    settings = Settings(database_url=empty_db_url, data_dir=tmp_path / "d")
+    config: Any = alembic_config(settings)
+    head = ScriptDirectory.from_config(config).get_current_head()
+    assert cli_schema.head_revision() == head
+    assert not cli_schema.at_head(settings)
+    await asyncio.to_thread(migrate, settings)
+    assert cli_schema.current_revision(settings) == head and cli_schema.at_head(settings)
+
+    previous = ScriptDirectory.from_config(config).get_revision(head).down_revision
+    await asyncio.to_thread(command.downgrade, config, str(previous))
+    assert cli_schema.current_revision(settings) == previous
+    assert not cli_schema.at_head(settings)
+    await asyncio.to_thread(migrate, settings)
+    assert cli_schema.at_head(settings)
+
+
+def test_the_quick_head_check_refuses_what_it_cannot_read(tmp_path: Path) -> None:
+    from app import cli_schema
+
+    (tmp_path / "0001_a.py").write_text('revision: str = "a"\ndown_revision = None\n')
+    (tmp_path / "0002_b.py").write_text('revision: str = "b"\ndown_revision: str = "a"\n')
+    assert cli_schema.head_revision(tmp_path) == "b"
+    (tmp_path / "0003_c.py").write_text('revision: str = "c"\ndown_revision: str = "a"\n')
+    assert cli_schema.head_revision(tmp_path) is None  # two heads
+    (tmp_path / "0003_c.py").write_text("nothing here\n")
+    assert cli_schema.head_revision(tmp_path) is None
