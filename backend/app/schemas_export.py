@@ -205,6 +205,8 @@ class ExportNode(BaseModel):
     kind: Literal["turn", "merge", "pick"] = "turn"
     merged_from: str | None = Field(default=None, max_length=80)
     merge_base: ExportMergeBase | None = None
+    # The grantee who made the node in a shared family (null: the owner).
+    author: ImportText | None = Field(default=None, max_length=200)
 
 
 class ExportThread(BaseModel):

@@ -107,6 +107,24 @@ async def test_an_editors_send_checkout_and_merge_name_the_editor(
     moves = [_meta(a).get("haico/author") for a in log if a["type"] == "chat/historyCheckedOut"]
     assert moves == [editor.name, editor.name, None], moves
 
+    # The family's export names them, and an import of it keeps the names.
+    r = await client.get(f"/api/conversations/{tid}/export", headers=fam.owner_h)
+    assert r.status_code == 200, r.text
+    authors = {n["id"]: n["author"] for n in r.json()["nodes"]}
+    assert authors == {
+        f"{tid}:1": None,
+        f"{tid}:2": editor.name,
+        f"{side}:2": editor.name,
+        f"{tid}:3": editor.name,
+    }
+    r = await client.post("/api/conversations/import", json=r.json(), headers=fam.owner_h)
+    assert r.status_code == 201, r.text
+    copy = r.json()["thread_id"]
+    r = await client.get(f"/api/conversations/{copy}/nodes/2", headers=fam.owner_h)
+    assert r.status_code == 200 and r.json()["author"] == editor.name, r.text
+    r = await client.get(f"/api/conversations/{copy}/nodes/1", headers=fam.owner_h)
+    assert r.status_code == 200 and r.json()["author"] is None, r.text
+
 
 async def test_an_editors_ahp_turn_names_the_editor(
     app: FastAPI, client: httpx.AsyncClient

@@ -206,6 +206,7 @@ async def export_family(
                 kind=_kind(r.kind),
                 merged_from=r.merged_from,
                 merge_base=bases.get((r.thread_id, r.turn_index)),
+                author=r.author,
             )
         )
     forked = (

@@ -191,6 +191,7 @@ async def _snapshot(
             kind=node.kind,
             merged_from=_merged_from(node.merged_from, ids),
             merged_state=merged_state,
+            author=node.author,
         )
     )
 

@@ -1370,6 +1370,8 @@ export interface components {
          * @description A turn: its messages, and the workspace after it (null when no snapshot kept it).
          */
         ExportNode: {
+            /** Author */
+            author?: string | null;
             /** Captured At */
             captured_at?: string | null;
             /** Completed At */
