@@ -65,6 +65,8 @@ class NoteOut(BaseModel):
     author: str
     created_at: Timestamp
     updated_at: Timestamp
+    # Whether the caller wrote it: only its writer may change or delete a note.
+    mine: bool = False
 
 
 class NodeOut(BaseModel):

@@ -305,10 +305,18 @@ async def test_commenter_notes_name_their_author(app: FastAPI, client: httpx.Asy
     url = f"/api/conversations/{fam.tid}/nodes/1/notes"
     r = await client.post(url, json={"text": "looks right"}, headers=user_h)
     assert r.status_code == 201, r.text
-    assert r.json()["author"] == user.name
+    assert (r.json()["author"], r.json()["mine"]) == (user.name, True)
     assert (await client.post(url, json={"text": "no"}, headers=viewer_h)).status_code == 403
     notes = (await client.get(f"/api/conversations/{fam.tid}/notes", headers=fam.owner_h)).json()
-    assert [(n["text"], n["author"]) for n in notes] == [("looks right", user.name)]
+    # `mine` tells each caller which notes it may change (the studio offers no delete
+    # on the others).
+    assert [(n["text"], n["author"], n["mine"]) for n in notes] == [
+        ("looks right", user.name, False)
+    ]
+    theirs = (await client.get(f"/api/conversations/{fam.tid}/notes", headers=user_h)).json()
+    assert [n["mine"] for n in theirs] == [True]
+    node = (await client.get(f"/api/conversations/{fam.tid}/nodes/1", headers=fam.owner_h)).json()
+    assert [n["mine"] for n in node["notes"]] == [False]
     # The owner cannot rewrite the commenter's words; the commenter can.
     note = f"/api/notes/{notes[0]['id']}"
     assert (await client.patch(note, json={"text": "x"}, headers=fam.owner_h)).status_code == 403

@@ -200,7 +200,8 @@ def ledger_kind(kind: str) -> NodeKind:
     return "turn" if kind == DomainNodeKind.TURN else "merge"
 
 
-def note_out(n: Any) -> NoteOut:
+def note_out(n: Any, user_id: int) -> NoteOut:
+    """A note as `user_id` sees it (`mine`: that user wrote it)."""
     return NoteOut(
         id=n.id,
         node_id=NodeId.format(n.thread_id, n.turn_index),
@@ -209,6 +210,7 @@ def note_out(n: Any) -> NoteOut:
         author=n.author,
         created_at=aware(n.created_at),
         updated_at=aware(n.updated_at),
+        mine=n.user_id == user_id,
     )
 
 
@@ -233,7 +235,7 @@ async def get_node(db: Database, *, user_id: int, thread_id: str, turn: int) -> 
             started_at=aware(snap.captured_at),
             completed_at=aware(snap.completed_at) if snap.completed_at else None,
             provenance=provenance_out(prov),
-            notes=[note_out(n) for n in notes],
+            notes=[note_out(n, user_id) for n in notes],
             edits=[edit_out(e) for e in edits],
             author=snap.author,
         )

@@ -128,7 +128,7 @@ async def create_note(
         await s.flush()
         await index_note_in(s, note)
         await _log(s, note, {"type": "annotations/set", "annotation": annotation(note)}, seqs)
-        return note_out(note)
+        return note_out(note, user_id)
 
 
 async def _owned_note(
@@ -165,7 +165,7 @@ async def update_note(
         await s.flush()
         await index_note_in(s, note)
         await _log(s, note, {"type": "annotations/set", "annotation": annotation(note)}, seqs)
-        return note_out(note)
+        return note_out(note, user_id)
 
 
 async def delete_note(
@@ -190,7 +190,7 @@ async def family_notes(db: Database, *, user_id: int, thread_id: str) -> list[No
         conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.VIEWER)
         threads = await threads_repo.family_threads(s, conv.root_thread_id)
         notes = await repo.notes_of(s, [t.thread_id for t in threads])
-        return [note_out(n) for n in notes]
+        return [note_out(n, user_id) for n in notes]
 
 
 async def family_annotations(

@@ -85,6 +85,9 @@ test("share a family by link: read-only for the reviewer, notes live for the own
   await ownerNote.waitFor({ timeout: 20_000 });
   assert.match(await ownerNote.innerText(), /Is the frame right here\?/);
   assert.match(await ownerNote.innerText(), /— link:/);
+  // Only a note's writer may delete it: the reviewer is offered it, the owner is not.
+  assert.equal(await details.locator('[data-testid="note-delete"]').count(), 1);
+  assert.equal(await ownerNote.locator('[data-testid="note-delete"]').count(), 0);
   await screenshot(page, "share-owner-sees-note");
 
   // The owner revokes the link: the reviewer's next request asks for a token.

@@ -2005,6 +2005,11 @@ export interface components {
             created_at: string;
             /** Id */
             id: number;
+            /**
+             * Mine
+             * @default false
+             */
+            mine: boolean;
             /** Node Id */
             node_id: string;
             /** Text */

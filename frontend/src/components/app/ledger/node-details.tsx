@@ -109,7 +109,7 @@ export function NodeDetails(props: NodeDetailsProps) {
                       {c}
                     </span>
                   ))}
-                  {access.note && (
+                  {access.note && n.mine && (
                     <button
                       type="button"
                       className="icon"
