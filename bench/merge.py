@@ -16,11 +16,12 @@ by 10, so the hunks do not overlap). Then, ROUNDS times after a short warm-up:
   an interior node and its tip (the checkout benchmark's operation on a workspace of
   the same size), interleaved.
 
-Target: the preview p50 <= 1.5x the compare p50. The apply is reported against the
-checkout of the same run, with no pass mark: it reads three workspaces, plans, writes
-a node with its snapshot, the merged rows, and the search index of the merged 100 KB
-document (its text-search vector, about a third of the apply), where a checkout reads
-one workspace and points a draft at it.
+Targets: the preview p50 <= 1.5x the compare p50; the apply "within the checkout
+benchmark's range", read as its p50 within that benchmark's own target (p50 <= 8 ms),
+with the checkout of the same run beside it. The apply reads three workspaces, plans,
+and writes a node with its snapshot, the merged rows and the merged 100 KB document's
+search entry (its text-search vector is computed after the commit, waited for here
+outside the timing), where a checkout reads one workspace and points a draft at it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from app.services import branching, workspace
 from app.services.compare import compare
 from app.services.history import checkout
 from app.services.merge import service as merge_service
+from bench.checkout import MAX_P50_MS as MAX_CHECKOUT_P50_MS
 from bench.common import Harness, median, percentile, print_table, report, temp_settings
 
 LINES = 2_000
@@ -181,7 +183,10 @@ async def run() -> int:
     )
     preview_ratio = rows[0]["p50_ms"] / rows[1]["p50_ms"]
     apply_ratio = rows[2]["p50_ms"] / rows[3]["p50_ms"]
-    checks = {"preview_p50_le_1.5x_compare": preview_ratio <= MAX_PREVIEW_RATIO}
+    checks = {
+        "preview_p50_le_1.5x_compare": preview_ratio <= MAX_PREVIEW_RATIO,
+        f"apply_p50_le_{MAX_CHECKOUT_P50_MS:g}ms": rows[2]["p50_ms"] <= MAX_CHECKOUT_P50_MS,
+    }
     figures = [
         {
             "figure": "merge preview (100 KB document, 5% of lines changed each side, "
@@ -193,11 +198,11 @@ async def run() -> int:
         },
         {
             "figure": "merge apply (the same merge, a new node), p50",
-            "target": "reported against checkout",
+            "target": f"<= {MAX_CHECKOUT_P50_MS:g} ms (the checkout benchmark's target)",
             "measured": f"{rows[2]['p50_ms']:.1f} ms ({apply_ratio:.2f}x; "
             f"p95 {rows[2]['p95_ms']:.1f} ms)",
             "baseline": f"{rows[3]['p50_ms']:.1f} ms, checkout to an interior node",
-            "ok": None,
+            "ok": checks[f"apply_p50_le_{MAX_CHECKOUT_P50_MS:g}ms"],
         },
     ]
     rounded = [{k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
