@@ -78,12 +78,18 @@ FIRST_SEND_CASES = [
 ]
 
 
+# After a merge committed, its document's search vector (PostgreSQL only: SQLite keeps
+# none, so there is no such step there).
+VECTOR_CASES = [pytest.param("postgres", Step.MERGE_VECTORS, id="postgres-merge-vectors")]
+
+
 def test_every_step_of_the_fault_seam_has_a_kill_case() -> None:
     """A step added to `app.db.faults.Step` fails here until a case kills there."""
     killed = (
         {p.values[2] for p in CASES}
         | {p.values[1] for p in TURN_CASES}
         | {p.values[1] for p in FIRST_SEND_CASES}
+        | {p.values[1] for p in VECTOR_CASES}
     )
     assert killed == set(Step)
 
@@ -295,4 +301,43 @@ async def test_sigkill_at_a_first_send_leaves_no_conversation(
         assert r.status_code == 200, r.text
         assert parse_sse(r.text)[-1][0] == "turn_completed", r.text[-300:]
         assert (await c.get(f"/api/conversations/{new_id}")).json()["title"] == "born"
+        assert await _check(app) == 1
+
+
+@pytest.mark.parametrize(("backend", "step"), VECTOR_CASES, indirect=["backend"])
+async def test_sigkill_before_a_merges_search_vector_keeps_the_merge_and_indexes_it(
+    server_env: dict[str, str], step: Step
+) -> None:
+    """The merge committed; its process dies computing the merged document's search
+    vector (after the answer, or before it was sent). The next server has the whole
+    merge, and search finds the merged document at the merge node."""
+    doomed = Server(server_env, kill_at=step)
+    await doomed.start()
+    async with httpx.AsyncClient(base_url=doomed.url, timeout=60) as c:
+        root = (await c.post("/api/conversations", json={})).json()["thread_id"]
+        doc = f"/api/conversations/{root}/document"
+        assert (await c.put(doc, json={"content": "a plain draft\n"})).status_code == 200
+        await _turn(c, root, "objective: write")
+        r = await c.post(f"/api/conversations/{root}/branch", json={"from_turn": 1})
+        side = r.json()["thread_id"]
+        r = await c.put(f"/api/conversations/{side}/document", json={"content": "a quokka\n"})
+        assert r.status_code == 200, r.text
+        await _turn(c, side, "todo: cite it")
+        with contextlib.suppress(httpx.TransportError):
+            r = await c.post(
+                f"/api/conversations/{root}/merge",
+                json={"source": f"{side}:2", "mode": "merge", "force": True},
+                headers={KILL_HEADER: "1"},
+            )
+            assert r.status_code == 201, r.text
+    await asyncio.to_thread(doomed.wait_killed)
+
+    async with served_here(server_env) as (app, c):
+        graph = (await c.get(f"/api/conversations/{root}/graph")).json()
+        kinds = {n["id"]: n.get("kind") for n in graph["nodes"]}
+        assert kinds[f"{root}:2"] == "merge", kinds
+        content = (await c.get(f"/api/conversations/{root}/workspace")).json()["document"]
+        assert content["content"] == "a quokka\n"
+        hits = (await c.get("/api/search", params={"q": "quokka"})).json()["results"]
+        assert f"{root}:2" in {h["node_id"] for h in hits if h["kind"] == "document"}
         assert await _check(app) == 1

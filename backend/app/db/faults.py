@@ -47,6 +47,9 @@ class Step(StrEnum):
     MERGE_NODE = "merge_node"
     MERGE_APPLY = "merge_apply"
     MERGE_HEAD = "merge_head"
+    # After a merge committed: the merged document's search vector computed in a
+    # transaction of its own (`services.search_vectors`, PostgreSQL).
+    MERGE_VECTORS = "merge_vectors"
 
 
 class Window(StrEnum):

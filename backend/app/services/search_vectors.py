@@ -18,7 +18,8 @@ import asyncio
 import contextlib
 import logging
 
-from app.db.engine import Database
+from app.db.engine import Database, fault
+from app.db.faults import Step
 from app.db.repositories import search as repo
 from app.domain import NodeId
 
@@ -32,6 +33,7 @@ async def fill_node(db: Database, node: NodeId) -> int:
     if db.is_sqlite:
         return 0
     async with db.transaction() as s:
+        await fault(s, Step.MERGE_VECTORS)
         return await repo.fill_vectors(s, node=(node.thread_id, node.turn))
 
 
