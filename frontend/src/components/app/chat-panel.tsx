@@ -131,9 +131,14 @@ export function ChatPanel(props: ChatPanelProps) {
     live?.text.length,
   ].join(":");
 
+  // In the next frame, before it is drawn: reading the height now would lay the page out
+  // in the middle of a commit, and again once a graph card added in the same task is in.
   useEffect(() => {
-    const el = scroller.current;
-    if (el) el.scrollTop = el.scrollHeight;
+    const frame = requestAnimationFrame(() => {
+      const el = scroller.current;
+      if (el) el.scrollTop = el.scrollHeight;
+    });
+    return () => cancelAnimationFrame(frame);
   }, [lastLength]);
 
   useEffect(() => {
