@@ -1,7 +1,8 @@
 "use client";
-import { useMemo } from "react";
+import { useMemo, useState } from "react";
 import type { Conversation, Workspace } from "@/lib/api/client";
-import { activePathGuide, buildFlowGraph, type Graph, type GuideStep } from "@/lib/graph";
+import { keepUnchanged } from "@/lib/flow-identity";
+import { activePathGuide, buildFlowGraph, type FlowGraph, type Graph, type GuideStep } from "@/lib/graph";
 import { rejectedByStep } from "@/lib/research";
 import {
   cardDetails,
@@ -32,13 +33,19 @@ export interface StudioViewInput {
 export function useStudioView({ conversations, graph, messages, workspace, head, displayed, anchor }: StudioViewInput) {
   const createdAt = useMemo(() => createdAtOf(conversations), [conversations]);
   const family = useMemo(() => (graph ? familyGraph(graph, conversations) : undefined), [graph, conversations]);
-  const flow = useMemo(
-    () =>
-      family
-        ? buildFlowGraph(family, { headTurnId: head ?? family.head_turn_id, displayedThreadId: displayed, createdAt })
-        : null,
-    [family, head, displayed, createdAt],
-  );
+  // Each card and link that a new answer leaves as it was keeps its object (one node
+  // added: one new card), so that nothing built on it is rebuilt or re-rendered.
+  const [kept] = useState(() => ({ flow: null as FlowGraph | null }));
+  const flow = useMemo(() => {
+    if (!family) return null;
+    const next = buildFlowGraph(family, {
+      headTurnId: head ?? family.head_turn_id,
+      displayedThreadId: displayed,
+      createdAt,
+    });
+    kept.flow = keepUnchanged(kept.flow, next);
+    return kept.flow;
+  }, [family, head, displayed, createdAt, kept]);
   const guide = useMemo(
     () => (family && flow && displayed ? activePathGuide(family, flow, displayed) : EMPTY_GUIDE),
     [family, flow, displayed],
