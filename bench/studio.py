@@ -9,7 +9,10 @@ Debian's chromium with playwright-core (`frontend/tests/bench/studio.mjs`):
   whether any request repeats during a load;
 - pan and zoom: frames per second from `requestAnimationFrame` during a scripted drag
   and wheel zoom (median frame interval);
-- one added node: from the turn's `turn_started` event to its card on the graph;
+- one added node: from the turn's `turn_started` event (the earlier of the turn's own
+  stream, read by the script, and the studio's event stream, marked by the studio on
+  receipt) to the first frame (`requestAnimationFrame`, watched from before the turn is
+  posted) whose page holds its card; the view is where the pan and zoom left it;
 - a 200-token streamed reply: graph cards re-rendered while it streams (the render
   probe, `lib/render-probe.ts`);
 - pruning suggestions (`GET …/suggestions`: every branch's net workspace change read
