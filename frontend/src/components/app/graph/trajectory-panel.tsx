@@ -357,20 +357,24 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                 proOptions={{ hideAttribution: true }}
               >
                 <Background gap={24} size={1} color="#e5e7eb" />
-                <div
-                  className="minimap-slot"
-                  data-testid="graph-minimap"
-                  aria-label="Minimap: click or drag to move the view"
-                >
-                  <MiniMap
-                    position="top-left"
-                    pannable
-                    zoomable
-                    ariaLabel="Minimap of the whole family"
-                    nodeColor={minimapColour}
-                    style={MINIMAP_STYLE}
-                  />
-                </div>
+                {/* Zoomed out this far the view shows the whole family: the minimap would
+                    repeat it, and draw every card again on each change. */}
+                {!far && (
+                  <div
+                    className="minimap-slot"
+                    data-testid="graph-minimap"
+                    aria-label="Minimap: click or drag to move the view"
+                  >
+                    <MiniMap
+                      position="top-left"
+                      pannable
+                      zoomable
+                      ariaLabel="Minimap of the whole family"
+                      nodeColor={minimapColour}
+                      style={MINIMAP_STYLE}
+                    />
+                  </div>
+                )}
                 <SyncStore nodes={nodes} edges={edges} into={flowStore} />
                 <FitOnChange
                   signature={signature}
