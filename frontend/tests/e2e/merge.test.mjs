@@ -135,6 +135,16 @@ test("a todo edited on both paths is settled field by field", async () => {
   const uid = await editTodo(server.base, siblingId.split(":")[0], "draft the riders' survey");
   await s.openFromHistory(root);
   await s.expectHead(`${root}:2`);
+  // The head's card can show the move before the page shows the main path, and "Bring
+  // into current path" brings into the path on screen: wait for its last message.
+  await page.waitForFunction(
+    () => {
+      const asked = [...document.querySelectorAll('[data-testid="chat-message"][data-role="user"]')];
+      return asked.length > 0 && /plain words/.test(asked[asked.length - 1].innerText);
+    },
+    null,
+    { timeout: T },
+  );
   assert.equal(await editTodo(server.base, root, "draft the city survey"), uid);
 
   await sibling.locator('[data-testid="graph-node-bring"]').click();
