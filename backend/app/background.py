@@ -37,3 +37,13 @@ async def stop(task: asyncio.Task[Any] | None, *, grace: float = GRACE_SECONDS) 
         with contextlib.suppress(BaseException):
             task.result()  # retrieved, so asyncio does not log it as never retrieved
     return True
+
+
+async def cancel_all(tasks: list[asyncio.Task[Any]]) -> None:
+    """Cancel these short background tasks and wait until each has ended (what they
+    leave undone is for their owner's next start to pick up)."""
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task

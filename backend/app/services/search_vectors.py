@@ -15,9 +15,9 @@ vectors (it searches the text itself), so there is nothing to fill there.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
+from app import background
 from app.db.engine import Database, fault
 from app.db.faults import Step
 from app.db.repositories import search as repo
@@ -86,10 +86,5 @@ class VectorFiller:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def close(self) -> None:
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await background.cancel_all(list(self._tasks))
         self._tasks.clear()

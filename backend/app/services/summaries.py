@@ -24,13 +24,13 @@ for its next growth, as before the crash.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
 from langchain_core.language_models import BaseChatModel
 
+from app import background
 from app.agent.summaries import make_summary_model, model_summary, offline_summary
 from app.config import Settings
 from app.db.engine import Database
@@ -131,12 +131,7 @@ class Summarizer:
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
 
     async def close(self) -> None:
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await background.cancel_all(list(self._tasks.values()))
         self._tasks.clear()
 
     async def _family_busy(self, thread_id: str) -> bool:
