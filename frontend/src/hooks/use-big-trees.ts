@@ -54,6 +54,10 @@ export function useChosenPath(thread: string | null, end: string | null) {
     onSuccess: (data, v) => qc.setQueryData(keys.chosenPath(v.thread), data),
   });
   const recorded = useRef<string | null>(null);
+  // What was last asked for on this thread: compared with the last answer instead, a
+  // choice made while earlier ones were still on their way could look recorded already,
+  // and an earlier one would land last.
+  const requested = useRef<{ thread: string; node: string | null } | null>(null);
   const known = query.data?.node_id ?? null;
   const ready = query.isSuccess;
   useEffect(() => {
@@ -61,7 +65,10 @@ export function useChosenPath(thread: string | null, end: string | null) {
     const key = `${thread}|${end}`;
     if (recorded.current === key) return;
     recorded.current = key;
-    if (known !== end) mutate({ thread, node: end });
+    const last = requested.current?.thread === thread ? requested.current.node : known;
+    if (last === end) return;
+    requested.current = { thread, node: end };
+    mutate({ thread, node: end });
   }, [thread, end, ready, known, mutate]);
   return query.data;
 }

@@ -257,6 +257,7 @@ export function Studio() {
   const onSend = useCallback((text: string): Promise<boolean> => sendMessage(text, pending), [sendMessage, pending]);
   const beforeWrite = pending ? ensure : undefined;
   const onStop = useCallback(() => void stop(), [stop]);
+  const onPanelError = useCallback((e: unknown) => setError(messageOf(e)), []);
 
   const restoreFound = focus.onRestoreFound;
   const onRestoreFound = useCallback(() => void restoreFound(), [restoreFound]);
@@ -346,7 +347,7 @@ export function Studio() {
                 workspace={workspace.data}
                 loading={workspace.isLoading}
                 restoredAt={restoredAt}
-                onError={(e) => setError(messageOf(e))}
+                onError={onPanelError}
                 beforeWrite={beforeWrite}
               />
             </fieldset>
