@@ -1,9 +1,10 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useCallback, useEffect, useRef } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { useApi } from "./use-api";
 import { useRefreshAll } from "./use-studio-data";
 import { unwrap } from "@/lib/api/client";
+import { ChosenRecorder } from "@/lib/chosen-recorder";
 import { keys } from "@/lib/query-keys";
 
 /** The family's pruning suggestions, fetched only while `enabled` (the list is open). */
@@ -22,17 +23,20 @@ export function useSuggestions(thread: string | null, enabled: boolean) {
 }
 
 /**
- * The path this user last looked at in the family of `thread` (any of its threads: the
- * server finds the family), remembered on the server: the node at its end and the child
- * chosen at each fork. `end`, the end of the path shown, is recorded every time it
- * changes, once per value (null: nothing to record yet).
+ * The path this user last looked at in the family `family` (its root thread), remembered
+ * on the server: the node at its end and the child chosen at each fork. `thread`, any
+ * thread of the family (the one the address names), is what the requests go through.
+ * One answer per family, whichever thread asked: a family opened through another of its
+ * threads reads what was recorded through the first. `end`, the end of the path shown,
+ * is recorded as it changes (lib/chosen-recorder says which ends); `remember(node)`
+ * records a move the page is about to make, `forget()` one it did not make.
  */
-export function useChosenPath(thread: string | null, end: string | null) {
+export function useChosenPath(thread: string | null, family: string | null, end: string | null) {
   const { client } = useApi();
   const qc = useQueryClient();
   const query = useQuery({
-    queryKey: keys.chosenPath(thread ?? ""),
-    enabled: thread !== null,
+    queryKey: keys.chosenPath(family ?? ""),
+    enabled: thread !== null && family !== null,
     staleTime: Number.POSITIVE_INFINITY,
     queryFn: async () =>
       unwrap(
@@ -41,29 +45,48 @@ export function useChosenPath(thread: string | null, end: string | null) {
         }),
       ),
   });
-  const { mutate } = useMutation({
+  const { mutate, mutateAsync } = useMutation({
     // One at a time, in order: the last answer holds every choice made before it.
     scope: { id: "chosen-path" },
-    mutationFn: async (v: { thread: string; node: string }) =>
+    mutationFn: async (v: { thread: string; family: string; node: string }) =>
       unwrap(
         await client.PUT("/api/conversations/{thread_id}/chosen-path", {
           params: { path: { thread_id: v.thread } },
           body: { node_id: v.node },
         }),
       ),
-    onSuccess: (data, v) => qc.setQueryData(keys.chosenPath(v.thread), data),
+    onSuccess: (data, v) => qc.setQueryData(keys.chosenPath(v.family), data),
   });
-  const recorded = useRef<string | null>(null);
+  const [recorder] = useState(() => new ChosenRecorder());
+  const onScreen = useRef({ thread, family, end });
+  onScreen.current = { thread, family, end };
   const known = query.data?.node_id ?? null;
   const ready = query.isSuccess;
   useEffect(() => {
-    if (thread === null || end === null || !ready) return;
-    const key = `${thread}|${end}`;
-    if (recorded.current === key) return;
-    recorded.current = key;
-    if (known !== end) mutate({ thread, node: end });
-  }, [thread, end, ready, known, mutate]);
-  return query.data;
+    if (thread === null || family === null || end === null || !ready) return;
+    const node = recorder.shown(family, end, known);
+    if (node !== null) mutate({ thread, family, node });
+  }, [thread, family, end, ready, known, mutate, recorder]);
+  const forget = useCallback(() => {
+    const now = onScreen.current;
+    const node = recorder.moveFailed(now.family, now.end);
+    if (node !== null && now.thread !== null && now.family !== null) {
+      mutate({ thread: now.thread, family: now.family, node });
+    }
+  }, [mutate, recorder]);
+  const remember = useCallback(
+    async (node: string): Promise<void> => {
+      if (thread === null || family === null) return;
+      recorder.moveTo(family, node);
+      try {
+        await mutateAsync({ thread, family, node });
+      } catch {
+        forget();
+      }
+    },
+    [thread, family, mutateAsync, recorder, forget],
+  );
+  return { data: query.data, remember, forget };
 }
 
 /** Archive or unarchive a thread; resolves to whether it went through. */

@@ -20,7 +20,7 @@ import { withStartedNode } from "@/lib/big-trees";
 import type { Graph } from "@/lib/graph";
 import { every, keys, staleQueries } from "@/lib/query-keys";
 import { parseData, readSse } from "@/lib/sse";
-import { jobOfAction } from "@/lib/whatif";
+import { jobOfAction, laterJob, type Job } from "@/lib/whatif";
 
 /**
  * Follows the family's event stream (`GET …/events?after=`), resuming from the last
@@ -73,7 +73,8 @@ export function useFamilyEvents(
         );
       }
       const job = jobOfAction(a);
-      if (job !== null) qc.setQueryData(keys.job(job.id), job); // the replay's progress bar
+      // the replay's progress bar (never back to an older report)
+      if (job !== null) qc.setQueryData<Job>(keys.job(job.id), (known) => laterJob(known, job));
       state = next.state;
       setLive(state.live);
       if (hasEffects(next.effects)) {

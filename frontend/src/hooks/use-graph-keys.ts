@@ -30,13 +30,18 @@ export function useGraphKeys({
   // way back), and when the graph no longer has the step selected (another family).
   const head = initialSelection(flow);
   const lastHead = useRef<string | null>(null);
+  // (state set only when it changes: a state set to itself still renders the page once
+  // more, which a node added to a big family would wait for)
+  const selected = selection.nodeId;
   useEffect(() => {
     // (a graph on its way, with no card yet, is not a move)
     const moved = head !== null && head !== lastHead.current;
     if (head !== null) lastHead.current = head;
-    setSelection((s) => (!moved && s.nodeId !== null && flow?.labels.has(s.nodeId) ? s : { nodeId: head, tick: 0 }));
-    setMenu((m) => (m !== null && flow?.labels.has(m) ? m : null));
-  }, [flow, head]);
+    if (moved || selected === null || !flow?.labels.has(selected)) {
+      setSelection((s) => (s.nodeId === head && s.tick === 0 ? s : { nodeId: head, tick: 0 }));
+    }
+    if (menu !== null && !flow?.labels.has(menu)) setMenu(null);
+  }, [flow, head, selected, menu]);
 
   const onGraphKey = useCallback(
     (e: KeyboardEvent<HTMLElement>) => {

@@ -1,7 +1,9 @@
 "use client";
-import { useMemo } from "react";
+import { useMemo, useState } from "react";
 import type { Conversation, Workspace } from "@/lib/api/client";
-import { activePathGuide, buildFlowGraph, type Graph, type GuideStep } from "@/lib/graph";
+import { withOneCardAdded } from "@/lib/flow-add";
+import { keepUnchanged } from "@/lib/flow-identity";
+import { activePathGuide, buildFlowGraph, type FlowGraph, type Graph, type GuideStep } from "@/lib/graph";
 import { rejectedByStep } from "@/lib/research";
 import {
   cardDetails,
@@ -16,6 +18,14 @@ import {
 import type { Message } from "@/lib/transcript";
 
 const EMPTY_GUIDE: ReadonlyMap<number, GuideStep> = new Map();
+
+/** What the kept layout was made from. */
+interface LaidOutFrom {
+  graph: Graph;
+  head: string | null;
+  displayed: string | null;
+  createdAt: ReadonlyMap<string, number>;
+}
 
 export interface StudioViewInput {
   conversations: Conversation[] | undefined;
@@ -32,13 +42,23 @@ export interface StudioViewInput {
 export function useStudioView({ conversations, graph, messages, workspace, head, displayed, anchor }: StudioViewInput) {
   const createdAt = useMemo(() => createdAtOf(conversations), [conversations]);
   const family = useMemo(() => (graph ? familyGraph(graph, conversations) : undefined), [graph, conversations]);
-  const flow = useMemo(
-    () =>
-      family
-        ? buildFlowGraph(family, { headTurnId: head ?? family.head_turn_id, displayedThreadId: displayed, createdAt })
-        : null,
-    [family, head, displayed, createdAt],
-  );
+  // Each card and link that a new answer leaves as it was keeps its object (one node
+  // added: one new card), so that nothing built on it is rebuilt or re-rendered; a turn
+  // just started at a path's tip is added to the previous layout without a new one.
+  const [kept] = useState(() => ({ flow: null as FlowGraph | null, from: null as LaidOutFrom | null }));
+  const flow = useMemo(() => {
+    if (!family) return null;
+    const headTurnId = head ?? family.head_turn_id;
+    const from = kept.from;
+    const same =
+      from !== null && from.head === headTurnId && from.displayed === displayed && from.createdAt === createdAt;
+    const grown = same && kept.flow ? withOneCardAdded(from.graph, family, kept.flow, headTurnId) : null;
+    kept.flow =
+      grown ??
+      keepUnchanged(kept.flow, buildFlowGraph(family, { headTurnId, displayedThreadId: displayed, createdAt }));
+    kept.from = { graph: family, head: headTurnId, displayed, createdAt };
+    return kept.flow;
+  }, [family, head, displayed, createdAt, kept]);
   const guide = useMemo(
     () => (family && flow && displayed ? activePathGuide(family, flow, displayed) : EMPTY_GUIDE),
     [family, flow, displayed],

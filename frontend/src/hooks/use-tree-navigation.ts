@@ -80,9 +80,11 @@ export function useTreeNavigation({ graph, flow, guide, chosen, onFocusStep, ope
   const archive = useArchive(setError);
   const threadNames = useMemo(() => {
     const names = new Map<string, string>();
+    const firsts = new Map<string, string>();
+    for (const c of flow?.cards ?? []) if (c.firstOfThread && !firsts.has(c.threadId)) firsts.set(c.threadId, c.label);
     for (const t of graph?.threads ?? []) {
-      const first = flow?.cards.find((c) => c.threadId === t.thread_id && c.firstOfThread);
-      names.set(t.thread_id, t.name ?? t.summary ?? (first ? `the path from step ${first.label}` : t.title));
+      const first = firsts.get(t.thread_id);
+      names.set(t.thread_id, t.name ?? t.summary ?? (first !== undefined ? `the path from step ${first}` : t.title));
     }
     return names;
   }, [graph, flow]);

@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useApi } from "./use-api";
 import { unwrap, type Client } from "@/lib/api/client";
 import { every, keys } from "@/lib/query-keys";
-import { jobActive, type Job } from "@/lib/whatif";
+import { jobActive, laterJob, type Job } from "@/lib/whatif";
 import type { components } from "@/lib/api/schema";
 
 type ProfileIn = components["schemas"]["ProfileIn"];
@@ -94,7 +94,11 @@ export function useJob(id: string | null) {
   const query = useQuery({
     queryKey: keys.job(id ?? ""),
     enabled: id !== null,
-    queryFn: async () => unwrap(await client.GET("/api/jobs/{job_id}", { params: { path: { job_id: id ?? "" } } })),
+    queryFn: async () => {
+      const fetched = unwrap(await client.GET("/api/jobs/{job_id}", { params: { path: { job_id: id ?? "" } } }));
+      // (the stream may have reported more while this answer was on its way)
+      return laterJob(qc.getQueryData<Job>(keys.job(id ?? "")), fetched);
+    },
     // The family's event stream updates it (`haico/jobProgress`); polled slowly too,
     // for a job whose family the studio is not following.
     refetchInterval: (q) => (jobActive(q.state.data as Job | undefined) ? 2000 : false),
@@ -102,7 +106,7 @@ export function useJob(id: string | null) {
   const cancel = useMutation({
     mutationFn: async () =>
       unwrap(await client.POST("/api/jobs/{job_id}/cancel", { params: { path: { job_id: id ?? "" } } })),
-    onSuccess: (job) => qc.setQueryData(keys.job(job.id), job),
+    onSuccess: (job) => qc.setQueryData<Job>(keys.job(job.id), (known) => laterJob(known, job)),
   });
   return { job: query.data ?? null, cancel: cancel.mutateAsync };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   addedCards,
+  cardSetSignature,
   breadcrumbs,
   childrenOf,
   choiceMap,
@@ -111,6 +112,19 @@ describe("folding", () => {
     const onPath = foldFlow(g, flow, new Map([["A", true]]));
     expect(onPath.cards.some((c) => c.id === "A:5")).toBe(true);
   });
+
+  it("keeps each card's object while its card and fold state are unchanged", () => {
+    const first = foldFlow(g, flow, new Map());
+    const again = foldFlow(g, flow, new Map());
+    again.cards.forEach((card, i) => expect(card).toBe(first.cards[i]));
+    expect(again.links).toBe(flow.links);
+    const unfolded = foldFlow(g, flow, new Map([["X", false]]));
+    const byId = new Map(first.cards.map((c) => [c.id, c] as const));
+    for (const card of unfolded.cards) {
+      if (card.id === "X:3") expect(card).not.toBe(byId.get(card.id));
+      else if (card.threadId !== "X") expect(card).toBe(byId.get(card.id));
+    }
+  });
 });
 
 describe("sameShallow", () => {
@@ -150,7 +164,25 @@ describe("addedCards", () => {
     expect(addedCards("f|a,b", "f|a,b,c")).toEqual(["c"]);
     expect(addedCards("f|a,b", "f|a,c,b,d")).toEqual(["c", "d"]);
     expect(addedCards("f|a,b", "g|a,b,c")).toBeNull(); // framed again: a new frame
-    expect(addedCards("f|a,b", "f|a,c")).toBeNull(); // a card went
     expect(addedCards("f|a", "f|a,b,c,d,e")).toBeNull(); // too many: a new family or unfold
+    expect(addedCards("f|a,b,c,d,e", "f|a")).toBeNull(); // too many went: a fold, another path
+  });
+
+  it("names the cards added when a capped graph fetched again drops its oldest", () => {
+    expect(addedCards("f|a,b,c", "f|b,c,d")).toEqual(["d"]);
+    expect(addedCards("f|a,b,c", "f|b,c")).toEqual([]);
+  });
+
+  it("adds nothing when the same cards come in another order (nothing to frame)", () => {
+    expect(addedCards("f|a,b,c", "f|c,a,b")).toEqual([]);
+    expect(addedCards(cardSetSignature("f", ["a", "b"]), cardSetSignature("f", ["b", "c", "a"]))).toEqual(["c"]);
+  });
+});
+
+describe("cardSetSignature", () => {
+  it("is the same for the same cards in any order, and differs with the frame or the set", () => {
+    expect(cardSetSignature("", ["R:2", "A:4", "R:1"])).toBe(cardSetSignature("", ["R:1", "R:2", "A:4"]));
+    expect(cardSetSignature("comparing", ["R:1"])).not.toBe(cardSetSignature("", ["R:1"]));
+    expect(cardSetSignature("", ["R:1", "R:2"])).not.toBe(cardSetSignature("", ["R:1"]));
   });
 });

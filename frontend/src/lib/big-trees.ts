@@ -198,12 +198,12 @@ export function foldFlow(graph: Graph, flow: FlowGraph, toggles: ReadonlyMap<str
     if (top !== null) foldOf.set(t.thread_id, top);
   }
   const hiddenCount = new Map<string, number>();
-  const kept: FoldedCard[] = [];
+  const shown: FlowCard[] = [];
   const hiddenIds = new Set<string>();
   for (const card of flow.cards) {
     const top = foldOf.get(card.threadId);
     const shows = top === undefined || (top === card.threadId && card.firstOfThread) || card.active;
-    if (shows) kept.push({ ...card, fold: null });
+    if (shows) shown.push(card);
     else {
       hiddenIds.add(card.id);
       if (top !== undefined) hiddenCount.set(top, (hiddenCount.get(top) ?? 0) + 1);
@@ -211,18 +211,40 @@ export function foldFlow(graph: Graph, flow: FlowGraph, toggles: ReadonlyMap<str
   }
   const owned = new Set(flow.cards.filter((c) => !c.firstOfThread).map((c) => c.threadId));
   const parents = new Set(graph.threads.map((t) => t.parent_thread_id));
-  for (const card of kept) {
+  const foldOfCard = (card: FlowCard): Fold | null => {
     const thread = byId.get(card.threadId);
-    if (!card.firstOfThread || thread === undefined || thread.parent_thread_id === null) continue;
-    if (folded.has(card.threadId)) card.fold = { folded: true, hidden: hiddenCount.get(card.threadId) ?? 0 };
-    else if (!onPath.has(card.threadId) && (owned.has(card.threadId) || parents.has(card.threadId)))
-      card.fold = { folded: false, hidden: 0 };
-  }
+    if (!card.firstOfThread || thread === undefined || thread.parent_thread_id === null) return null;
+    if (folded.has(card.threadId)) return { folded: true, hidden: hiddenCount.get(card.threadId) ?? 0 };
+    if (!onPath.has(card.threadId) && (owned.has(card.threadId) || parents.has(card.threadId)))
+      return { folded: false, hidden: 0 };
+    return null;
+  };
   return {
     ...flow,
-    cards: kept,
-    links: flow.links.filter((l) => !hiddenIds.has(l.source) && !hiddenIds.has(l.target)),
+    cards: shown.map((card) => withFold(card, foldOfCard(card))),
+    links:
+      hiddenIds.size === 0
+        ? flow.links
+        : flow.links.filter((l) => !hiddenIds.has(l.source) && !hiddenIds.has(l.target)),
   };
+}
+
+// A card kept by the layout (lib/flow-identity) keeps its folded card too, while its
+// fold state is the same: one node added leaves every other card's object as it was.
+const FOLDED = new WeakMap<FlowCard, FoldedCard>();
+
+function withFold(card: FlowCard, fold: Fold | null): FoldedCard {
+  const made = FOLDED.get(card);
+  const was = made?.fold ?? null;
+  if (
+    made !== undefined &&
+    (was === fold || (was && fold && was.folded === fold.folded && was.hidden === fold.hidden))
+  ) {
+    return made;
+  }
+  const next = { ...card, fold };
+  FOLDED.set(card, next);
+  return next;
 }
 
 /** Whether two records hold the same values, key by key; a nested plain object (a
@@ -299,17 +321,31 @@ export function withStartedNode(graph: Graph, turnId: string, parentTurnId: stri
   };
 }
 
-/** The cards a change of the card set only added (a turn started, a branch made): the
- * new ids when `next` keeps every card of `previous` and adds at most a few; else null
- * (a different family or path, a fold: the view is framed again). */
+/** What the trajectory frames: its frame and the set of its cards, in one string that
+ * does not depend on the cards' order (a graph fetched again lists the node drawn at a
+ * turn's start elsewhere than the page had put it: the same cards, nothing to frame). */
+export function cardSetSignature(frame: string, ids: readonly string[]): string {
+  return `${frame}|${[...ids].sort().join(",")}`;
+}
+
+/** The cards a small change of the card set added (a turn started, a branch made): the
+ * new ids when `next` adds at most a few cards to `previous` and drops at most a few
+ * (a capped graph fetched again drops its oldest steps as new ones come); none when the
+ * same cards come in another order. Null for a bigger change (another family or path,
+ * an unfold): the view is framed again. */
 export function addedCards(previous: string, next: string): string[] | null {
   if (previous === "" || previous === next) return null;
   const [frameA, idsA = ""] = previous.split("|");
   const [frameB, idsB = ""] = next.split("|");
   if (frameA !== frameB) return null;
   const before = new Set(idsA.split(","));
-  const after = idsB.split(",");
-  if (after.length <= before.size || after.length - before.size > 3) return null;
-  for (const id of before) if (!after.includes(id)) return null;
-  return after.filter((id) => !before.has(id));
+  const after = new Set(idsB.split(","));
+  const added = [...after].filter((id) => !before.has(id));
+  if (added.length > FEW) return null;
+  let gone = 0;
+  for (const id of before) if (!after.has(id) && ++gone > FEW) return null;
+  return added;
 }
+
+// "A few" cards for addedCards: a turn and what comes with it (a stub, a merge).
+const FEW = 3;

@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import {
   activePathGuide,
   buildFlowGraph,
-  carryMeasured,
   formatLabel,
   ownerOf,
   threadSuffixes,
@@ -375,26 +374,6 @@ describe("path guide", () => {
     expect(tipNodeId(g, "S")).toBe("A:3");
     expect(tipNodeId(g, "nope")).toBeNull();
     expect(threadSuffixes(g).get("S")).toEqual([1, 1]);
-  });
-});
-
-describe("carryMeasured", () => {
-  it("keeps the measured size of a card that is replaced by a new object", () => {
-    const previous = [
-      { id: "a", measured: { width: 200, height: 90 } },
-      { id: "b", measured: { width: undefined, height: undefined } },
-      { id: "c" },
-    ];
-    const next = [{ id: "a" }, { id: "b" }, { id: "c" }, { id: "d" }, { id: "e", measured: { width: 1, height: 2 } }];
-    const merged = carryMeasured(previous, next);
-    expect(merged.map((n) => n.measured)).toEqual([
-      { width: 200, height: 90 },
-      undefined,
-      undefined,
-      undefined,
-      { width: 1, height: 2 },
-    ]);
-    expect(merged[3]).toBe(next[3]);
   });
 });
 

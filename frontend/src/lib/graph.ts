@@ -399,22 +399,3 @@ export function tipNodeId(graph: Graph, threadId: string): string | null {
   const owner = turn < 1 ? null : ownerOf(byId, threadId, turn);
   return owner === null ? null : nodeId(owner, turn);
 }
-
-interface Measured {
-  id: string;
-  measured?: { width?: number; height?: number };
-}
-
-/** Carries the size React Flow measured for each card on screen over to its
- * replacement. A node object without `measured` is hidden until it is measured
- * again, and a re-measure can be lost when two updates land in one render, which
- * left cards invisible; a card whose content changes size is still re-measured by
- * the observer watching its element. */
-export function carryMeasured<T extends Measured>(previous: readonly T[], next: readonly T[]): T[] {
-  const sizes = new Map(previous.map((n) => [n.id, n.measured]));
-  return next.map((n) => {
-    const size = sizes.get(n.id);
-    if (n.measured !== undefined || size?.width === undefined || size.height === undefined) return n;
-    return { ...n, measured: { width: size.width, height: size.height } };
-  });
-}

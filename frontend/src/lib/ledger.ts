@@ -182,12 +182,18 @@ export function branchLabels(
   nodes: readonly { id: string; thread_id: string; turn_index: number }[],
 ): Map<string, string> {
   const out = new Map<string, string>();
+  // each thread's first node, in one pass over the nodes (a 2,000-node family has 150 threads)
+  const firsts = new Map<string, { id: string; turn_index: number }>();
+  for (const n of nodes) {
+    const was = firsts.get(n.thread_id);
+    if (was === undefined || n.turn_index < was.turn_index) firsts.set(n.thread_id, n);
+  }
   for (const t of threads) {
     if (t.parent_thread_id === null) {
       out.set(t.thread_id, "main");
       continue;
     }
-    const first = nodes.filter((n) => n.thread_id === t.thread_id).sort((a, b) => a.turn_index - b.turn_index)[0];
+    const first = firsts.get(t.thread_id);
     const label = first ? labels.get(first.id) : undefined;
     out.set(t.thread_id, label ? `from ${label}` : t.thread_id.slice(0, 9));
   }

@@ -6,10 +6,12 @@ import {
   jobOfAction,
   jobCaption,
   jobPercent,
+  laterJob,
   latestNode,
   rangeProblem,
   replyDiff,
   threadOf,
+  type Job,
   type PathsCompared,
 } from "./whatif";
 
@@ -29,6 +31,29 @@ describe("what if", () => {
     expect(jobPercent(job(0, 0, "queued"))).toBe(0);
     expect(jobCaption(job(1, 1, "done"))).toBe("1 of 1 step · done");
     expect(jobCaption(job(2, 6, "failed"))).toBe("2 of 6 steps · failed: the server restarted during the job");
+  });
+
+  it("keeps the later of two reports of a job: an older answer never shows over a newer one", () => {
+    const report = (done: number, state: Job["state"], id = "job_1"): Job => ({
+      id,
+      kind: "replay",
+      thread_id: "th_1",
+      thread_ids: [],
+      profile_id: null,
+      created_at: "2026-12-05T00:00:00Z",
+      updated_at: "2026-12-05T00:00:00Z",
+      ...job(done, 3, state),
+    });
+    const done = report(3, "done");
+    // the first GET (queued) answered after the stream said done
+    expect(laterJob(done, report(0, "queued"))).toBe(done);
+    expect(laterJob(report(1, "running"), report(2, "running")).progress.done).toBe(2);
+    expect(laterJob(report(2, "running"), report(1, "running")).progress.done).toBe(2);
+    expect(laterJob(report(1, "running"), done)).toBe(done);
+    expect(laterJob(undefined, done)).toBe(done);
+    // another job's report replaces nothing of this one's
+    const other = report(0, "queued", "job_2");
+    expect(laterJob(done, other)).toBe(other);
   });
 
   it("diffs two replies line by line", () => {

@@ -14,6 +14,20 @@ export function jobActive(job: Pick<Job, "state"> | null | undefined): boolean {
   return job?.state === "queued" || job?.state === "running";
 }
 
+// How far along a job's state is: it only moves forward, to one of its ends.
+const STAGE: Record<Job["state"], number> = { queued: 0, running: 1, done: 2, failed: 2, cancelled: 2 };
+
+/** Of two reports of the same job, the later one. A job only moves forward (queued,
+ * running, an end; its done count only grows), so an answer that was on its way while
+ * the event stream reported more is not shown over it. */
+export function laterJob(known: Job | undefined, next: Job): Job {
+  if (known === undefined || known.id !== next.id) return next;
+  const was = STAGE[known.state];
+  const now = STAGE[next.state];
+  if (was !== now) return now > was ? next : known;
+  return next.progress.done >= known.progress.done ? next : known;
+}
+
 /** The job's progress as a whole percentage (0 when it has nothing to do yet). */
 export function jobPercent(job: Pick<Job, "progress">): number {
   const { done, total } = job.progress;

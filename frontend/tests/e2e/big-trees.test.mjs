@@ -124,9 +124,11 @@ test("minimap, breadcrumbs, the sibling switcher and the path it remembers", asy
   assert.deepEqual(chosen.choices.map((x) => x.child_node_id).sort(), [`${a}:3`, `${c}:4`].sort());
   await other.close();
 
-  // Another client moves the family's head back to the main path: the studio still opens
-  // on the path this user last looked at (C), not on the shared head, in this browser and
-  // a fresh one; opening it records nothing new.
+  // Another client moves the family's head back to the main path while this user has the
+  // family closed: the studio still opens on the path this user last looked at (C), not on
+  // the shared head, in this browser and a fresh one; opening it records nothing new. (A
+  // page left open follows the head, and what it then shows is the path last looked at.)
+  await page.goto("about:blank");
   await api(server.base, "POST", `/conversations/${root}/checkout`, { turn_id: `${root}:4` });
   const pathEnd = (p) =>
     p.waitForFunction(

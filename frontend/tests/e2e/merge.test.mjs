@@ -30,7 +30,7 @@ test("bring a todo from a sibling branch and settle one conflict", async () => {
   await s.openFromHistory(root);
   await s.expectHead(`${root}:2`);
   await s.expectCount("todo-item", 2);
-  await sibling.locator('[data-testid="graph-node-bring"]').click();
+  await s.clickSettled(sibling.locator('[data-testid="graph-node-bring"]'));
   const dialog = s.byTest("merge-dialog");
   await dialog.waitFor({ timeout: T });
   const changes = dialog.locator('[data-testid="merge-change"]');
@@ -79,7 +79,7 @@ test("bring a todo from a sibling branch and settle one conflict", async () => {
   await screenshot(page, "merge-3-graph");
 
   // Bringing the same step again: nothing left to bring.
-  await sibling.locator('[data-testid="graph-node-bring"]').click();
+  await s.clickSettled(sibling.locator('[data-testid="graph-node-bring"]'));
   await s.byTest("merge-empty").waitFor({ timeout: T });
   assert.equal(await s.byTest("merge-apply").isDisabled(), true);
   await s.byTest("merge-close").click();
@@ -147,7 +147,7 @@ test("a todo edited on both paths is settled field by field", async () => {
   );
   assert.equal(await editTodo(server.base, root, "draft the city survey"), uid);
 
-  await sibling.locator('[data-testid="graph-node-bring"]').click();
+  await s.clickSettled(sibling.locator('[data-testid="graph-node-bring"]'));
   const dialog = s.byTest("merge-dialog");
   const change = dialog.locator(`[data-testid="merge-change"][data-change-id="todo:${uid}"]`);
   await change.waitFor({ timeout: T });

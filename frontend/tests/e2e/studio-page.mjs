@@ -43,6 +43,23 @@ export class StudioPage {
     await this.byTest("turn-status").waitFor({ state: "hidden", timeout: T });
     assert.equal(await this.byTest("send-button").isVisible(), true);
   }
+  /** Clicks `locator` once it has stayed in one place for a few hundred ms. Playwright
+   * waits for two still animation frames; a card can still move after that, when the
+   * family's graph or history that a path switch fetched lands a moment later (the page
+   * shows the cached one first), and a click that lands as it moves hits the card now
+   * under the pointer. */
+  async clickSettled(locator) {
+    const same = (a, b) => a && b && a.x === b.x && a.y === b.y && a.width === b.width && a.height === b.height;
+    let last = null;
+    let still = 0;
+    for (const deadline = Date.now() + T; still < 3 && Date.now() < deadline;) {
+      await new Promise((r) => setTimeout(r, 100));
+      const box = await locator.boundingBox();
+      still = same(box, last) ? still + 1 : 0;
+      last = box;
+    }
+    await locator.click();
+  }
   assistantMessages() {
     return this.page.locator('[data-testid="chat-message"][data-role="assistant"]');
   }

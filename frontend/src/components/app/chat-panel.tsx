@@ -1,6 +1,7 @@
 "use client";
 import { useEffect, useRef, useState, type ReactNode } from "react";
 import type { Siblings } from "@/lib/big-trees";
+import { MergeNote, Tools, TurnRow } from "./chat-turn";
 import type { GuideStep } from "@/lib/graph";
 import type { LiveTurn } from "@/lib/events";
 import { giveBack } from "@/lib/drafts";
@@ -9,7 +10,7 @@ import { useAccess } from "@/hooks/use-access";
 import { useDraft } from "@/hooks/use-draft";
 import { useTouch } from "@/hooks/use-touch";
 import type { MergeStep } from "@/lib/studio-view";
-import { describeTool, type ChatTurn, type ToolActivity } from "@/lib/transcript";
+import type { ChatTurn } from "@/lib/transcript";
 import type { RunningTurn } from "@/hooks/use-turn";
 
 export interface ChatPanelProps {
@@ -41,75 +42,6 @@ export interface ChatPanelProps {
   composer?: ReactNode;
 }
 
-const ENDED: Record<string, string> = { cancelled: "Stopped", error: "Failed" };
-
-function MergeNote({ step }: { step: MergeStep }) {
-  return (
-    <div className="merge-note" data-testid="merge-note" data-node-id={step.nodeId}>
-      <span className="step">Step {step.label}</span> ⤵ {step.text}
-    </div>
-  );
-}
-
-/** "‹ 2/3 ›" on a step whose parent forks: the other paths from the same point. */
-function SiblingSwitcher({
-  nodeId,
-  siblings,
-  onSwitch,
-}: {
-  nodeId: string;
-  siblings: Siblings | undefined;
-  onSwitch: (nodeId: string) => void;
-}) {
-  if (siblings === undefined) return null;
-  const { ids, index } = siblings;
-  const go = (to: number) => {
-    const target = ids[to];
-    if (target !== undefined) onSwitch(target);
-  };
-  return (
-    <span className="sibling-switcher" data-testid="sibling-switcher" data-node-id={nodeId}>
-      <button
-        type="button"
-        className="icon"
-        data-testid="sibling-prev"
-        aria-label="The previous path from here"
-        disabled={index === 0}
-        onClick={() => go(index - 1)}
-      >
-        ‹
-      </button>
-      <span className="muted">
-        {index + 1}/{ids.length}
-      </span>
-      <button
-        type="button"
-        className="icon"
-        data-testid="sibling-next"
-        aria-label="The next path from here"
-        disabled={index === ids.length - 1}
-        onClick={() => go(index + 1)}
-      >
-        ›
-      </button>
-    </span>
-  );
-}
-
-function Tools({ tools }: { tools: ToolActivity[] }) {
-  if (tools.length === 0) return null;
-  return (
-    <ul className="tools" data-testid="tool-activity">
-      {tools.map((t, i) => (
-        <li key={i} className={t.failed ? "failed" : ""}>
-          <span className="tool-icon">⚙</span> {describeTool(t)}
-          {t.failed && <span className="badge err">failed</span>}
-        </li>
-      ))}
-    </ul>
-  );
-}
-
 /** The chat of the displayed path: step labels, offshoot chips, checkpoint dividers,
  * streaming replies with tool activity, and the composer. */
 export function ChatPanel(props: ChatPanelProps) {
@@ -131,9 +63,14 @@ export function ChatPanel(props: ChatPanelProps) {
     live?.text.length,
   ].join(":");
 
+  // In the next frame, before it is drawn: reading the height now would lay the page out
+  // in the middle of a commit, and again once a graph card added in the same task is in.
   useEffect(() => {
-    const el = scroller.current;
-    if (el) el.scrollTop = el.scrollHeight;
+    const frame = requestAnimationFrame(() => {
+      const el = scroller.current;
+      if (el) el.scrollTop = el.scrollHeight;
+    });
+    return () => cancelAnimationFrame(frame);
   }, [lastLength]);
 
   useEffect(() => {
@@ -183,74 +120,20 @@ export function ChatPanel(props: ChatPanelProps) {
           const merged = props.merges.filter((m) => m.turn > t.turn && m.turn < next);
           const last = i === shown.length - 1 && !running && merged.length === 0;
           return (
-            <div key={`${nodeId}-${t.turn}`} className="turn">
-              <div
-                data-testid="chat-message"
-                data-role="user"
-                data-node-id={nodeId}
-                className={`msg user ${flashing === nodeId ? "flash" : ""}`}
-              >
-                <div className="meta">
-                  <span className="step" title="Step on the trajectory">
-                    Step <span data-testid="step-label">{step?.label ?? t.turn}</span>
-                  </span>
-                  <SiblingSwitcher nodeId={nodeId} siblings={props.siblings.get(nodeId)} onSwitch={props.onSwitch} />
-                </div>
-                <div className="text">{t.question}</div>
-                {step && step.offshoots.length > 0 && (
-                  <div className="chips">
-                    <span className="muted">other paths from here:</span>
-                    {step.offshoots.map((o) => (
-                      <button
-                        key={o.threadId}
-                        type="button"
-                        className="chip"
-                        data-testid="offshoot-chip"
-                        data-thread-id={o.threadId}
-                        title={o.reason ?? "Open this path"}
-                        onClick={() => props.onOpenThread(o.threadId)}
-                      >
-                        ↳ {o.label}
-                      </button>
-                    ))}
-                  </div>
-                )}
-              </div>
-              <Tools tools={t.tools} />
-              <div
-                data-testid="chat-message"
-                data-role="assistant"
-                data-node-id={nodeId}
-                data-state={t.state}
-                className={`msg assistant state-${t.state}`}
-              >
-                {ENDED[t.state] && (
-                  <span className={`badge ${t.state === "error" ? "err" : "warn"}`}>{ENDED[t.state]}</span>
-                )}
-                <div className="text">{t.reply || (t.state === "complete" ? "(no reply)" : "")}</div>
-              </div>
-              {nodeId &&
-                props.handEdits?.get(nodeId)?.map((sentence) => (
-                  <div key={sentence} className="hand-edit" data-testid="hand-edit" data-node-id={nodeId}>
-                    {sentence}
-                  </div>
-                ))}
-              {edit && !last && nodeId && (
-                <button
-                  type="button"
-                  className="divider"
-                  data-testid="restore-divider"
-                  data-node-id={nodeId}
-                  title={`Restore the workspace as it stood after step ${step?.label ?? t.turn}`}
-                  onClick={() => props.onRestore(nodeId)}
-                >
-                  <span>Saved checkpoint · Click to restore</span>
-                </button>
-              )}
-              {merged.map((m) => (
-                <MergeNote key={m.nodeId} step={m} />
-              ))}
-            </div>
+            <TurnRow
+              key={`${nodeId}-${t.turn}`}
+              t={t}
+              step={step}
+              merged={merged}
+              last={last}
+              flashing={flashing === nodeId}
+              edit={edit}
+              siblings={props.siblings.get(nodeId)}
+              handEdits={nodeId ? props.handEdits?.get(nodeId) : undefined}
+              onSwitch={props.onSwitch}
+              onOpenThread={props.onOpenThread}
+              onRestore={props.onRestore}
+            />
           );
         })}
         {running && (

@@ -1,5 +1,5 @@
 "use client";
-import { useCallback, useRef, useState } from "react";
+import { useCallback, useMemo, useRef, useState } from "react";
 import { useClickOutside } from "@/hooks/use-click-outside";
 import type { Conversation, Schemas } from "@/lib/api/client";
 import { filterConversations } from "@/lib/big-trees";
@@ -65,6 +65,15 @@ function tree<T extends Conversation>(conversations: readonly T[]): Entry<T>[] {
   return out;
 }
 
+/** The menu's rows: the tree, or filtered, the rows that match, each on its own (a
+ * branch has no nesting to read it by). */
+function listed<T extends Conversation>(conversations: readonly T[], filter: string): Entry<T>[] {
+  const all = tree(conversations);
+  if (!filter.trim()) return all;
+  const matching = new Set(filterConversations(conversations, filter));
+  return all.filter((e) => matching.has(e.c)).map((e) => ({ c: e.c, depth: 0 }));
+}
+
 /** The history menu: every conversation, branches nested ("branched at step N"),
  * forks marked; new, rename and delete. The families shared with the caller follow in
  * a group of their own, each with its owner and the caller's role: they open and
@@ -84,15 +93,10 @@ export function HistoryMenu(props: HistoryMenuProps) {
   };
   useClickOutside(ref, open, close);
 
-  const all = tree(props.conversations ?? []);
-  // Filtered, a branch stands on its own: no nesting to read it by.
-  const matching = new Set(filterConversations(props.conversations ?? [], filter));
-  const entries = filter.trim() ? all.filter((e) => matching.has(e.c)).map((e) => ({ c: e.c, depth: 0 })) : all;
-  const sharedAll = tree(props.shared ?? []);
-  const sharedMatching = new Set(filterConversations(props.shared ?? [], filter));
-  const shared = filter.trim()
-    ? sharedAll.filter((e) => sharedMatching.has(e.c)).map((e) => ({ c: e.c, depth: 0 }))
-    : sharedAll;
+  // (memoised: the page renders the menu with every streamed token, and a big family
+  // lists some hundreds of conversations)
+  const entries = useMemo(() => listed(props.conversations ?? [], filter), [props.conversations, filter]);
+  const shared = useMemo(() => listed(props.shared ?? [], filter), [props.shared, filter]);
   return (
     <div className="history-menu" ref={ref}>
       <button type="button" data-testid="history-menu-button" aria-expanded={open} onClick={() => setOpen(!open)}>

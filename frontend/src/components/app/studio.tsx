@@ -125,6 +125,18 @@ export function Studio() {
   const { restore } = wayBack;
   const focus = useTrajectoryFocus({ flow: view.flow, familyRoot, head, navigate, checkout: restore });
 
+  // The family opens on the path this user last looked at. Recorded from fresh answers
+  // only: a cached history shown while it refetches may hold a head that has moved since.
+  const { chosen, remember, forget } = useChosenOpening({
+    anchor: pending ? null : anchor,
+    familyRoot,
+    working,
+    head,
+    fresh: !history.isFetching,
+    displayed,
+    graph: view.graph,
+    showThread: setStub,
+  });
   const familyGraph = view.graph;
   const openThread = useCallback(
     async (threadId: string) => {
@@ -133,13 +145,17 @@ export function Studio() {
         if ((inFamily.parent_thread_id !== null && ownsNoTurn(inFamily)) || (!canEdit && working !== threadId)) {
           setStub(threadId);
         } else if (working !== threadId) {
+          // (remembered first: a reload right after the move opens on it)
           const tip = tipNodeId(familyGraph, threadId);
-          if (tip !== null && !(await checkout(tip))) return;
+          if (tip !== null) {
+            await remember(tip);
+            if (!(await checkout(tip))) return forget();
+          }
         } else setStub(null);
       }
       navigate(threadId);
     },
-    [familyGraph, working, checkout, navigate, canEdit],
+    [familyGraph, working, checkout, navigate, canEdit, remember, forget],
   );
   const onOpenThread = useCallback((threadId: string) => void openThread(threadId), [openThread]);
   const onRestore = useCallback(
@@ -160,18 +176,6 @@ export function Studio() {
     },
     [focusStep],
   );
-  // The family opens on the path this user last looked at. Recorded from fresh answers
-  // only: a cached history shown while it refetches may hold a head that has moved since.
-  const chosen = useChosenOpening({
-    anchor: pending ? null : anchor,
-    familyRoot,
-    working,
-    head,
-    fresh: !history.isFetching,
-    displayed,
-    graph: familyGraph,
-    showThread: setStub,
-  });
   const nav = useTreeNavigation({
     graph: familyGraph,
     flow: view.flow,
@@ -257,6 +261,7 @@ export function Studio() {
   const onSend = useCallback((text: string): Promise<boolean> => sendMessage(text, pending), [sendMessage, pending]);
   const beforeWrite = pending ? ensure : undefined;
   const onStop = useCallback(() => void stop(), [stop]);
+  const onPanelError = useCallback((e: unknown) => setError(messageOf(e)), []);
 
   const restoreFound = focus.onRestoreFound;
   const onRestoreFound = useCallback(() => void restoreFound(), [restoreFound]);
@@ -346,7 +351,7 @@ export function Studio() {
                 workspace={workspace.data}
                 loading={workspace.isLoading}
                 restoredAt={restoredAt}
-                onError={(e) => setError(messageOf(e))}
+                onError={onPanelError}
                 beforeWrite={beforeWrite}
               />
             </fieldset>

@@ -1,6 +1,6 @@
 "use client";
 import { useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "react";
+import { memo, useEffect, useRef, useState } from "react";
 import { useApi } from "@/hooks/use-api";
 import { useArtifact } from "@/hooks/use-studio-data";
 import { every, keys } from "@/lib/query-keys";
@@ -89,7 +89,7 @@ function ArtifactItem({ thread, id, title, turn }: { thread: string; id: number;
 }
 
 /** The workspace column: objective, document, preferences, todos, artifacts. */
-export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError, beforeWrite }: WorkspacePanelProps) {
+function WorkspacePanelView({ thread, workspace, loading, restoredAt, onError, beforeWrite }: WorkspacePanelProps) {
   const { client } = useApi();
   const qc = useQueryClient();
   const path = { params: { path: { thread_id: thread } } };
@@ -371,3 +371,7 @@ export function WorkspacePanel({ thread, workspace, loading, restoredAt, onError
     </aside>
   );
 }
+
+/** The workspace panel, memoised: the page renders with every streamed token and every
+ * graph change, and a long todo list is some hundreds of inputs. */
+export const WorkspacePanel = memo(WorkspacePanelView);

@@ -2,33 +2,39 @@
 import {
   Background,
   Controls,
-  MarkerType,
   MiniMap,
-  ReactFlow,
   ReactFlowProvider,
-  useNodesState,
   type Edge,
+  type Node,
   type NodeTypes,
+  type Viewport,
 } from "@xyflow/react";
-import { memo, useCallback, useEffect, useMemo, useRef, type KeyboardEvent } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { useAccess } from "@/hooks/use-access";
-import { sameShallow, type FoldedFlow } from "@/lib/big-trees";
-import { carryMeasured } from "@/lib/graph";
+import { cardSetSignature, sameShallow, type FoldedFlow } from "@/lib/big-trees";
+import { carryMeasured } from "@/lib/flow-identity";
 import { usePanelSize } from "@/hooks/use-panel-size";
 import { useNarrow, useTouch } from "@/hooks/use-touch";
 import { graphCounts } from "@/lib/where";
 import type { ComparePick, Rejected } from "@/lib/research";
-import { CentreOn, CompactWhenZoomedOut, FitOnChange, FocusOnFound, FollowSelection, MIN_ZOOM } from "./view-effects";
+import {
+  CentreOn,
+  CompactWhenZoomedOut,
+  FitOnChange,
+  FocusOnFound,
+  FollowSelection,
+  MIN_ZOOM,
+  SyncStore,
+  UncontrolledFlow,
+  type FlowStore,
+} from "./view-effects";
+import { ACTIVE, DIM, edgeOf, edgeTypes } from "./flow-edges";
 import { CommitCard, StubCard, type CardActions, type CardDetail, type TrajectoryNode } from "./commit-card";
 
 // Module constants: React Flow re-mounts every node when these change identity.
 const nodeTypes: NodeTypes = { commit: CommitCard, stub: StubCard };
 // The canvas leaves a strip at the bottom for the zoom buttons (access.css).
 const CANVAS_STYLE = { height: "calc(100% - 36px)" };
-const ACTIVE = "#c8102e";
-const DIM = "#b8bcc4";
-const MERGE = "#7c3aed";
-const MERGE_DASH = "6 4";
 // How close (px, flow coordinates) a dropped card's centre must come to the head's.
 const DROP_RADIUS = 90;
 
@@ -66,9 +72,18 @@ export interface TrajectoryProps {
 // card carries a size before it is measured (CARD_SIZE), so framing a card that was
 // never drawn still works.
 const CULL_ABOVE = 300;
+// Zoomed out this far, nearly every card is in view anyway: culling would only mount
+// and unmount cards at the view's edges as it moves (a card added just below the view
+// would wait for a hundred others to mount). It is back on past the second zoom.
+const CULL_OFF_BELOW = 0.08;
+const CULL_ON_ABOVE = 0.12;
 const CARD_SIZE = { initialWidth: 208, initialHeight: 96 };
 
 const NONE: readonly Rejected[] = [];
+
+// Module constants too: a new colour function makes the minimap draw every card again.
+const MINIMAP_STYLE = { margin: 0, width: 180, height: 110 };
+const minimapColour = (n: Node): string => ((n.data as { card?: { active?: boolean } }).card?.active ? ACTIVE : DIM);
 
 function centre(n: TrajectoryNode): { x: number; y: number } {
   return { x: n.position.x + (n.measured?.width ?? 0) / 2, y: n.position.y + (n.measured?.height ?? 0) / 2 };
@@ -95,33 +110,38 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
   const size = usePanelSize();
   const canvas = useRef<HTMLDivElement>(null);
   const parents = useMemo(() => new Map((flow?.links ?? []).map((l) => [l.target, l.source] as const)), [flow]);
-  // A card whose data did not change keeps its data object, so its memoised component
-  // does not render again: one added node renders one card (and its neighbours' links).
-  const dataCache = useRef(new Map<string, TrajectoryNode["data"]>());
+  // A card whose data did not change keeps its data object, and a card that also kept
+  // its place keeps its node object: one added node renders one card, and React Flow
+  // adopts the other 2,000 nodes as they are (lib/flow-identity).
+  const nodeCache = useRef(new Map<string, TrajectoryNode>());
   const nodes: TrajectoryNode[] = useMemo(() => {
-    const previous = dataCache.current;
-    const next = new Map<string, TrajectoryNode["data"]>();
-    const keep = <D extends TrajectoryNode["data"]>(id: string, data: D): D => {
-      const old = previous.get(id);
-      const kept = old !== undefined && sameShallow(old, data, 2) ? (old as D) : data;
-      next.set(id, kept);
+    const previous = nodeCache.current;
+    const next = new Map<string, TrajectoryNode>();
+    const keep = (node: TrajectoryNode): TrajectoryNode => {
+      const old = previous.get(node.id);
+      let kept = node;
+      if (old !== undefined && old.type === node.type && sameShallow(old.data, node.data, 2)) {
+        const samePlace = old.position.x === node.position.x && old.position.y === node.position.y;
+        kept = samePlace ? old : ({ ...node, data: old.data } as TrajectoryNode);
+      }
+      next.set(node.id, kept);
       return kept;
     };
     const built: TrajectoryNode[] = (flow?.cards ?? []).map((card) =>
       card.kind === "stub"
-        ? {
+        ? keep({
             id: card.id,
             type: "stub",
             position: { x: card.x, y: card.y },
             ...CARD_SIZE,
-            data: keep(card.id, { card, onOpen: onOpenThread, onRename: actions.onRename }),
-          }
-        : {
+            data: { card, onOpen: onOpenThread, onRename: actions.onRename },
+          })
+        : keep({
             id: card.id,
             type: "commit",
             position: { x: card.x, y: card.y },
             ...CARD_SIZE,
-            data: keep(card.id, {
+            data: {
               card,
               detail: details.get(card.id) ?? null,
               rejected: card.active ? (rejected.get(card.id) ?? NONE) : NONE,
@@ -132,56 +152,57 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
               fold: card.fold,
               onFold,
               parent: parents.get(card.id) ?? `${card.threadId}:0`,
-            }),
-          },
+            },
+          }),
     );
-    dataCache.current = next;
+    nodeCache.current = next;
     return built;
   }, [flow, details, rejected, pick, found, actions, onOpenThread, onFold, parents, selectedId]);
-  const edges: Edge[] = useMemo(
-    () =>
-      (flow?.links ?? []).map((l) => {
-        const colour = l.active ? ACTIVE : DIM;
-        return {
-          id: l.id,
-          source: l.source,
-          target: l.target,
-          type: l.kind === "turn" ? "straight" : l.kind === "merge" ? "default" : "smoothstep",
-          animated: l.kind === "stub",
-          label: l.reason ?? undefined,
-          className: l.kind === "merge" ? "merge-edge" : undefined,
-          style: {
-            stroke: l.kind === "merge" ? MERGE : colour,
-            strokeWidth: l.active ? 2.5 : 1.5,
-            strokeDasharray: l.kind === "stub" ? "4 4" : l.kind === "merge" ? MERGE_DASH : undefined,
-          },
-          markerEnd: { type: MarkerType.ArrowClosed, color: colour, width: 16, height: 16 },
-          zIndex: l.active ? 1 : 0,
-        };
-      }),
-    [flow],
-  );
+  const edges: Edge[] = useMemo(() => (flow?.links ?? []).map(edgeOf), [flow]);
   // Cards stay where the layout puts them: no key moves them (they take no focus), and
   // a mouse drag only serves dropping a card on the head, after which the card goes
-  // back to its place (onNodeDragStop). A new answer from the server lays them out
-  // again, keeping each card's measured size so that it stays visible (see carryMeasured).
-  const [rfNodes, setRfNodes, onNodesChange] = useNodesState<TrajectoryNode>(nodes);
-  useEffect(() => setRfNodes((previous) => carryMeasured(previous, nodes)), [nodes, setRfNodes]);
+  // back to its place (onNodeDragStop). React Flow keeps its own copy of the nodes (with
+  // the sizes it measured): SyncStore hands it each new layout, keeping each card's
+  // measured size so that it stays visible (see carryMeasured), in the commit that made
+  // it; a card measured or dragged renders no panel.
+  const flowStore = useRef<FlowStore | null>(null);
   // A card dropped on the head brings its work into the current path; it goes back
   // to its place either way.
   const onBringIn = actions.onBringIn;
+  // (the same function while the panel lives: a new one would be set in React Flow's
+  // store, every card's subscription running, at each new layout)
+  const laidOut = useRef(nodes);
+  useEffect(() => {
+    laidOut.current = nodes;
+  }, [nodes]);
   const onNodeDragStop = useCallback(
     (_: unknown, dragged: TrajectoryNode) => {
-      const headCard = rfNodes.find((n) => n.type === "commit" && n.data.card.head);
+      const store = flowStore.current?.getState();
+      if (!store) return;
+      const held = store.nodes as TrajectoryNode[];
+      const headCard = held.find((n) => n.type === "commit" && n.data.card.head);
       if (headCard && headCard.id !== dragged.id && dragged.type === "commit" && nearEnough(dragged, headCard)) {
         onBringIn(dragged.id);
       }
-      setRfNodes((previous) => carryMeasured(previous, nodes));
+      store.setNodes(carryMeasured(held, laidOut.current));
     },
-    [rfNodes, nodes, onBringIn, setRfNodes],
+    [onBringIn],
   );
+  // (state set only when it changes: the view moves at every frame of a pan)
+  const [far, setFar] = useState(false);
+  const farRef = useRef(false);
+  const onMove = useCallback((_: unknown, viewport: Viewport) => {
+    const next = farRef.current ? viewport.zoom < CULL_ON_ABOVE : viewport.zoom < CULL_OFF_BELOW;
+    if (next === farRef.current) return;
+    farRef.current = next;
+    setFar(next);
+  }, []);
   const signature = useMemo(
-    () => `${props.frame}|${(flow?.cards ?? []).map((c) => c.id).join(",")}`,
+    () =>
+      cardSetSignature(
+        props.frame,
+        (flow?.cards ?? []).map((c) => c.id),
+      ),
     [flow, props.frame],
   );
   const focus = useMemo(() => {
@@ -315,12 +336,12 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
             <div className="empty">No steps yet. Send a message: every turn becomes a step here.</div>
           ) : (
             <ReactFlowProvider>
-              <ReactFlow
-                nodes={rfNodes}
-                onNodesChange={onNodesChange}
-                onNodeDragStop={onNodeDragStop}
+              <UncontrolledFlow
+                nodes={nodes}
                 edges={edges}
+                onNodeDragStop={onNodeDragStop}
                 nodeTypes={nodeTypes}
+                edgeTypes={edgeTypes}
                 nodesConnectable={false}
                 // a finger on a card pans the view (touch brings in with ⤵ or the long-press menu)
                 nodesDraggable={!touch}
@@ -329,26 +350,32 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                 disableKeyboardA11y
                 style={CANVAS_STYLE}
                 zoomOnDoubleClick={false}
-                onlyRenderVisibleElements={nodes.length > CULL_ABOVE}
+                onlyRenderVisibleElements={nodes.length > CULL_ABOVE && !far}
+                onMove={onMove}
                 minZoom={MIN_ZOOM}
                 maxZoom={1.5}
                 proOptions={{ hideAttribution: true }}
               >
                 <Background gap={24} size={1} color="#e5e7eb" />
-                <div
-                  className="minimap-slot"
-                  data-testid="graph-minimap"
-                  aria-label="Minimap: click or drag to move the view"
-                >
-                  <MiniMap
-                    position="top-left"
-                    pannable
-                    zoomable
-                    ariaLabel="Minimap of the whole family"
-                    nodeColor={(n) => ((n.data as { card?: { active?: boolean } }).card?.active ? ACTIVE : DIM)}
-                    style={{ margin: 0, width: 180, height: 110 }}
-                  />
-                </div>
+                {/* Zoomed out this far the view shows the whole family: the minimap would
+                    repeat it, and draw every card again on each change. */}
+                {!far && (
+                  <div
+                    className="minimap-slot"
+                    data-testid="graph-minimap"
+                    aria-label="Minimap: click or drag to move the view"
+                  >
+                    <MiniMap
+                      position="top-left"
+                      pannable
+                      zoomable
+                      ariaLabel="Minimap of the whole family"
+                      nodeColor={minimapColour}
+                      style={MINIMAP_STYLE}
+                    />
+                  </div>
+                )}
+                <SyncStore nodes={nodes} edges={edges} into={flowStore} />
                 <FitOnChange
                   signature={signature}
                   focus={focus}
@@ -359,7 +386,7 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                 <FollowSelection selection={props.selection} />
                 <CentreOn centre={props.centre} />
                 <CompactWhenZoomedOut target={canvas} />
-              </ReactFlow>
+              </UncontrolledFlow>
               {/* Outside the canvas, in a strip of its own: the zoom buttons never cover a card. */}
               <Controls
                 showInteractive={false}

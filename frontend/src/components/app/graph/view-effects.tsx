@@ -1,7 +1,16 @@
 "use client";
-import { useReactFlow, useStore } from "@xyflow/react";
-import { useEffect, useRef, type RefObject } from "react";
+import {
+  ReactFlow,
+  useReactFlow,
+  useStore,
+  useStoreApi,
+  type Edge,
+  type Node,
+  type ReactFlowProps,
+} from "@xyflow/react";
+import { useEffect, useLayoutEffect, useRef, useState, type RefObject } from "react";
 import { addedCards } from "@/lib/big-trees";
+import { carryMeasured } from "@/lib/flow-identity";
 
 // The view's moves inside the trajectory's React Flow: each renders nothing and acts
 // on the view (fit, centre, follow, compact) when its input changes.
@@ -14,6 +23,42 @@ export const MIN_ZOOM = 0.02;
 const COMPACT_BELOW = 0.7;
 // Further out, a compact card's fold button hides too (the step menu folds as well).
 const TINY_BELOW = 0.35;
+
+export type FlowStore = ReturnType<typeof useStoreApi>;
+
+/** React Flow holding its own nodes and edges: those of its mount, then each new layout
+ * through SyncStore (a prop that changes is set in React Flow's store after the paint,
+ * every card's subscription running again). */
+export function UncontrolledFlow<N extends Node, E extends Edge>({
+  nodes,
+  edges,
+  ...props
+}: Omit<ReactFlowProps<N, E>, "defaultNodes" | "defaultEdges"> & { nodes: N[]; edges: E[] }) {
+  const [mounted] = useState(() => ({ nodes, edges }));
+  return <ReactFlow<N, E> {...props} defaultNodes={mounted.nodes} defaultEdges={mounted.edges} />;
+}
+
+/** Hands each new layout to React Flow's store (which holds the nodes: the flow is
+ * uncontrolled, so that a card measured or dragged re-renders no panel), keeping each
+ * card's measured size and the node objects of unchanged cards (carryMeasured). In a
+ * layout effect: the store has them in the commit that made them, before the browser
+ * paints, and FitOnChange (a later layout effect) finds a card just added. `into`
+ * receives the store, for what the panel does outside the flow (a drag let go). */
+export function SyncStore({ nodes, edges, into }: { nodes: Node[]; edges: Edge[]; into: RefObject<FlowStore | null> }) {
+  const store = useStoreApi();
+  useLayoutEffect(() => {
+    into.current = store;
+  }, [into, store]);
+  useLayoutEffect(() => {
+    const state = store.getState();
+    if (state.nodes !== nodes) state.setNodes(carryMeasured(state.nodes, nodes));
+  }, [nodes, store]);
+  useLayoutEffect(() => {
+    const state = store.getState();
+    if (state.edges !== edges) state.setEdges(edges);
+  }, [edges, store]);
+  return null;
+}
 
 /** Frames a search hit's card once it is on the graph (after any re-framing of a new family). */
 export function FocusOnFound({ found, present }: { found: { nodeId: string; tick: number } | null; present: boolean }) {
@@ -55,6 +100,9 @@ export function CentreOn({ centre }: { centre: { nodeId: string; tick: number } 
   return null;
 }
 
+// How far (px) from the view's edge a card added outside the view is brought in.
+const BRING_MARGIN = 24;
+
 const sameSize = (a: { width: number; height: number }, b: { width: number; height: number }) =>
   a.width === b.width && a.height === b.height;
 
@@ -95,8 +143,10 @@ export function CompactWhenZoomedOut({ target }: { target: RefObject<HTMLDivElem
  * small, else the displayed path (the path the studio opens on); a phone, the newest step.
  * With `keepView` (a family big enough that only the cards in view are drawn), a card
  * added (a step started) does not re-frame the view: the card is drawn where it lands,
- * and the view moves, at once and at its zoom, only when it would land outside. (An
- * animated re-frame drew it some hundreds of ms late at 2,000 cards.) */
+ * and the view moves, at once, at its zoom and just enough, only when it would land
+ * outside. (An animated re-frame drew it some hundreds of ms late at 2,000 cards.) Nor
+ * does a graph fetched again that lists the same cards in another order, or that drops
+ * a few (a capped graph's oldest steps): see cardSetSignature and addedCards. */
 export function FitOnChange({
   signature,
   focus,
@@ -108,7 +158,7 @@ export function FitOnChange({
   minZoom: number;
   keepView: boolean;
 }) {
-  const { fitView, getNode, getViewport, setCenter } = useReactFlow();
+  const { fitView, getNode, getViewport, setViewport } = useReactFlow();
   const domSize = useStore((st) => ({ width: st.width, height: st.height }), sameSize);
   const first = useRef(true);
   const focusRef = useRef(focus);
@@ -116,29 +166,43 @@ export function FitOnChange({
   const shown = useRef("");
   const sizeRef = useRef(domSize);
   sizeRef.current = domSize;
-  useEffect(() => {
+  // (a layout effect: a card added outside the view is brought in before the browser paints)
+  useLayoutEffect(() => {
     const added = keepView ? addedCards(shown.current, signature) : null;
     shown.current = signature;
     if (added !== null) {
-      // The card is in React Flow's store a render later: look for it frame by frame.
-      let frame = 0;
-      let tries = 0;
-      const bring = () => {
-        const node = getNode(added[added.length - 1] ?? "");
-        if (!node) {
-          if (tries++ < 20) frame = requestAnimationFrame(bring);
-          return;
-        }
+      // (none added: the same cards, or a few fewer, e.g. a capped graph fetched again)
+      const last = added[added.length - 1];
+      if (last === undefined) return;
+      // Moves the view just enough to show the card (with a margin), at once, at its zoom.
+      const bring = (): boolean => {
+        const node = getNode(last);
+        if (!node) return false;
         const { x, y, zoom } = getViewport();
-        const w = node.measured?.width ?? node.initialWidth ?? 200;
-        const h = node.measured?.height ?? node.initialHeight ?? 90;
+        const w = (node.measured?.width ?? node.initialWidth ?? 200) * zoom;
+        const h = (node.measured?.height ?? node.initialHeight ?? 90) * zoom;
         const left = node.position.x * zoom + x;
         const top = node.position.y * zoom + y;
         const { width, height } = sizeRef.current;
-        const inside = left >= 0 && top >= 0 && left + w * zoom <= width && top + h * zoom <= height;
-        if (!inside) void setCenter(node.position.x + w / 2, node.position.y + h / 2, { zoom, duration: 0 });
+        const shift = (start: number, size: number, room: number): number => {
+          const margin = Math.min(BRING_MARGIN, room / 8);
+          if (start + size > room - margin) return Math.max(room - margin - (start + size), margin - start);
+          return start < margin ? margin - start : 0;
+        };
+        const dx = shift(left, w, width);
+        const dy = shift(top, h, height);
+        if (dx !== 0 || dy !== 0) void setViewport({ x: x + dx, y: y + dy, zoom }, { duration: 0 });
+        return true;
       };
-      frame = requestAnimationFrame(bring);
+      // The card is in React Flow's store once SyncStore (an earlier layout effect of
+      // the same commit) set the nodes; else it is looked for frame by frame.
+      if (bring()) return;
+      let frame = 0;
+      let tries = 0;
+      const retry = () => {
+        if (!bring() && tries++ < 20) frame = requestAnimationFrame(retry);
+      };
+      frame = requestAnimationFrame(retry);
       return () => cancelAnimationFrame(frame);
     }
     const id = window.setTimeout(() => {
@@ -147,7 +211,7 @@ export function FitOnChange({
       first.current = false;
     }, 80);
     return () => window.clearTimeout(id);
-  }, [signature, fitView, minZoom, getNode, getViewport, setCenter, keepView]);
+  }, [signature, fitView, minZoom, getNode, getViewport, setViewport, keepView]);
   // A window resized (a phone turned, a laptop's half screen) frames the same cards again.
   useEffect(() => {
     let id: number | undefined;
