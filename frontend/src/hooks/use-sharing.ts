@@ -21,6 +21,9 @@ export interface Sharing {
   canShare: boolean;
   /** the threads of every family shared with the caller */
   shared: readonly Schemas["SharedConversationOut"][];
+  /** the list of shared families has answered (until then a review link is taken as a
+   * viewer's, the least it may be, and no role is claimed on screen) */
+  known: boolean;
 }
 
 const NONE: readonly Schemas["SharedConversationOut"][] = [];
@@ -55,6 +58,7 @@ export function useSharing(root: string | null): Sharing {
     canSend: canSend(role),
     canShare: root !== null && role === null && token !== null && !viaLink,
     shared: shared.data ?? NONE,
+    known: token === null || !shared.isPending,
   };
 }
 

@@ -6,9 +6,10 @@ import { useContinueAsCopy } from "@/hooks/use-sharing";
 import { messageOf } from "@/hooks/use-studio-actions";
 import { roleText } from "@/lib/share-link";
 
-/** Above a family shared with the caller: whose it is and the caller's role. */
+/** Above a family shared with the caller: whose it is and the caller's role (once the
+ * server said it: a commenter's link is not announced as a viewer's meanwhile). */
 export function SharedBanner({ sharing }: { sharing: Sharing }) {
-  if (sharing.role === null) return null;
+  if (sharing.role === null || !sharing.known) return null;
   const whose = sharing.owner ? `${sharing.owner}'s family` : "A shared family";
   return (
     <div className="shared-banner" data-testid="shared-banner" role="status" data-role={sharing.role}>
