@@ -28,8 +28,9 @@ export function useSuggestions(thread: string | null, enabled: boolean) {
  * thread of the family (the one the address names), is what the requests go through.
  * One answer per family, whichever thread asked: a family opened through another of its
  * threads reads what was recorded through the first. `end`, the end of the path shown,
- * is recorded as it changes (lib/chosen-recorder says which ends); `remember(node)`
- * records a move the page is about to make, `forget()` one it did not make.
+ * is recorded as it changes (lib/chosen-recorder says which ends); `moveTo(node, move)`
+ * records a move the page makes to `node` before making it (`move`, which resolves to
+ * whether it happened; if not, the end on screen is recorded again).
  */
 export function useChosenPath(thread: string | null, family: string | null, end: string | null) {
   const { client } = useApi();
@@ -74,19 +75,23 @@ export function useChosenPath(thread: string | null, family: string | null, end:
       mutate({ thread: now.thread, family: now.family, node });
     }
   }, [mutate, recorder]);
-  const remember = useCallback(
-    async (node: string): Promise<void> => {
-      if (thread === null || family === null) return;
+  const moveTo = useCallback(
+    async (node: string, move: () => Promise<boolean>): Promise<boolean> => {
+      if (thread === null || family === null) return move();
       recorder.moveTo(family, node);
       try {
         await mutateAsync({ thread, family, node });
       } catch {
         forget();
+        return move();
       }
+      const moved = await move();
+      if (!moved) forget();
+      return moved;
     },
     [thread, family, mutateAsync, recorder, forget],
   );
-  return { data: query.data, remember, forget };
+  return { data: query.data, moveTo };
 }
 
 /** Archive or unarchive a thread; resolves to whether it went through. */

@@ -27,8 +27,8 @@ interface Options {
  * a restore, which go through it as for any path opened). From then on the end of the
  * path shown is recorded as the chosen one: the head when the working thread is shown,
  * else the shown thread's newest step. A later move of the head is followed as before.
- * `remember(node)` records a move the page is about to make (a path opened), before it
- * is made; `forget()` after a move that did not happen.
+ * `moveTo(node, move)` records a path the page opens before opening it: a reload right
+ * after the move opens on it.
  */
 export function useChosenOpening({ anchor, familyRoot, working, head, fresh, displayed, graph, showThread }: Options) {
   // the family whose opening was settled (its remembered path shown, or not needed)
@@ -36,7 +36,7 @@ export function useChosenOpening({ anchor, familyRoot, working, head, fresh, dis
   const settled = familyRoot !== null && opened === familyRoot && fresh;
   let end: string | null = null;
   if (settled && displayed !== null) end = displayed === working ? head : graph ? tipNodeId(graph, displayed) : null;
-  const { data: chosen, remember, forget } = useChosenPath(anchor, familyRoot, end);
+  const { data: chosen, moveTo } = useChosenPath(anchor, familyRoot, end);
   const node = chosen === undefined ? undefined : chosen.node_id;
   useEffect(() => {
     if (familyRoot === null || !fresh || node === undefined || opened === familyRoot) return;
@@ -46,5 +46,5 @@ export function useChosenOpening({ anchor, familyRoot, working, head, fresh, dis
     const thread = node === null || node === head ? null : node.slice(0, node.lastIndexOf(":"));
     if (thread !== null && thread !== working) showThread(thread);
   }, [familyRoot, fresh, node, opened, working, head, showThread]);
-  return { chosen, remember, forget };
+  return { chosen, moveTo };
 }

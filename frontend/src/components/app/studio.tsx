@@ -127,7 +127,7 @@ export function Studio() {
 
   // The family opens on the path this user last looked at. Recorded from fresh answers
   // only: a cached history shown while it refetches may hold a head that has moved since.
-  const { chosen, remember, forget } = useChosenOpening({
+  const { chosen, moveTo } = useChosenOpening({
     anchor: pending ? null : anchor,
     familyRoot,
     working,
@@ -145,17 +145,13 @@ export function Studio() {
         if ((inFamily.parent_thread_id !== null && ownsNoTurn(inFamily)) || (!canEdit && working !== threadId)) {
           setStub(threadId);
         } else if (working !== threadId) {
-          // (remembered first: a reload right after the move opens on it)
           const tip = tipNodeId(familyGraph, threadId);
-          if (tip !== null) {
-            await remember(tip);
-            if (!(await checkout(tip))) return forget();
-          }
+          if (tip !== null && !(await moveTo(tip, () => checkout(tip)))) return;
         } else setStub(null);
       }
       navigate(threadId);
     },
-    [familyGraph, working, checkout, navigate, canEdit, remember, forget],
+    [familyGraph, working, checkout, navigate, canEdit, moveTo],
   );
   const onOpenThread = useCallback((threadId: string) => void openThread(threadId), [openThread]);
   const onRestore = useCallback(
