@@ -3,16 +3,7 @@
  * the tip of a path is one new card and one new link, every other card and link left as
  * they were (the same objects). Pure: unit-tested against the full layout.
  */
-import {
-  firstOwned,
-  formatLabel,
-  X_GAP,
-  Y_GAP,
-  type FlowCard,
-  type FlowGraph,
-  type FlowLink,
-  type Graph,
-} from "./graph";
+import { firstOwned, formatLabel, turnCard, type FlowGraph, type FlowLink, type Graph } from "./graph";
 
 function sameBut(a: Record<string, unknown>, b: Record<string, unknown>, key: string): boolean {
   const keys = Object.keys(a);
@@ -58,27 +49,7 @@ export function withOneCardAdded(before: Graph, after: Graph, flow: FlowGraph, h
   const source = before.nodes.find((n) => n.id === edge.source);
   if (lane === undefined || suffix === undefined || source === undefined) return null;
   const label = formatLabel(node.turn_index, suffix);
-  const card: FlowCard = {
-    id: node.id,
-    kind: "turn",
-    threadId: id,
-    turn: node.turn_index,
-    label,
-    lane,
-    x: node.turn_index * X_GAP,
-    y: lane * Y_GAP,
-    active: node.is_on_active_path,
-    head: node.id === head,
-    state: node.state,
-    question: node.user_message,
-    artifactCount: node.artifact_count,
-    threadName: thread.name ?? null,
-    threadSummary: thread.summary ?? null,
-    archived: thread.archived ?? false,
-    firstOfThread: node.turn_index === firstOwned(thread),
-    codes: node.codes ?? [],
-    merge: node.kind === "merge",
-  };
+  const card = turnCard(node, thread, { lane, label, head });
   const link: FlowLink = {
     id: edge.id,
     source: edge.source,

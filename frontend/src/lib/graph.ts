@@ -246,6 +246,37 @@ function lanesOf(index: Index): { lanes: Map<string, number>; count: number } {
   return { lanes, count: next };
 }
 
+/** A turn's card, where the layout puts it: its lane, label and the head given (the
+ * full layout's, or those of a card added to the previous layout, lib/flow-add). */
+export function turnCard(
+  n: Graph["nodes"][number],
+  thread: Graph["threads"][number] | undefined,
+  at: { lane: number; label: string; head: string | null | undefined; xGap?: number; yGap?: number },
+): FlowCard {
+  const { lane, label, head } = at;
+  return {
+    id: n.id,
+    kind: "turn",
+    threadId: n.thread_id,
+    turn: n.turn_index,
+    label,
+    lane,
+    x: n.turn_index * (at.xGap ?? X_GAP),
+    y: lane * (at.yGap ?? Y_GAP),
+    active: n.is_on_active_path,
+    head: n.id === head,
+    state: n.state,
+    question: n.user_message,
+    artifactCount: n.artifact_count,
+    threadName: thread?.name ?? null,
+    threadSummary: thread?.summary ?? null,
+    archived: thread?.archived ?? false,
+    firstOfThread: thread !== undefined && n.turn_index === firstOwned(thread),
+    codes: n.codes ?? NO_CODES,
+    merge: n.kind === "merge",
+  };
+}
+
 /** The API graph as positioned cards and links (x = turn * gap, y = lane * gap). */
 export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowGraph {
   const xGap = options.xGap ?? X_GAP;
@@ -264,27 +295,7 @@ export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowG
     const label = formatLabel(n.turn_index, suffixes.get(n.thread_id) ?? []);
     labels.set(n.id, label);
     if (n.is_on_active_path) active.add(n.id);
-    cards.push({
-      id: n.id,
-      kind: "turn",
-      threadId: n.thread_id,
-      turn: n.turn_index,
-      label,
-      lane,
-      x: n.turn_index * xGap,
-      y: lane * yGap,
-      active: n.is_on_active_path,
-      head: n.id === head,
-      state: n.state,
-      question: n.user_message,
-      artifactCount: n.artifact_count,
-      threadName: thread?.name ?? null,
-      threadSummary: thread?.summary ?? null,
-      archived: thread?.archived ?? false,
-      firstOfThread: thread !== undefined && n.turn_index === firstOwned(thread),
-      codes: n.codes ?? NO_CODES,
-      merge: n.kind === "merge",
-    });
+    cards.push(turnCard(n, thread, { lane, label, head, xGap, yGap }));
   }
 
   const links: FlowLink[] = graph.edges.map((e) => ({
