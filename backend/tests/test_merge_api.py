@@ -194,6 +194,29 @@ async def test_a_document_merges_by_line(client: httpx.AsyncClient) -> None:
     assert content == theirs
 
 
+async def test_both_sides_holding_the_same_unsaved_document_store_it_once(
+    client: httpx.AsyncClient,
+) -> None:
+    # The document was edited after the last turn on both threads (not stored as a
+    # version yet): the merge stores the target's text (its snapshot) and the source's
+    # (its merge base) in one write, the same text twice.
+    root = await new_thread(client)
+    await turn_ok(client, root, "objective: write")
+    text = "".join(f"shared {n}\n" for n in range(40))
+    put = await client.put(f"/api/conversations/{root}/document", json={"content": text})
+    assert put.status_code == 200, put.text
+    side = await branch(client, root, 1)
+    await turn_ok(client, side, "todo: from the side")
+    out = await merged(client, root, f"{side}:2")
+    assert out["description"].endswith(": 1 todo")
+    # The merge node's snapshot (the workspace before it) and its merge base both read
+    # the stored text back: the view before the merge has the document, and merging
+    # again finds nothing new (a missing base text would list the document again).
+    assert (await workspace(client, root, as_of=1))["document"]["content"] == text
+    assert (await workspace(client, root))["document"]["content"] == text
+    assert (await merge(client, root, f"{side}:2")).json()["code"] == "nothing_to_merge"
+
+
 async def test_removals_become_rejected_decisions_and_artifacts_are_copied(
     client: httpx.AsyncClient,
 ) -> None:

@@ -16,9 +16,10 @@ import httpx
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from app import cli_schema
 from app.cli import migrate
 from app.config import Settings
 from app.db.base import Base
@@ -115,6 +116,38 @@ async def test_cli_migrate_users_and_serve(empty_db_url: str | None, tmp_path: P
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+async def test_big_columns_use_lz4_where_the_server_has_it(
+    empty_db_url: str | None, tmp_path: Path
+) -> None:
+    """PostgreSQL: the document, body, search and snapshot columns compress with lz4
+    when the server was built with it (and keep the default when not); SQLite has no
+    such setting and migrates all the same."""
+    settings = Settings(database_url=empty_db_url, data_dir=tmp_path / "d")
+    await asyncio.to_thread(migrate, settings)
+    if empty_db_url is None:
+        assert cli_schema.at_head(settings)
+        return
+    engine = create_async_engine(settings.sql_url)
+    async with engine.connect() as conn:
+        methods = (
+            await conn.execute(
+                text("SELECT enumvals FROM pg_settings WHERE name = 'default_toast_compression'")
+            )
+        ).scalar()
+        rows = await conn.execute(
+            text(
+                "SELECT c.relname, a.attname, a.attcompression::text FROM pg_attribute a "
+                "JOIN pg_class c ON c.oid = a.attrelid WHERE (c.relname, a.attname) IN "
+                "(('documents', 'content'), ('document_bodies', 'content'), "
+                "('search_entries', 'content'), ('workspace_snapshots', 'todos'))"
+            )
+        )
+        found = {(r[0], r[1]): r[2] for r in rows}
+    await engine.dispose()
+    expected = "l" if methods is not None and "lz4" in methods else ""
+    assert len(found) == 4 and set(found.values()) == {expected}, found
 
 
 async def test_the_quick_head_check_agrees_with_alembic(

@@ -230,6 +230,42 @@ async def lock_thread_head_and_turn(
     return conv, branch, head, active
 
 
+# The same, waiting for the locks, with the thread's row locked too (a merge: as
+# `_LOCK_WITH_HEAD`), and the same check of the active turn against the version.
+_LOCK_WITH_HEAD_AND_TURN = (
+    select(
+        Conversation,
+        ConversationBranch,
+        ChatHead,
+        ActiveTurn,
+        select(_head_seen.version)
+        .where(_head_seen.root_thread_id == Conversation.root_thread_id)
+        .scalar_subquery(),
+    )
+    .join(ChatHead, ChatHead.root_thread_id == Conversation.root_thread_id)
+    .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
+    .outerjoin(ActiveTurn, ActiveTurn.root_thread_id == ChatHead.root_thread_id)
+    .where(Conversation.thread_id == bindparam("thread"))
+    .with_for_update(of=[Conversation, ChatHead])
+    .execution_options(populate_existing=True)
+)
+
+
+async def lock_with_head_and_turn(
+    s: AsyncSession, thread_id: str
+) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None] | None:
+    """`lock_with_head` with the family's active turn as of the locks (see
+    `lock_thread_head_and_turn`); None if the thread is unknown or its family has no
+    head row yet."""
+    row = (await s.execute(_LOCK_WITH_HEAD_AND_TURN, {"thread": thread_id})).first()
+    if row is None:
+        return None
+    conv, branch, head, active, seen = row
+    if head.version != seen:
+        active = await get_active_turn(s, head.root_thread_id, fresh=True)
+    return conv, branch, head, active
+
+
 async def advance_head_if_working(
     s: AsyncSession, *, root_thread_id: str, working_thread_id: str, head_turn_id: str
 ) -> None:

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any, NamedTuple
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import JsonType, table_of
 from app.db.dialect import Write, dialect_of
 from app.db.models import Artifact, Preference, Todo, WorkspaceSnapshot
+from app.db.repositories import snapshots as snap_repo
 from app.domain import NodeKind, NodeState, now
 
 _snap_t = table_of(WorkspaceSnapshot)
@@ -94,39 +95,36 @@ async def notes_of(s: AsyncSession, nodes: Collection[tuple[str, int]]) -> list[
     return [r[2] for r in await s.execute(stmt) if (r[0], r[1]) in wanted]
 
 
-_MERGE_NODE = (
-    update(_snap_t)
-    .where(
-        _snap_t.c.thread_id == bindparam("mn_thread"),
-        _snap_t.c.turn_index == bindparam("mn_turn"),
-    )
-    .values(
-        kind=bindparam("mn_kind"),
-        merged_from=bindparam("mn_from"),
-        merged_state=bindparam("mn_merged", type_=JsonType),
-        state=bindparam("mn_state"),
-        completed_at=bindparam("mn_at"),
-        reply="",
-    )
+_MERGE_NODE = insert(_snap_t).values(
+    {
+        **{name: bindparam(f"sn_{name}") for name in snap_repo.SNAPSHOT_COLUMNS},
+        "reply": "",
+        "kind": bindparam("mn_kind"),
+        "merged_from": bindparam("mn_from"),
+        "merged_state": bindparam("mn_merged", type_=JsonType),
+        "completed_at": bindparam("mn_at"),
+    }
 )
 
 
 def merge_node(
-    thread_id: str,
-    turn_index: int,
+    snapshot: Write,
     *,
     kind: NodeKind,
     merged_from: str,
     merged_state: dict[str, Any],
 ) -> Write:
-    """Make the record of turn `turn_index` (just written) a complete merge node."""
+    """A snapshot's INSERT (`snapshots.snapshot_write`) as the record of a complete
+    merge node: the same row, written once with its kind, source and merged state."""
+    statement, params = snapshot
+    if statement is not snap_repo.SNAPSHOT_INSERT:
+        raise ValueError("merge_node: give a snapshot_write")
     return _MERGE_NODE, {
-        "mn_thread": thread_id,
-        "mn_turn": turn_index,
+        **params,
+        "sn_state": NodeState.COMPLETE.value,
         "mn_kind": kind.value,
         "mn_from": merged_from,
         "mn_merged": merged_state,
-        "mn_state": NodeState.COMPLETE.value,
         "mn_at": now(),
     }
 

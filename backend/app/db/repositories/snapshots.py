@@ -196,7 +196,7 @@ async def set_node_state(
     await s.execute(stmt.values(**values))
 
 
-_SNAPSHOT_COLUMNS = (
+SNAPSHOT_COLUMNS = (
     "thread_id",
     "turn_index",
     "format",
@@ -213,17 +213,17 @@ _SNAPSHOT_COLUMNS = (
 _snap_t = table_of(WorkspaceSnapshot)
 # A new snapshot has no reply yet: given here, not left to the column's Python-side
 # default, so the statement also runs on the driver directly (`app.db.driver`).
-_SNAPSHOT_INSERT = insert(_snap_t).values(
-    {**{name: bindparam(f"sn_{name}") for name in _SNAPSHOT_COLUMNS}, "reply": ""}
+SNAPSHOT_INSERT = insert(_snap_t).values(
+    {**{name: bindparam(f"sn_{name}") for name in SNAPSHOT_COLUMNS}, "reply": ""}
 )
 
 
 def snapshot_write(**columns: Any) -> Write:
-    """The INSERT of a snapshot row with exactly these columns (`_SNAPSHOT_COLUMNS`),
+    """The INSERT of a snapshot row with exactly these columns (`SNAPSHOT_COLUMNS`),
     as a write for `execute_all`."""
-    if set(columns) != set(_SNAPSHOT_COLUMNS):
-        raise ValueError(f"snapshot_write: give exactly {_SNAPSHOT_COLUMNS}")
-    return _SNAPSHOT_INSERT, {f"sn_{name}": value for name, value in columns.items()}
+    if set(columns) != set(SNAPSHOT_COLUMNS):
+        raise ValueError(f"snapshot_write: give exactly {SNAPSHOT_COLUMNS}")
+    return SNAPSHOT_INSERT, {f"sn_{name}": value for name, value in columns.items()}
 
 
 _NODE_END = (

@@ -5,6 +5,7 @@ Queries and writes only; services own the rules and the transaction boundaries.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -155,12 +156,35 @@ async def lineage(s: AsyncSession, thread_id: str) -> list[LineageEntry]:
 
     UNION (not UNION ALL) makes the walk cycle-safe; order is rebuilt by following
     parent links, so there is no depth cap. Parent links never change, so a
-    transaction reuses a walk it already made.
+    transaction reuses a walk it already made, for the thread and for its ancestors.
     """
+    await lineages(s, (thread_id,))
+    return _lineage_cache(s)[thread_id]
+
+
+async def lineages(s: AsyncSession, thread_ids: Iterable[str]) -> None:
+    """Walk several threads up at once (one query for those the transaction has not
+    walked yet), for `lineage` to answer."""
+    cache = _lineage_cache(s)
+    wanted = [t for t in dict.fromkeys(thread_ids) if t not in cache]
+    if not wanted:
+        return
+    if len(wanted) == 1:
+        rows = (await s.execute(_LINEAGE, {"thread_id": wanted[0]})).all()
+    else:
+        rows = (await s.execute(_LINEAGES, {"thread_ids": wanted})).all()
+    by_child = {r.thread_id: r for r in rows}
+    for thread_id in wanted:
+        walk = _walk(by_child, thread_id)
+        # Each ancestor's own lineage is the rest of the walk from it.
+        for n, entry in enumerate(walk):
+            cache.setdefault(entry.thread_id, walk[n:])
+        cache[thread_id] = walk
+
+
+def _lineage_cache(s: AsyncSession) -> dict[str, list[LineageEntry]]:
     cache: dict[str, list[LineageEntry]] = s.info.setdefault("haico_lineage", {})
-    if thread_id not in cache:
-        cache[thread_id] = await _walk_up(s, thread_id)
-    return cache[thread_id]
+    return cache
 
 
 def know_lineage(s: AsyncSession, conv: Conversation, branch: ConversationBranch | None) -> None:
@@ -178,7 +202,7 @@ def know_lineage(s: AsyncSession, conv: Conversation, branch: ConversationBranch
         )
 
 
-def _lineage_query() -> Select[Any]:
+def _lineage_query(*, several: bool = False) -> Select[Any]:
     joined = _conv.outerjoin(_branch, _branch.c.thread_id == _conv.c.thread_id)
     cols = (
         _conv.c.thread_id,
@@ -187,7 +211,12 @@ def _lineage_query() -> Select[Any]:
         _conv.c.forked_from_turn,
         _conv.c.forked_from_thread_id,
     )
-    up = select(*cols).select_from(joined).where(_conv.c.thread_id == bindparam("thread_id"))
+    start = (
+        _conv.c.thread_id.in_(bindparam("thread_ids", expanding=True))
+        if several
+        else _conv.c.thread_id == bindparam("thread_id")
+    )
+    up = select(*cols).select_from(joined).where(start)
     cte = up.cte("lineage", recursive=True)
     step = select(*cols).select_from(joined).join(cte, _conv.c.thread_id == cte.c.parent_thread_id)
     return select(cte.union(step))
@@ -195,11 +224,10 @@ def _lineage_query() -> Select[Any]:
 
 # Built once: building and keying this statement on every call cost about 1 ms.
 _LINEAGE = _lineage_query()
+_LINEAGES = _lineage_query(several=True)
 
 
-async def _walk_up(s: AsyncSession, thread_id: str) -> list[LineageEntry]:
-    rows = (await s.execute(_LINEAGE, {"thread_id": thread_id})).all()
-    by_child = {r.thread_id: r for r in rows}
+def _walk(by_child: dict[str, Any], thread_id: str) -> list[LineageEntry]:
     out: list[LineageEntry] = []
     current: str | None = thread_id
     seen: set[str] = set()

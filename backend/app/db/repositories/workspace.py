@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import table_of
 from app.db.dialect import POSTGRES, SQLITE, Write, dialect_of
+from app.db.memo import Memo
 from app.db.models import (
     Artifact,
     Conversation,
@@ -299,9 +300,18 @@ async def live_document_text(s: AsyncSession, thread_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+# Stored bodies by hash (`memo.py`): at most 16 M characters of text.
+BODIES: Memo[str] = Memo(16_000_000)
+
+
 async def get_body(s: AsyncSession, digest: str) -> str | None:
-    row = await s.get(DocumentBody, digest)
-    return row.content if row else None
+    known = BODIES.get(digest)
+    if known is not None:
+        return known
+    content = await s.scalar(select(DocumentBody.content).where(DocumentBody.hash == digest))
+    if content is not None:
+        BODIES.put(digest, content, len(content))
+    return content
 
 
 async def store_body(s: AsyncSession, content: str) -> str:
@@ -311,19 +321,22 @@ async def store_body(s: AsyncSession, content: str) -> str:
     return str(params["b_hash"])
 
 
+# By dialect and parameter prefix: a second prefix lets two bodies go in one
+# `execute_all`, whose writes share one parameter namespace.
 _BODY_INSERTS = {
-    postgres: dialect.insert(table_of(DocumentBody))
-    .values(hash=bindparam("b_hash"), content=bindparam("b_content"))
+    (postgres, prefix): dialect.insert(table_of(DocumentBody))
+    .values(hash=bindparam(f"{prefix}_hash"), content=bindparam(f"{prefix}_content"))
     .on_conflict_do_nothing(index_elements=["hash"])
     for postgres, dialect in ((True, POSTGRES), (False, SQLITE))
+    for prefix in ("b", "b2")
 }
 
 
-def body_write(content: str, *, postgres: bool) -> Write:
+def body_write(content: str, *, postgres: bool, prefix: str = "b") -> Write:
     """The write that stores a document body once, content-addressed; its hash is the
-    `b_hash` parameter."""
+    `{prefix}_hash` parameter (`prefix` "b", or "b2" for a second body)."""
     digest = hashlib.sha256(content.encode()).hexdigest()
-    return _BODY_INSERTS[postgres], {"b_hash": digest, "b_content": content}
+    return _BODY_INSERTS[postgres, prefix], {f"{prefix}_hash": digest, f"{prefix}_content": content}
 
 
 async def copy_live_rows(s: AsyncSession, *, source: str, target: str) -> None:

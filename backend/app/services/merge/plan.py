@@ -29,6 +29,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import lru_cache
 from typing import Any, Literal, cast
 
 from merge3 import Merge3
@@ -140,14 +141,14 @@ def plan(base: Side, ours: Side, theirs: Side) -> Plan:
         change = _scalar(surface, b, o, t)  # type: ignore[arg-type]
         if change is not None:
             changes.append(change)
-    regions = _regions(base.content or "", ours.content or "", theirs.content or "")
-    changes += _document_changes(regions)
+    regions, document = _document(base.content or "", ours.content or "", theirs.content or "")
+    changes += document
     changes += _items("preference", PREFERENCE_FIELDS, base.preferences, ours, theirs.preferences)
     changes += _items("todo", TODO_FIELDS, base.todos, ours, theirs.todos)
     changes += _artifacts(base, ours, theirs)
     # Conflicts first, each group in the order above (stable sort).
     changes.sort(key=lambda c: not c.conflict)
-    return Plan(tuple(changes), tuple(regions))
+    return Plan(tuple(changes), regions)
 
 
 def _kind(base: object, theirs: object) -> ChangeKind:
@@ -171,6 +172,16 @@ def _scalar(
         theirs=theirs,
         conflict=ours != base,
     )
+
+
+@lru_cache(maxsize=4)
+def _document(base: str, ours: str, theirs: str) -> tuple[tuple[Region, ...], tuple[Change, ...]]:
+    """The document's regions and changes, kept for the last few triples of texts: a
+    preview and the apply that follows it plan the same three documents, and the line
+    matching is most of a plan's time (the key is the texts themselves, compared in
+    full on a hit; the values are frozen)."""
+    regions = _regions(base, ours, theirs)
+    return tuple(regions), tuple(_document_changes(regions))
 
 
 def _lines(text: str) -> list[str]:
@@ -236,6 +247,8 @@ def _moved(base: Sequence[Item], side: Sequence[Item]) -> dict[str, str | None]:
     both = {i.uid for i in base} & {i.uid for i in side}
     a = [i.uid for i in base if i.uid in both]
     b = [i.uid for i in side if i.uid in both]
+    if a == b:  # nothing moved (the usual case): no matching needed
+        return {}
     kept: set[str] = set()
     for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
         kept.update(b[block.b : block.b + block.size])

@@ -41,7 +41,6 @@ from app.db.faults import Step
 from app.db.models import (
     Conversation,
 )
-from app.db.repositories import heads as heads_repo
 from app.domain import BranchStatus, NodeId
 from app.errors import (
     Conflict,
@@ -67,13 +66,15 @@ UNSET: Any = object()
 
 
 def plan_out(mode: MergeMode, source: NodeId, sides: Sides, plan: planner.Plan) -> MergePlan:
+    # The planner's changes are well-formed already: built without validation (a
+    # plan can list hundreds), as the response model serialises them.
     return MergePlan(
         mode=mode,
         source=str(source),
         base=str(sides.base_node) if sides.base_node else None,
         target=str(sides.target_node) if sides.target_node else None,
         changes=[
-            MergeChange(
+            MergeChange.model_construct(
                 id=c.id,
                 surface=c.surface,
                 uid=c.uid,
@@ -156,11 +157,10 @@ async def _apply(
     retains: bool,
 ) -> tuple[MergeOut, pruning.PruneResult | None, NodeId | None]:
     async with db.transaction() as s:
-        conv, branch, head = await heads.lock_owned_with_head(
+        conv, branch, head, active = await heads.lock_owned_with_head_and_turn(
             s, thread_id=thread_id, user_id=user_id
         )
-        root_id = conv.root_thread_id
-        if await heads_repo.get_active_turn(s, root_id, fresh=True) is not None:
+        if active is not None:
             raise TurnInProgress("a turn is running in this conversation; wait or cancel it")
         if expected is not UNSET and expected != head.head_turn_id:
             raise Conflict(

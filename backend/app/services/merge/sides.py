@@ -202,6 +202,8 @@ async def load_sides(
     src, _ = await get_owned(s, thread_id=source.thread_id, user_id=user_id, need=Role.VIEWER)
     if source.turn < 1 or source.turn > src.turn_index:
         raise InvalidTurn(f"node {source} does not exist (the thread is at turn {src.turn_index})")
+    # Both threads walked up in one query (`node_path` and the restores read them).
+    await threads_repo.lineages(s, (source.thread_id, target.thread_id))
     theirs_state = await resolve_restore_state(s, src, source.turn)
     source_path = await node_path(s, source)
     target_path = (

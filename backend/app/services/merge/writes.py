@@ -54,25 +54,24 @@ async def write_node(
         author=action_log.grantee(conv.user_id),
     )
     kind = NodeKind.PICK if mode == "pick" else NodeKind.MERGE
-    writes.append(threads_repo.clock_advance(conv, k))
-    await execute_all(s, *writes)
+    postgres = dialect_of(s).is_postgres
     digest = None
     if sides.theirs.content is not None:
         # The source's document as merged, stored once (content-addressed).
-        stmt, params = ws_repo.body_write(sides.theirs.content, postgres=dialect_of(s).is_postgres)
-        await s.execute(stmt, params)
-        digest = params["b_hash"]
-    # After the snapshot's INSERT: on PostgreSQL `execute_all` runs its writes as one
-    # statement, whose parts do not see each other's rows.
-    await s.execute(
-        *repo.merge_node(
-            conv.thread_id,
-            k,
-            kind=kind,
-            merged_from=str(source),
-            merged_state=recorded_state(sides.theirs, digest),
-        )
+        body = ws_repo.body_write(sides.theirs.content, postgres=postgres, prefix="b2")
+        digest = body[1]["b2_hash"]
+        writes.insert(0, body)
+    # The snapshot's INSERT is the node's whole record: kind, source, merged state.
+    writes[-1] = repo.merge_node(
+        writes[-1],
+        kind=kind,
+        merged_from=str(source),
+        merged_state=recorded_state(sides.theirs, digest),
     )
+    writes.append(threads_repo.clock_advance(conv, k))
+    # One round trip on PostgreSQL: two bodies (ours when not stored yet, and theirs)
+    # may be the same text, which ON CONFLICT DO NOTHING in one statement allows.
+    await execute_all(s, *writes)
     return NodeId(conv.thread_id, k)
 
 
