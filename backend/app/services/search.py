@@ -14,7 +14,7 @@ import hashlib
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.dialect import Write, dialect_of
+from app.db.dialect import Write
 from app.db.engine import Database
 from app.db.models import Conversation, ConversationBranch
 from app.db.repositories import heads as heads_repo
@@ -28,7 +28,6 @@ from app.services import shares
 from app.services.family import first_owned_turn
 from app.services.search_query import excluded_of, matches, snippet, terms_of
 
-_READ = object()  # `_index_document_at`: read the last digest
 _KINDS: dict[str, SearchKind] = {"user": "user", "assistant": "assistant", "note": "note"}
 
 
@@ -124,49 +123,53 @@ async def index_live_document_in(
     await _index_document_at(s, conv, k, document)
 
 
-async def index_new_node_document_in(
+def new_node_document_write(
     s: AsyncSession,
     conv: Conversation,
     branch: ConversationBranch | None,
     document: str | None,
     *,
     before: str | None,
-) -> bool:
-    """`index_live_document_in` for a node just written by a caller that holds the
-    family's lock with no turn running (a merge), the live text `document` known: the
-    node is new, so there is no entry at it to replace, and nothing to read. `before`
-    is the live text the node replaced, the previous node's, which is what was indexed
-    last before it (the snapshot rule): no need to read that digest either.
+) -> Write | None:
+    """The write that indexes the live text `document` at a node just made by a caller
+    that holds the family's lock with no turn running (a merge), or None when there is
+    nothing to index (as `index_live_document_in`): the node is new, so there is no
+    entry at it to replace, and nothing to read. `before` is the live text the node
+    replaced, the previous node's, which is what was indexed last before it (the
+    snapshot rule): no need to read that digest either.
 
-    The entry is written here, but on PostgreSQL its text-search vector (for a large
-    document the dearest part of the caller's transaction) is left for
-    `services.search_vectors` to compute after the commit: True when it was, and the
-    caller must have it filled. Until then search does not match the entry."""
+    On PostgreSQL the entry's text-search vector (for a large document the dearest
+    part of the caller's transaction) is left for `services.search_vectors` to compute
+    after the commit: the caller must have it filled when the write was made. Until
+    then search does not match the entry."""
     if branch is not None and branch.status != BranchStatus.ACTIVE:
-        return False
-    last = digest_of(before) if before is not None and before.strip() else None
-    return await _index_document_at(s, conv, conv.turn_index, document, vectors=False, last=last)
+        return None
+    if document is None or not document.strip():
+        return None
+    digest = digest_of(document)
+    if before is not None and before.strip() and digest_of(before) == digest:
+        return None
+    return repo.entries_write(
+        s,
+        user_id=conv.user_id,
+        root_thread_id=conv.root_thread_id,
+        thread_id=conv.thread_id,
+        turn_index=conv.turn_index,
+        texts=[("document", document, digest)],
+        vectors=False,
+    )
 
 
 async def _index_document_at(
-    s: AsyncSession,
-    conv: Conversation,
-    k: int,
-    document: str | None,
-    *,
-    vectors: bool = True,
-    last: str | object | None = _READ,
-) -> bool:
+    s: AsyncSession, conv: Conversation, k: int, document: str | None
+) -> None:
     """Index `document` at node k unless it is blank or what was indexed last before
-    k (its digest `last`, read when not given); True when an entry was written with
-    its vector left to fill."""
+    k."""
     if document is None or not document.strip():
-        return False
+        return
     digest = digest_of(document)
-    if last is _READ:
-        last = await repo.last_document_digest(s, conv.thread_id, before=k)
-    if digest == last:
-        return False
+    if digest == await repo.last_document_digest(s, conv.thread_id, before=k):
+        return
     await s.execute(
         *repo.entries_write(
             s,
@@ -175,10 +178,8 @@ async def _index_document_at(
             thread_id=conv.thread_id,
             turn_index=k,
             texts=[("document", document, digest)],
-            vectors=vectors,
         )
     )
-    return not vectors and dialect_of(s).is_postgres
 
 
 def turn_entries_write(

@@ -3,7 +3,7 @@
 On PostgreSQL a search entry's vector (`to_tsvector` of up to 100,000 characters) is
 the dearest part of indexing a large document. A merge, which must stay about as
 cheap as a checkout, writes its node's document entry with the vector left null
-(`search.index_new_node_document_in`) and has it computed here once it has
+(`search.new_node_document_write`) and has it computed here once it has
 committed: search finds the merged document a moment later, never before the merge.
 
 A vector still null when its process dies is not lost: `VectorFiller.resume`, on

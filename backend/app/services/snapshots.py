@@ -245,10 +245,14 @@ async def capture_snapshot(
     user_message: str,
     live: repo.LiveRows | None = None,
     author: str | None = None,
+    known: tuple[repo.LiveDocument | None, WorkspaceState] | None = None,
 ) -> tuple[list[Write], WorkspaceState]:
     """Snapshot `turn_index` from the live rows (the start of that turn), read here
-    unless the caller read them (`live`): see `snapshot_of`."""
-    if live is None:
+    unless the caller read them (`live`), or made them a state already (`known`, as
+    `state_of_rows` answers): see `snapshot_of`."""
+    if known is not None:
+        doc, state = known
+    elif live is None:
         doc, state = await live_with_document(s, conv)
     else:
         doc, state = state_of_rows(conv, live)

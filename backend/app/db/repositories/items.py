@@ -119,11 +119,16 @@ async def clear_items(s: AsyncSession, thread_id: str) -> None:
         await s.execute(delete(model).where(model.thread_id == thread_id))
 
 
+# Core INSERTs on the tables: the ORM's bulk path costs more per call, and nothing
+# here needs it (ids come from the database, the rows are not loaded back).
+_BULK_INSERTS = {model: insert(table_of(model)) for model in (Preference, Todo)}
+
+
 async def insert_preferences(s: AsyncSession, rows: list[dict[str, Any]]) -> None:
     if rows:
-        await s.execute(insert(Preference), rows)
+        await s.execute(_BULK_INSERTS[Preference], rows)
 
 
 async def insert_todos(s: AsyncSession, rows: list[dict[str, Any]]) -> None:
     if rows:
-        await s.execute(insert(Todo), rows)
+        await s.execute(_BULK_INSERTS[Todo], rows)

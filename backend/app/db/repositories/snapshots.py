@@ -81,12 +81,19 @@ async def get_snapshot(
     """One snapshot row; `light` leaves its preference and todo lists unloaded (see
     `load_items`). The rejected list is short and a restore reads it, so it comes with
     the row (one round trip less than loading it after)."""
-    stmt = select(WorkspaceSnapshot).where(
-        WorkspaceSnapshot.thread_id == thread_id, WorkspaceSnapshot.turn_index == turn_index
-    )
-    if light:
-        stmt = stmt.options(defer(WorkspaceSnapshot.preferences), defer(WorkspaceSnapshot.todos))
-    return (await s.execute(stmt)).scalar_one_or_none()
+    stmt = _SNAPSHOT_LIGHT if light else _SNAPSHOT
+    found = await s.execute(stmt, {"gs_thread": thread_id, "gs_turn": turn_index})
+    return found.scalar_one_or_none()
+
+
+# Built once.
+_SNAPSHOT = select(WorkspaceSnapshot).where(
+    WorkspaceSnapshot.thread_id == bindparam("gs_thread"),
+    WorkspaceSnapshot.turn_index == bindparam("gs_turn"),
+)
+_SNAPSHOT_LIGHT = _SNAPSHOT.options(
+    defer(WorkspaceSnapshot.preferences), defer(WorkspaceSnapshot.todos)
+)
 
 
 async def get_snapshots(

@@ -50,15 +50,30 @@ async def get_document(s: AsyncSession, thread_id: str) -> Document | None:
     return (await s.execute(stmt)).scalar_one_or_none()
 
 
-async def set_document(
-    s: AsyncSession, thread_id: str, *, title: str, content: str, keep_body: bool
-) -> None:
-    """Set the thread's document row in one UPDATE (no read): its title, and unless
-    `keep_body` its text (inline; a body reference it had is dropped)."""
-    values: dict[str, Any] = {"title": title}
+_DOCUMENT_SETS = {
+    keep_body: update(table_of(Document))
+    .where(table_of(Document).c.thread_id == bindparam("dw_thread"))
+    .values(
+        {"title": bindparam("dw_title")}
+        if keep_body
+        else {
+            "title": bindparam("dw_title"),
+            "content": bindparam("dw_content"),
+            "body_hash": None,
+        }
+    )
+    for keep_body in (True, False)
+}
+
+
+def document_write(thread_id: str, *, title: str, content: str, keep_body: bool) -> Write:
+    """The write (for `execute_all`) that sets the thread's document row, no read: its
+    title, and unless `keep_body` its text (inline; a body reference it had is
+    dropped)."""
+    params = {"dw_thread": thread_id, "dw_title": title}
     if not keep_body:
-        values.update(content=content, body_hash=None)
-    await s.execute(update(Document).where(Document.thread_id == thread_id).values(values))
+        params["dw_content"] = content
+    return _DOCUMENT_SETS[keep_body], params
 
 
 class LiveDocument(NamedTuple):

@@ -9,16 +9,16 @@ together:
    discard an edited draft — that implicit checkout happens in this transaction;
 2. plan (`plan.py`) and settle the conflicts with the resolutions (`MERGE_PLAN`);
 3. write the node's record: snapshot k of the workspace before the merge (the
-   snapshot rule, as a turn), marked a complete merge node with its source and the
-   source's workspace as merged (a later merge's base), and the clock at k
-   (`MERGE_NODE`);
-4. change the live workspace: objective, document (and its search entry), the items
-   that differ (removals kept as rejected decisions stamped k), artifacts copied
-   stamped k, each change recorded in the research ledger with origin `merge`
-   (`MERGE_APPLY`); on a linear host the nodes off the new path are pruned,
-   as a send prunes them;
+   snapshot rule, as a turn), written as a complete merge node with its source and
+   the source's workspace as merged (a later merge's base), with the bodies it names
+   and the clock at k, in one statement (`MERGE_NODE`);
+4. change the live workspace: objective, the items that differ (removals kept as
+   rejected decisions stamped k), artifacts copied stamped k, each change recorded
+   in the research ledger with origin `merge` (`MERGE_APPLY`); on a linear host the
+   nodes off the new path are pruned, as a send prunes them;
 5. move the head onto the node and log `chat/turnStarted` (a system notification
-   with `_meta["haico/mergedFrom"]`), the workspace changes and `chat/turnComplete`
+   with `_meta["haico/mergedFrom"]`), the workspace changes and `chat/turnComplete`,
+   in the statement that also writes the document's row and its search entry
    (`MERGE_HEAD`).
 
 A failure, or a kill, at any step leaves nothing. The one write before that
@@ -33,9 +33,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import TypeAdapter
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agent.runtime import AgentRuntime
+from app.db.dialect import dialect_of
 from app.db.engine import Database, fault, limits_of
 from app.db.faults import Step
 from app.db.models import (
@@ -65,29 +67,34 @@ from app.services.search_vectors import VectorFiller, fill_node
 UNSET: Any = object()
 
 
+# A plan can list hundreds of changes: validated as one list (pydantic's own loop),
+# which costs less than building them one by one.
+_CHANGES = TypeAdapter(list[MergeChange])
+
+
 def plan_out(mode: MergeMode, source: NodeId, sides: Sides, plan: planner.Plan) -> MergePlan:
-    # The planner's changes are well-formed already: built without validation (a
-    # plan can list hundreds), as the response model serialises them.
     return MergePlan(
         mode=mode,
         source=str(source),
         base=str(sides.base_node) if sides.base_node else None,
         target=str(sides.target_node) if sides.target_node else None,
-        changes=[
-            MergeChange.model_construct(
-                id=c.id,
-                surface=c.surface,
-                uid=c.uid,
-                kind=c.kind,
-                base=c.base,
-                ours=c.ours,
-                theirs=c.theirs,
-                conflict=c.conflict,
-                fields=list(c.fields),
-                conflict_fields=list(c.clashes),
-            )
-            for c in plan.changes
-        ],
+        changes=_CHANGES.validate_python(
+            [
+                {
+                    "id": c.id,
+                    "surface": c.surface,
+                    "uid": c.uid,
+                    "kind": c.kind,
+                    "base": c.base,
+                    "ours": c.ours,
+                    "theirs": c.theirs,
+                    "conflict": c.conflict,
+                    "fields": c.fields,
+                    "conflict_fields": c.clashes,
+                }
+                for c in plan.changes
+            ]
+        ),
     )
 
 
@@ -196,19 +203,26 @@ async def _apply(
         description = f"Brought in from {label}: {merging.summary(result.brought)}"
         node = await writes.write_node(s, conv, sides, source, body.mode, description)
         await fault(s, Step.MERGE_NODE)
-        surfaces = await writes.write_workspace(s, conv, node.turn, sides, result)
+        surfaces, last = await writes.write_workspace(s, conv, node.turn, sides, result)
         unvectored = None
         # No turn runs (checked above, under the family's lock) and node k is new.
-        if "document" in surfaces and await search.index_new_node_document_in(
-            s, conv, branch, result.side.content, before=sides.ours.content
-        ):
-            unvectored = node
+        entry = (
+            search.new_node_document_write(
+                s, conv, branch, result.side.content, before=sides.ours.content
+            )
+            if "document" in surfaces
+            else None
+        )
+        if entry is not None:
+            last.append(entry)
+            unvectored = node if dialect_of(s).is_postgres else None
         await fault(s, Step.MERGE_APPLY)
         # After the copies: a pruned source's artifacts are read above.
         pruned = None if retains else await pruning.linear_prune_in(s, head, active=node)
         parent = head.head_turn_id
+        # The document's row and its search entry go in the head's statement.
         await writes.move_head(
-            s, head, conv, node, parent, source, body.mode, description, surfaces
+            s, head, conv, node, parent, source, body.mode, description, surfaces, last
         )
         await fault(s, Step.MERGE_HEAD)
         merged = MergeOut(

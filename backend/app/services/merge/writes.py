@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.dialect import dialect_of, execute_all
+from app.db.dialect import Write, dialect_of, execute_all
 from app.db.models import (
     Artifact,
     ChatHead,
@@ -50,7 +50,7 @@ async def write_node(
         conv,
         turn_index=k,
         user_message=description,
-        live=sides.ours_rows,
+        known=(sides.ours_rows.document, sides.ours_state),
         author=action_log.grantee(conv.user_id),
     )
     kind = NodeKind.PICK if mode == "pick" else NodeKind.MERGE
@@ -77,12 +77,14 @@ async def write_node(
 
 async def write_workspace(
     s: AsyncSession, conv: Conversation, k: int, sides: Sides, result: merging.Result
-) -> list[str]:
+) -> tuple[list[str], list[Write]]:
     """Give the live rows the merged workspace, each change recorded in the research
-    ledger at node k with origin `merge`; returns the surfaces changed."""
+    ledger at node k with origin `merge`; returns the surfaces changed, and the writes
+    left for the caller's last statement (the document's row)."""
     ours, new = sides.ours, result.side
     tid = conv.thread_id
     surfaces: list[str] = []
+    later: list[Write] = []
     edits: list[tuple[str, str | None, str]] = []
     if new.objective != ours.objective:
         conv.objective = new.objective
@@ -92,12 +94,13 @@ async def write_workspace(
         if sides.ours_rows.document is None:
             s.add(Document(thread_id=tid, title=new.title or "", content=new.content or ""))
         else:  # one UPDATE, no read: the live rows were read with the sides
-            await ws_repo.set_document(
-                s,
-                tid,
-                title=new.title or "",
-                content=new.content or "",
-                keep_body=new.content == ours.content,
+            later.append(
+                ws_repo.document_write(
+                    tid,
+                    title=new.title or "",
+                    content=new.content or "",
+                    keep_body=new.content == ours.content,
+                )
             )
         surfaces.append("document")
         edits.append(("document", None, "change"))
@@ -146,7 +149,7 @@ async def write_workspace(
             )
         )
     await s.flush()
-    return surfaces
+    return surfaces, later
 
 
 async def _write_items(
@@ -213,9 +216,11 @@ async def move_head(
     mode: MergeMode,
     description: str,
     surfaces: list[str],
+    writes: Sequence[Write] = (),
 ) -> None:
     """The head onto the node, and the node's actions: a completed turn whose message
-    is a system notification naming its source."""
+    is a system notification naming its source; `writes` (independent of the head's)
+    go in the same statement."""
     author = action_log.grantee(conv.user_id)
     started = actions.turn_started(
         str(node),
@@ -238,5 +243,5 @@ async def move_head(
         root_thread_id=conv.root_thread_id, working_thread_id=conv.thread_id, head_turn_id=str(node)
     )
     await action_log.append_chat(
-        s, conv.root_thread_id, started, *changed, complete, after=[advance]
+        s, conv.root_thread_id, started, *changed, complete, after=[advance, *writes]
     )
