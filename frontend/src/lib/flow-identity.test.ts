@@ -44,6 +44,23 @@ describe("keepUnchanged", () => {
     expect(card(coded, "R:2")).not.toBe(card(before, "R:2"));
   });
 
+  it("replaces only a thread's first card when its summary or name changes (the card that shows them)", () => {
+    const g = family(specs, "R");
+    const before = buildFlowGraph(g);
+    const summarised: Graph = {
+      ...g,
+      threads: g.threads.map((t) => (t.thread_id === "A" ? { ...t, summary: "a new summary", name: "formal" } : t)),
+    };
+    const after = keepUnchanged(before, buildFlowGraph(summarised));
+    const old = new Map(before.cards.map((c) => [c.id, c] as const));
+    const replaced = after.cards.filter((c) => c !== old.get(c.id)).map((c) => c.id);
+    expect(replaced).toEqual(["A:4"]);
+    expect(after.cards.find((c) => c.id === "A:4")).toMatchObject({
+      threadSummary: "a new summary",
+      threadName: "formal",
+    });
+  });
+
   it("takes the next flow as it is without a previous one", () => {
     const next = buildFlowGraph(family(specs, "R"));
     expect(keepUnchanged(null, next)).toBe(next);

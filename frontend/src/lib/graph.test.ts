@@ -276,7 +276,7 @@ describe("layout", () => {
     expect(buildFlowGraph(g).cards.find((c) => c.id === "stub:S")?.active).toBe(false);
   });
 
-  it("carries thread names and marks each thread's first card, where the name is edited", () => {
+  it("carries thread names on each thread's first card, where the name is shown and edited", () => {
     const g = family(
       [
         { id: "R", turns: 3, name: "main" },
@@ -288,9 +288,10 @@ describe("layout", () => {
     const flow = buildFlowGraph(g);
     const card = (id: string) => flow.cards.find((c) => c.id === id);
     expect(card("R:1")).toMatchObject({ threadName: "main", firstOfThread: true });
-    expect(card("R:2")).toMatchObject({ threadName: "main", firstOfThread: false });
+    // (only the first card shows the name: the others carry none, see turnCard)
+    expect(card("R:2")).toMatchObject({ threadName: null, firstOfThread: false });
     expect(card("S:2")).toMatchObject({ threadName: "formal", firstOfThread: true });
-    expect(card("S:3")).toMatchObject({ threadName: "formal", firstOfThread: false });
+    expect(card("S:3")).toMatchObject({ threadName: null, firstOfThread: false });
     expect(card("stub:Z")).toMatchObject({ threadName: "next", firstOfThread: true });
     const orphan: Graph = {
       ...g,

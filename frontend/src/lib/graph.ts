@@ -45,9 +45,11 @@ export interface FlowCard {
   state: CardState;
   question: string;
   artifactCount: number;
-  /** the short name of the card's thread (a branch name), if it has one */
+  /** the short name of the card's thread (a branch name), if it has one; on the
+   * thread's first card only, the one card that shows it (see turnCard) */
   threadName: string | null;
-  /** the one-line summary of the card's thread, once the server derived it */
+  /** the one-line summary of the card's thread, once the server derived it; on the
+   * thread's first card only, as the name */
   threadSummary: string | null;
   /** the card's thread is archived (itself or through an ancestor) */
   archived: boolean;
@@ -254,6 +256,10 @@ export function turnCard(
   at: { lane: number; label: string; head: string | null | undefined; xGap?: number; yGap?: number },
 ): FlowCard {
   const { lane, label, head } = at;
+  // The thread's name and summary go on its first card, the one that shows them: on
+  // every card, a summary written (or a name given) would render the whole lane again,
+  // 50 cards for a change one card shows (a summary landing while a reply streams).
+  const first = thread !== undefined && n.turn_index === firstOwned(thread);
   return {
     id: n.id,
     kind: "turn",
@@ -268,10 +274,10 @@ export function turnCard(
     state: n.state,
     question: n.user_message,
     artifactCount: n.artifact_count,
-    threadName: thread?.name ?? null,
-    threadSummary: thread?.summary ?? null,
+    threadName: first ? thread.name : null,
+    threadSummary: first ? (thread.summary ?? null) : null,
     archived: thread?.archived ?? false,
-    firstOfThread: thread !== undefined && n.turn_index === firstOwned(thread),
+    firstOfThread: first,
     codes: n.codes ?? NO_CODES,
     merge: n.kind === "merge",
   };
