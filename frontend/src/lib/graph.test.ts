@@ -4,10 +4,12 @@ import {
   buildFlowGraph,
   formatLabel,
   ownerOf,
+  stepBefore,
   threadSuffixes,
   tipNodeId,
   X_GAP,
   Y_GAP,
+  type FlowCard,
   type Graph,
 } from "./graph";
 import { family, minute } from "./testing/fixtures";
@@ -325,6 +327,19 @@ describe("layout", () => {
     for (const l of flow.links) {
       expect(flow.labels.has(l.source) && flow.labels.has(l.target)).toBe(true);
     }
+    // the step before each card, with the links the cap left
+    const parents = new Map(flow.links.map((l) => [l.target, l.source] as const));
+    const before = (id: string) => stepBefore(flow.cards.find((c) => c.id === id) as FlowCard, parents);
+    expect(before("R:4")).toBe("R:3");
+    // R:2 and its link were dropped: still the step before R:3, as in the full graph
+    expect(before("R:3")).toBe("R:2");
+    expect(before("A:3")).toBe("A:2");
+    // a thread's first card whose branch point was dropped: the thread's baseline
+    expect(before("A:2")).toBe("A:0");
+    const whole = buildFlowGraph(full);
+    const all = new Map(whole.links.map((l) => [l.target, l.source] as const));
+    expect(stepBefore(whole.cards.find((c) => c.id === "A:2") as FlowCard, all)).toBe("R:1");
+    expect(stepBefore(whole.cards.find((c) => c.id === "R:1") as FlowCard, all)).toBe("R:0");
   });
 });
 

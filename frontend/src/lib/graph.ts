@@ -283,6 +283,15 @@ export function turnCard(
   };
 }
 
+/** The step before a turn's card (what its hover preview compares it with): the source
+ * of the link into it (`parents`: target → source), else the previous turn of its thread
+ * (a capped graph dropped that turn and its link: the step is still the one before, and
+ * the card does not render again when the cap moves past it), else, for a thread's first
+ * card, the thread's baseline (`thread:0`). */
+export function stepBefore(card: FlowCard, parents: ReadonlyMap<string, string>): string {
+  return parents.get(card.id) ?? nodeId(card.threadId, card.firstOfThread ? 0 : card.turn - 1);
+}
+
 /** The API graph as positioned cards and links (x = turn * gap, y = lane * gap). */
 export function buildFlowGraph(graph: Graph, options: LayoutOptions = {}): FlowGraph {
   const xGap = options.xGap ?? X_GAP;

@@ -13,6 +13,7 @@ import { memo, useCallback, useEffect, useMemo, useRef, useState, type KeyboardE
 import { useAccess } from "@/hooks/use-access";
 import { cardSetSignature, sameShallow, type FoldedFlow } from "@/lib/big-trees";
 import { carryMeasured } from "@/lib/flow-identity";
+import { stepBefore } from "@/lib/graph";
 import { usePanelSize } from "@/hooks/use-panel-size";
 import { useNarrow, useTouch } from "@/hooks/use-touch";
 import { graphCounts } from "@/lib/where";
@@ -151,7 +152,7 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
               actions,
               fold: card.fold,
               onFold,
-              parent: parents.get(card.id) ?? `${card.threadId}:0`,
+              parent: stepBefore(card, parents),
             },
           }),
     );
