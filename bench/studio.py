@@ -14,7 +14,8 @@ Debian's chromium with playwright-core (`frontend/tests/bench/studio.mjs`):
   receipt) to the first frame (`requestAnimationFrame`, watched from before the turn is
   posted) whose page holds its card; the view is where the pan and zoom left it;
 - a 200-token streamed reply: graph cards re-rendered while it streams (the render
-  probe, `lib/render-probe.ts`);
+  probe, `lib/render-probe.ts`), from the commit that draws its 5th word to the one
+  that draws its 200th, sent once the summary of the turns before it is in;
 - pruning suggestions (`GET …/suggestions`: every branch's net workspace change read
   and compared with its siblings'), the service call on the same SQLite data, median
   of 5 (reported; the issue sets no target).
@@ -177,7 +178,13 @@ def main() -> None:
         proc, base = serve(data_dir, log)
         try:
             run = subprocess.run(
-                ["node", str(SCRIPT), base, json.dumps(families)],
+                [
+                    "node",
+                    str(SCRIPT),
+                    base,
+                    json.dumps(families),
+                    str(Settings().summary_debounce_seconds),
+                ],
                 cwd=ROOT / "frontend",
                 capture_output=True,
                 text=True,

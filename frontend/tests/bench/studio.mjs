@@ -5,7 +5,10 @@
 // JSON line: {"results": [...]}.
 import { launchBrowser } from "../e2e/harness.mjs";
 
-const [base, familiesJson] = process.argv.slice(2);
+const [base, familiesJson, debounceArg] = process.argv.slice(2);
+// The server's summary_debounce_seconds: a branch's summary is written this long after
+// it last grew.
+const SUMMARY_DEBOUNCE_MS = Number(debounceArg ?? 2) * 1000;
 const families = JSON.parse(familiesJson);
 const VIEWPORT = { width: 1440, height: 900 };
 /** Resolves once no request was added to `list` for a second (the event stream stays
@@ -156,27 +159,49 @@ async function streamRenders(page) {
     await page.locator('[data-testid="message-input"]').fill(text);
     await page.locator('[data-testid="send-button"]').click();
   };
+  const requests = [];
+  page.on("request", (r) => {
+    if (r.url().includes("/api/") && !r.url().includes("/events")) requests.push(r.url());
+  });
   await send(`objective: ${objective}`);
   await page.waitForFunction(() => !document.querySelector('[data-testid="turn-status"]'), null, { timeout: 30_000 });
-  await page.waitForTimeout(500);
+  // The summary of the turns just made (this one and the added node's) is written a
+  // debounce after them; the server holds it back while a turn runs, but one written
+  // as the next turn starts is drawn while its reply streams: it changes the card that
+  // shows it (the lane's first, in view), a change of the family and not a cost of
+  // streaming. (It once rendered the lane's 55 cards, each carrying the summary; fixed
+  // in lib/graph.ts's turnCard.) So the reply is sent once the summary is in: past the
+  // debounce, and no request made for a second (the refetch it causes answered).
+  await page.waitForTimeout(SUMMARY_DEBOUNCE_MS + 500);
+  await quiet(requests);
+  // The window opens at the commit that draws the reply's 5th word and closes at the
+  // one that draws its 200th, both read by a MutationObserver (it runs right after
+  // React's commit, before any other task). A poll at each animation frame read them a
+  // frame late, and on a loaded machine hundreds of ms late: long enough for the turn's
+  // end to be drawn inside the window (the reply's last words, turn_completed, the
+  // refetched history moving the head), whose cards legitimately change (the old and
+  // the new head, the reply's own card once complete); that is after the reply streamed.
+  await page.evaluate(() => {
+    window.__haicoWindow = "before";
+    const observer = new MutationObserver(() => {
+      const reply = document.querySelector('[data-testid="chat-message"][data-role="assistant"].streaming');
+      const text = reply?.textContent ?? "";
+      if (window.__haicoWindow === "before" && text.includes("w5 ")) {
+        window.__haicoRenders = {};
+        window.__haicoWindow = "open";
+      }
+      if (window.__haicoWindow === "open" && text.includes("w200")) {
+        window.__haicoWindow = { ...window.__haicoRenders };
+        observer.disconnect();
+      }
+    });
+    observer.observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
   await send("wait: 4");
-  await page.waitForFunction(
-    () => {
-      const reply = document.querySelector('[data-testid="chat-message"][data-role="assistant"].streaming');
-      if (!(reply?.textContent ?? "").includes("w5 ")) return false;
-      window.__haicoRenders = {};
-      return true;
-    },
-    null,
-    { timeout: 30_000, polling: "raf" },
-  );
   const renders = await page.waitForFunction(
-    () => {
-      const reply = document.querySelector('[data-testid="chat-message"][data-role="assistant"].streaming');
-      return (reply?.textContent ?? "").includes("w200") ? { ...window.__haicoRenders } : null;
-    },
+    () => (typeof window.__haicoWindow === "object" ? window.__haicoWindow : null),
     null,
-    { timeout: 30_000, polling: "raf" },
+    { timeout: 30_000 },
   );
   const counts = await renders.jsonValue();
   return Object.entries(counts)
