@@ -2,7 +2,7 @@
 import { useMemo, useState } from "react";
 import type { Conversation, Workspace } from "@/lib/api/client";
 import { withOneCardAdded } from "@/lib/flow-add";
-import { keepUnchanged } from "@/lib/flow-identity";
+import { keepLayout, keepUnchanged } from "@/lib/flow-identity";
 import { activePathGuide, buildFlowGraph, type FlowGraph, type Graph, type GuideStep } from "@/lib/graph";
 import { rejectedByStep } from "@/lib/research";
 import {
@@ -44,7 +44,9 @@ export function useStudioView({ conversations, graph, messages, workspace, head,
   const family = useMemo(() => (graph ? familyGraph(graph, conversations) : undefined), [graph, conversations]);
   // Each card and link that a new answer leaves as it was keeps its object (one node
   // added: one new card), so that nothing built on it is rebuilt or re-rendered; a turn
-  // just started at a path's tip is added to the previous layout without a new one.
+  // just started at a path's tip is added to the previous layout without a new one; an
+  // answer with the same cards joined the same way (a path switch's fetched graph after
+  // the one held) keeps the cards where they are shown.
   const [kept] = useState(() => ({ flow: null as FlowGraph | null, from: null as LaidOutFrom | null }));
   const flow = useMemo(() => {
     if (!family) return null;
@@ -53,9 +55,9 @@ export function useStudioView({ conversations, graph, messages, workspace, head,
     const same =
       from !== null && from.head === headTurnId && from.displayed === displayed && from.createdAt === createdAt;
     const grown = same && kept.flow ? withOneCardAdded(from.graph, family, kept.flow, headTurnId) : null;
-    kept.flow =
-      grown ??
-      keepUnchanged(kept.flow, buildFlowGraph(family, { headTurnId, displayedThreadId: displayed, createdAt }));
+    // (the same cards joined the same way keep their places: lib/flow-identity's keepLayout)
+    const next = buildFlowGraph(family, { headTurnId, displayedThreadId: displayed, createdAt });
+    kept.flow = grown ?? keepUnchanged(kept.flow, keepLayout(kept.flow, next));
     kept.from = { graph: family, head: headTurnId, displayed, createdAt };
     return kept.flow;
   }, [family, head, displayed, createdAt, kept]);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { withStartedNode } from "./big-trees";
-import { carryMeasured, keepUnchanged } from "./flow-identity";
-import { buildFlowGraph, type Graph } from "./graph";
+import { withOneCardAdded } from "./flow-add";
+import { carryMeasured, keepLayout, keepUnchanged } from "./flow-identity";
+import { buildFlowGraph, type FlowGraph, type Graph } from "./graph";
 import { family } from "./testing/fixtures";
 
 const specs = [
@@ -64,6 +65,57 @@ describe("keepUnchanged", () => {
   it("takes the next flow as it is without a previous one", () => {
     const next = buildFlowGraph(family(specs, "R"));
     expect(keepUnchanged(null, next)).toBe(next);
+  });
+});
+
+describe("keepLayout", () => {
+  const forks = [
+    { id: "R", turns: 4 },
+    { id: "A", parent: "R", bp: 1, turns: 3 },
+    { id: "B", parent: "R", bp: 2, turns: 3 },
+  ];
+  // the family as the page holds it (fetched through A), then fetched through B: the
+  // same cards, its threads listed in another order (B's lane before A's)
+  const cached = family(forks, "A");
+  const viaB = family(forks, "B");
+  const fetched: Graph = { ...viaB, threads: [0, 2, 1].map((i) => viaB.threads[i] as Graph["threads"][number]) };
+  const places = (flow: FlowGraph) => new Map(flow.cards.map((c) => [c.id, `${c.x},${c.y},${c.lane}`] as const));
+
+  it("keeps the shown places of the same cards joined the same way (a path switch's fetched graph)", () => {
+    const shown = buildFlowGraph(cached);
+    const next = buildFlowGraph(fetched);
+    // (without it, A's and B's cards swap lanes)
+    expect(places(next)).not.toEqual(places(shown));
+    const kept = keepLayout(shown, next);
+    expect(places(kept)).toEqual(places(shown));
+    // the rest is the fetched graph's: the displayed path is now B's
+    expect(kept.cards.find((c) => c.id === "B:3")?.active).toBe(true);
+    expect(kept.cards.find((c) => c.id === "A:2")?.active).toBe(false);
+    expect(kept.labels).toBe(next.labels);
+    // a card then added to a thread goes into the lane its cards are shown in
+    const grown = withStartedNode(fetched, "A:4", "A:3", "one more");
+    const added = withOneCardAdded(fetched, grown, kept, fetched.head_turn_id);
+    const a3 = kept.cards.find((c) => c.id === "A:3");
+    expect(added?.cards.find((c) => c.id === "A:4")).toMatchObject({ lane: a3?.lane, y: a3?.y });
+  });
+
+  it("lays out anew when a card is added or gone, or a link changed", () => {
+    const shown = buildFlowGraph(cached);
+    const more = buildFlowGraph(withStartedNode(fetched, "A:4", "A:3", "one more"));
+    expect(keepLayout(shown, more)).toBe(more);
+    const fewer = buildFlowGraph({ ...fetched, nodes: fetched.nodes.filter((n) => n.id !== "B:3") });
+    expect(keepLayout(shown, fewer)).toBe(fewer);
+    const relinked = buildFlowGraph({
+      ...fetched,
+      edges: fetched.edges.map((e) => (e.target === "B:3" ? { ...e, source: "A:2" } : e)),
+    });
+    expect(keepLayout(shown, relinked)).toBe(relinked);
+    expect(keepLayout(null, more)).toBe(more);
+  });
+
+  it("hands back the next layout itself when nothing moved", () => {
+    const next = buildFlowGraph(family(forks, "B"));
+    expect(keepLayout(buildFlowGraph(cached), next)).toBe(next);
   });
 });
 

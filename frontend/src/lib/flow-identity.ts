@@ -47,6 +47,44 @@ export function keepUnchanged(previous: FlowGraph | null, next: FlowGraph): Flow
   return { ...next, cards, links };
 }
 
+/** Whether two layouts draw the same cards joined the same way: the same card ids, and
+ * the same links (id, source and target). */
+function sameShape(a: FlowGraph, b: FlowGraph): boolean {
+  if (a.cards.length !== b.cards.length || a.links.length !== b.links.length) return false;
+  const cards = new Set(a.cards.map((c) => c.id));
+  if (!b.cards.every((c) => cards.has(c.id))) return false;
+  const links = new Map(a.links.map((l) => [l.id, l] as const));
+  return b.links.every((l) => {
+    const was = links.get(l.id);
+    return was !== undefined && was.source === l.source && was.target === l.target;
+  });
+}
+
+/**
+ * `next` with the cards where `shown` has them, when both draw the same cards joined the
+ * same way; else `next` as it is. After a path switch the page shows the family graph it
+ * holds, then the one fetched through the new path, whose lanes need not come out the
+ * same (they follow the order the answer lists the threads in and the creation times
+ * known then): the same cards would move under the pointer (a click pressed on one
+ * card and let go on another). Each card keeps its
+ * place and lane (its colour), the flow its lanes (where a card added to a thread goes,
+ * lib/flow-add); everything else (labels, states, the path) is next's. A card added or
+ * gone, or a link changed, lays the family out anew.
+ */
+export function keepLayout(shown: FlowGraph | null, next: FlowGraph): FlowGraph {
+  if (shown === null || shown === next || !sameShape(shown, next)) return next;
+  const at = new Map(shown.cards.map((c) => [c.id, c] as const));
+  let moved = false;
+  const cards = next.cards.map((c) => {
+    const was = at.get(c.id);
+    if (was === undefined || (was.x === c.x && was.y === c.y && was.lane === c.lane)) return c;
+    moved = true;
+    return { ...c, x: was.x, y: was.y, lane: was.lane };
+  });
+  if (!moved) return next;
+  return { ...next, cards, lanes: new Map([...next.lanes, ...shown.lanes]), laneCount: shown.laneCount };
+}
+
 interface FlowNodeLike {
   id: string;
   type?: string;
