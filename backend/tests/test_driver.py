@@ -1,5 +1,6 @@
 """Statements run on the driver directly (`Database.driver`, PostgreSQL): a turn's
-opening and closing.
+opening and closing; and inside a session's transaction (`driver.of_session`): a
+workspace's rows, the writes of `execute_all` and the action log's appends.
 
 What must hold there as it does through a session: the server's errors arrive as
 SQLAlchemy's (a second lease is an `IntegrityError`, a failed guard says so), a
@@ -15,16 +16,23 @@ import asyncio
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import func, insert, select, text
+from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from app.db.base import table_of
-from app.db.dialect import moved
-from app.db.driver import prepared
-from app.db.models import ActionLogEntry, ActiveTurn, WorkspaceSnapshot
+from app.db.dialect import execute_all, moved
+from app.db.driver import of_session, prepared
+from app.db.models import (
+    ActionLogEntry,
+    ActiveTurn,
+    Conversation,
+    Preference,
+    WorkspaceSnapshot,
+)
 from app.db.outage import is_store_outage
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as threads_repo
+from app.db.repositories import workspace as ws_repo
 from app.domain import NodeState
 from app.events import actions
 from app.events import log as action_log
@@ -165,3 +173,62 @@ def test_a_statement_that_needs_a_python_side_default_is_refused(app: FastAPI) -
         author=None,
     )
     assert prepared(snapshot, dialect).sql.startswith("INSERT INTO workspace_snapshots")
+
+
+# ---- inside a session's transaction (`driver.of_session`) ----
+
+
+async def test_a_session_driver_runs_inside_the_sessions_transaction(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """A workspace read and a write on the session's connection see, and are seen by,
+    the session's own uncommitted work, and go away with its rollback; before the
+    session's first statement, while it holds unwritten changes, or in an autocommit
+    session, the caller is sent through the session."""
+    tid = await _thread(client)
+    db = db_of(app)
+    with pytest.raises(RuntimeError, match="roll back"):
+        async with db.transaction() as s:
+            assert await of_session(s) is None  # nothing has begun on the server yet
+            await s.execute(text("SELECT 1"))
+            conv = await threads_repo.get_thread(s, tid)
+            assert conv is not None
+            conv.objective = "unwritten"
+            assert await of_session(s) is None  # a pending change: not without a flush
+            await s.execute(
+                insert(Preference).values(uid="u1", thread_id=tid, text="p", position=0)
+            )
+            assert await of_session(s, flush=True) is not None  # flushed: on the driver
+            # The read (on the driver) sees the insert.
+            rows = await ws_repo.live_rows(s, tid)
+            assert [p.text for p in rows.preferences] == ["p"]
+            assert (
+                await s.scalar(select(Conversation.objective).where(Conversation.thread_id == tid))
+            ) == "unwritten"
+            # A write on the driver is seen by the session.
+            await execute_all(
+                s,
+                (
+                    update(table_of(Preference))
+                    .values(text="q")
+                    .where(table_of(Preference).c.uid == "u1"),
+                    {},
+                ),
+                (
+                    update(table_of(Conversation))
+                    .values(title="t2")
+                    .where(table_of(Conversation).c.thread_id == tid),
+                    {},
+                ),
+            )
+            assert await s.scalar(select(Preference.text).where(Preference.uid == "u1")) == "q"
+            raise RuntimeError("roll back")
+    async with db.read() as s:
+        assert (await ws_repo.live_rows(s, tid)).preferences == []
+        assert (
+            await s.scalar(select(Conversation.title).where(Conversation.thread_id == tid))
+            == "driver"
+        )
+    async with db.one_statement() as s:
+        await s.execute(text("SELECT 1"))
+        assert await of_session(s) is None  # autocommit: each statement its own transaction

@@ -18,6 +18,8 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import UpdateBase
 
+from app.db.driver import fetch_in_session
+
 
 @dataclass(frozen=True)
 class Dialect:
@@ -123,7 +125,9 @@ async def execute_all(session: AsyncSession, *writes: Write | None) -> None:
     params = merged_params(given)
     guarded = any(st in GUARDS for st, _ in given)
     if dialect_of(session).is_postgres and len(given) > 1 and not guarded:
-        await session.execute(_together(tuple(st for st, _ in given)), params)
+        together = _together(tuple(st for st, _ in given))
+        if await fetch_in_session(session, together, params) is None:
+            await session.execute(together, params)
         return
     for st, more in given:
         result = await session.execute(st, more)

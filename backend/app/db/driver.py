@@ -28,6 +28,7 @@ from sqlalchemy import ColumnElement
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.engine import Dialect as SADialect
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapper
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -131,6 +132,53 @@ class Driver:
     async def fault(self, step: Seam) -> None:
         """Pass the named step of a multi-step write through the fault seam."""
         await self.faults(step)
+
+
+async def of_session(s: AsyncSession, *, flush: bool = False) -> Driver | None:
+    """PostgreSQL: a driver over the session's own connection, inside the transaction
+    the session holds there, for a statement on a hot path that SQLAlchemy would spend
+    longer on than the database. None on SQLite, in an autocommit session, before the
+    session's first statement (its transaction has not begun on the server yet), or
+    while the session holds unwritten changes: the caller goes through the session
+    then. `flush`: write those changes first instead, as the session's autoflush does
+    before a read of mapped classes. A failed statement fails the session's
+    transaction as it would through the session."""
+    # (`dialect.dialect_of`, which imports this module.)
+    if not getattr(s.info.get("dialect"), "is_postgres", False) or not s.in_transaction():
+        return None
+    if flush:
+        await s.flush()
+    elif s.new or s.dirty or s.deleted:
+        return None
+    conn = await s.connection()
+    raw = await conn.get_raw_connection()
+    # SQLAlchemy's asyncpg adapter begins its transaction with the first statement.
+    if getattr(raw.dbapi_connection, "_transaction", None) is None:
+        return None
+    return Driver(
+        raw.driver_connection, conn.dialect, s.info["faults"], s.info.get("listeners", [])
+    )
+
+
+@lru_cache(maxsize=256)
+def runs_on_driver(statement: ClauseElement, dialect: SADialect) -> bool:
+    """Whether `prepared` takes `statement` (kept per statement object)."""
+    try:
+        prepared(statement, dialect)
+    except ValueError:
+        return False
+    return True
+
+
+async def fetch_in_session(
+    s: AsyncSession, statement: ClauseElement, params: Mapping[str, Any]
+) -> list[Any] | None:
+    """`statement`'s rows fetched on the session's connection (`of_session`), or None
+    when it must go through the session."""
+    driver = await of_session(s)
+    if driver is None or not runs_on_driver(statement, driver.dialect):
+        return None
+    return await driver.fetch(statement, params)
 
 
 # Rows as entities. A driver read names each column it selects of a model with the

@@ -158,6 +158,7 @@ class Database:
         session.info[AUTOCOMMIT] = bind is self._autocommit and self.dialect.is_postgres
         session.info["dialect"] = self.dialect
         session.info["faults"] = self.faults
+        session.info["listeners"] = self.statement_listeners
         session.info["limits"] = self.limits
         return session
 

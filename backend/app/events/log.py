@@ -50,7 +50,7 @@ from sqlalchemy.sql.dml import UpdateBase
 
 from app.db.base import table_of
 from app.db.dialect import GUARDS, MOVED_MARK, Write, dialect_of, execute_all, merged_params
-from app.db.driver import Driver
+from app.db.driver import Driver, fetch_in_session
 from app.db.engine import APPENDED, AUTOCOMMIT
 from app.db.models import ActionLogEntry
 from app.domain import LoggedAction
@@ -229,7 +229,10 @@ async def append_rows(
         # The notification is delivered only at commit.
         lock = not session.info.get("haico_append_lock")
         append, params = _pg_append(rows, after, lock=lock)
-        seqs = sorted((await session.execute(append, params)).scalars().all())
+        fetched = await fetch_in_session(session, append, params)
+        if fetched is None:
+            fetched = (await session.execute(append, params)).all()
+        seqs = sorted(r[0] for r in fetched)
         session.info["haico_append_lock"] = True
     else:
         await execute_all(session, *after)

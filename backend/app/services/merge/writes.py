@@ -21,6 +21,7 @@ from app.db.models import (
 )
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import items as items_repo
+from app.db.repositories import ledger as ledger_repo
 from app.db.repositories import merge as repo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as ws_repo
@@ -80,7 +81,8 @@ async def write_workspace(
 ) -> tuple[list[str], list[Write]]:
     """Give the live rows the merged workspace, each change recorded in the research
     ledger at node k with origin `merge`; returns the surfaces changed, and the writes
-    left for the caller's last statement (the document's row)."""
+    left for the caller's last statement (the document's row, and on PostgreSQL the
+    ledger's rows)."""
     ours, new = sides.ours, result.side
     tid = conv.thread_id
     surfaces: list[str] = []
@@ -135,6 +137,10 @@ async def write_workspace(
     at = now()
     # (None for the owner's merge; a grantee's names the grantee)
     author = action_log.grantee(conv.user_id)
+    if dialect_of(s).is_postgres and edits:
+        # One INSERT of arrays, in the caller's last statement.
+        later.append(ledger_repo.edits_write(tid, k, edits, origin="merge", author=author, at=at))
+        edits = []
     for surface, uid, kind in edits:
         s.add(
             WorkspaceEdit(
