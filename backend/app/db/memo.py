@@ -1,11 +1,9 @@
 """A small in-process memo for rows that never change once written.
 
 A stored document body is addressed by its text's hash, so its text is the same
-wherever and whenever it is read; a snapshot row's item lists never change while the
-row exists (a pruned node's row is deleted, never rewritten: a later row has a new id
-and capture time, which its key includes). Reads of such rows are served from here
-after the first, which spares a round trip and the decoding. Each memo is bounded by
-the total weight of what it holds (characters, or items), the least recently used
+wherever and whenever it is read (`repositories.workspace.get_body`). Reads of such
+rows are served from here after the first, which spares a round trip. A memo is
+bounded by the total weight of what it holds (characters), the least recently used
 going first. Not shared between processes: every worker fills its own.
 """
 

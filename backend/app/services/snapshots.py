@@ -15,14 +15,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm.attributes import set_committed_value
 
 from app.db.dialect import Write, dialect_of
-from app.db.memo import Memo
 from app.db.models import Conversation, Document, WorkspaceSnapshot
 from app.db.repositories import items as items_repo
 from app.db.repositories import snapshots as snap_repo
@@ -59,7 +55,7 @@ async def snapshot_state(
     s: AsyncSession, snap: WorkspaceSnapshot, *, artifacts_up_to: int
 ) -> WorkspaceState:
     """Read a snapshot row; fields that older formats lack get their defaults."""
-    await _load_items(s, snap)
+    await snap_repo.load_items(s, snap)
     body = await repo.get_body(s, snap.document_hash) if snap.document_hash else None
     document = None
     if snap.document_title is not None or body is not None:
@@ -92,25 +88,6 @@ async def snapshot_state(
         # Format 3 on; an older snapshot recorded no rejections.
         rejected=[rejected_from(r) for r in snap.rejected or []],
     )
-
-
-# A snapshot's item lists (`memo.py`), by the row's identity, at most 200,000 items.
-_ITEMS: Memo[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = Memo(200_000)
-
-
-async def _load_items(s: AsyncSession, snap: WorkspaceSnapshot) -> None:
-    """`load_items` of a light row, its lists from the memo when read before (they are
-    only read, never changed, by every caller of `snapshot_state`)."""
-    key = (snap.id, snap.thread_id, snap.turn_index, snap.captured_at)
-    unloaded = inspect(snap).unloaded
-    known = _ITEMS.get(key) if "preferences" in unloaded and "todos" in unloaded else None
-    if known is not None:
-        set_committed_value(snap, "preferences", known[0])
-        set_committed_value(snap, "todos", known[1])
-    await snap_repo.load_items(s, snap)
-    if known is None:
-        prefs, todos = snap.preferences or [], snap.todos or []
-        _ITEMS.put(key, (prefs, todos), len(prefs) + len(todos) + 1)
 
 
 @dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.exc import DBAPIError
@@ -191,7 +192,7 @@ def turn_opened(head: ChatHead) -> Write:
 # version (`turn_opened`). So when the locked row's version is not the snapshot's,
 # the active turn is read again (`lock_thread_head_and_turn`).
 _head_seen = aliased(ChatHead)
-_LOCK_THREAD_HEAD_AND_TURN = (
+_THREAD_HEAD_AND_TURN = (
     select(
         Conversation,
         ConversationBranch,
@@ -205,9 +206,12 @@ _LOCK_THREAD_HEAD_AND_TURN = (
     .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
     .outerjoin(ActiveTurn, ActiveTurn.root_thread_id == ChatHead.root_thread_id)
     .where(Conversation.thread_id == bindparam("thread"))
-    .with_for_update(nowait=True, of=ChatHead)
     .execution_options(populate_existing=True)
 )
+_LOCK_THREAD_HEAD_AND_TURN = _THREAD_HEAD_AND_TURN.with_for_update(nowait=True, of=ChatHead)
+# The same, waiting for the locks, with the thread's row locked too (a merge: as
+# `_LOCK_WITH_HEAD`), and the same check of the active turn against the version.
+_LOCK_WITH_HEAD_AND_TURN = _THREAD_HEAD_AND_TURN.with_for_update(of=[Conversation, ChatHead])
 
 
 async def lock_thread_head_and_turn(
@@ -217,38 +221,11 @@ async def lock_thread_head_and_turn(
     active turn as of the lock (see above); None if the thread is unknown or its family
     has no head row yet; `LockNotAvailable` if the head row is locked."""
     try:
-        row = (await s.execute(_LOCK_THREAD_HEAD_AND_TURN, {"thread": thread_id})).first()
+        return await _with_turn(s, _LOCK_THREAD_HEAD_AND_TURN, thread_id)
     except DBAPIError as exc:
         if "lock" in str(exc).lower():
             raise LockNotAvailable(str(exc)) from exc
         raise
-    if row is None:
-        return None
-    conv, branch, head, active, seen = row
-    if head.version != seen:
-        active = await get_active_turn(s, head.root_thread_id, fresh=True)
-    return conv, branch, head, active
-
-
-# The same, waiting for the locks, with the thread's row locked too (a merge: as
-# `_LOCK_WITH_HEAD`), and the same check of the active turn against the version.
-_LOCK_WITH_HEAD_AND_TURN = (
-    select(
-        Conversation,
-        ConversationBranch,
-        ChatHead,
-        ActiveTurn,
-        select(_head_seen.version)
-        .where(_head_seen.root_thread_id == Conversation.root_thread_id)
-        .scalar_subquery(),
-    )
-    .join(ChatHead, ChatHead.root_thread_id == Conversation.root_thread_id)
-    .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
-    .outerjoin(ActiveTurn, ActiveTurn.root_thread_id == ChatHead.root_thread_id)
-    .where(Conversation.thread_id == bindparam("thread"))
-    .with_for_update(of=[Conversation, ChatHead])
-    .execution_options(populate_existing=True)
-)
 
 
 async def lock_with_head_and_turn(
@@ -257,7 +234,13 @@ async def lock_with_head_and_turn(
     """`lock_with_head` with the family's active turn as of the locks (see
     `lock_thread_head_and_turn`); None if the thread is unknown or its family has no
     head row yet."""
-    row = (await s.execute(_LOCK_WITH_HEAD_AND_TURN, {"thread": thread_id})).first()
+    return await _with_turn(s, _LOCK_WITH_HEAD_AND_TURN, thread_id)
+
+
+async def _with_turn(
+    s: AsyncSession, statement: Any, thread_id: str
+) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None] | None:
+    row = (await s.execute(statement, {"thread": thread_id})).first()
     if row is None:
         return None
     conv, branch, head, active, seen = row
