@@ -40,7 +40,10 @@ from tests.test_openapi_contract import (  # noqa: F401 (a fixture, used by name
 )
 
 THREAD_ID = re.compile(r"th_[0-9a-f]{32}")
-EXAMPLES = int(os.environ.get("HAICO_FUZZ_STATEFUL_EXAMPLES", "25"))
+# 50: at 25 the walk reached some chained operations with a 2xx only two or three
+# times on PostgreSQL, and after some other tests in the same process not at all
+# (docs/reliability.md).
+EXAMPLES = int(os.environ.get("HAICO_FUZZ_STATEFUL_EXAMPLES", "50"))
 STEPS = int(os.environ.get("HAICO_FUZZ_STATEFUL_STEPS", "8"))
 CHECKS = [*POSITIVE_CHECKS, use_after_free]
 # The scenario's vocabulary: the operations that change the family's history, plus
