@@ -85,6 +85,16 @@ def _token(settings: Settings) -> str:
     return asyncio.run(make())
 
 
+# SQLite in CI. On PostgreSQL the same request sequence is not always answered the same
+# way (a replayed scenario drew differently: Hypothesis's FlakyStrategyDefinition, in 3
+# of 6 runs at 50 scenarios, 2026-12-05; the timing it depends on is not found yet), so
+# that run is kept for `make test-long` (HAICO_FUZZ_STATEFUL_POSTGRES=1) until it is.
+STATEFUL_BACKENDS = ["sqlite"] + (
+    ["postgres"] if os.environ.get("HAICO_FUZZ_STATEFUL_POSTGRES") == "1" else []
+)
+
+
+@pytest.mark.parametrize("backend", STATEFUL_BACKENDS, indirect=True)
 @pytest.mark.usefixtures("unfolded_long_patterns")
 def test_stateful_sequences_find_no_violation(settings: Settings, backend: str) -> None:
     settings = settings.model_copy(update={"auth": "token"})
