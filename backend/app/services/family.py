@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.repositories import lineage as lineage_repo
 from app.db.repositories import threads as repo
 from app.db.repositories.threads import LineageEntry, ThreadRow
 from app.domain import BranchStatus, NodeId
@@ -186,7 +187,7 @@ class Lineage:
 
     @classmethod
     async def load(cls, s: AsyncSession, thread_id: str) -> Lineage:
-        return cls(await repo.lineage(s, thread_id))
+        return cls(await lineage_repo.lineage(s, thread_id))
 
     @property
     def thread_ids(self) -> set[str]:

@@ -101,22 +101,6 @@ async def lock_owned_with_head(
     return conv, branch, head
 
 
-async def lock_owned_with_head_and_turn(
-    s: AsyncSession, *, thread_id: str, user_id: int, need: Role = Role.EDITOR
-) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None]:
-    """`lock_owned_with_head` (waiting) with the family's active turn as of the locks,
-    in one read when the head row exists."""
-    found = await heads_repo.lock_with_head_and_turn(s, thread_id)
-    if found is None:
-        conv, branch, head = await lock_owned_with_head(
-            s, thread_id=thread_id, user_id=user_id, need=need
-        )
-        return conv, branch, head, await heads_repo.get_active_turn(s, conv.root_thread_id)
-    conv, branch, head, active = found
-    await check_owned(s, conv, branch, user_id=user_id, need=need)
-    return conv, branch, head, active
-
-
 async def lock_owned_head_and_turn(
     s: AsyncSession, *, thread_id: str, user_id: int, need: Role = Role.EDITOR
 ) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None]:

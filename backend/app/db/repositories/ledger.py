@@ -11,8 +11,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    DateTime,
-    Integer,
     Select,
     String,
     Text,
@@ -29,7 +27,6 @@ from sqlalchemy import (
     tuple_,
     union_all,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import JsonType, table_of
@@ -148,58 +145,6 @@ async def provenance_at(
         select(NodeProvenance).where(tuple_(_prov.c.thread_id, _prov.c.turn_index).in_(list(nodes)))
     )
     return {(p.thread_id, p.turn_index): p for p in rows}
-
-
-def _edits_insert() -> Any:
-    rows = (
-        func.unnest(
-            bindparam("ed_surfaces", type_=ARRAY(String())),
-            bindparam("ed_uids", type_=ARRAY(String())),
-            bindparam("ed_kinds", type_=ARRAY(String())),
-        )
-        .table_valued("surface", "uid", "kind", with_ordinality="n")
-        .render_derived(name="e")
-    )
-    return insert(_edit).from_select(
-        ["thread_id", "turn_index", "surface", "uid", "kind", "origin", "author", "at"],
-        select(
-            bindparam("ed_thread", type_=String()),
-            bindparam("ed_turn", type_=Integer()),
-            rows.c.surface,
-            rows.c.uid,
-            rows.c.kind,
-            bindparam("ed_origin", type_=String()),
-            bindparam("ed_author", type_=String()),
-            bindparam("ed_at", type_=DateTime(timezone=True)),
-        ).order_by(rows.c.n),
-    )
-
-
-# PostgreSQL: a node's edits as one INSERT of arrays, whatever their number (built once).
-_EDITS_INSERT = _edits_insert()
-
-
-def edits_write(
-    thread_id: str,
-    turn_index: int,
-    edits: list[tuple[str, str | None, str]],
-    *,
-    origin: str,
-    author: str | None,
-    at: datetime,
-) -> Write:
-    """PostgreSQL: the write (for `execute_all`) of node `thread_id:turn_index`'s edits,
-    each (surface, uid, kind), in order."""
-    return _EDITS_INSERT, {
-        "ed_thread": thread_id,
-        "ed_turn": turn_index,
-        "ed_surfaces": [e[0] for e in edits],
-        "ed_uids": [e[1] for e in edits],
-        "ed_kinds": [e[2] for e in edits],
-        "ed_origin": origin,
-        "ed_author": author,
-        "ed_at": at,
-    }
 
 
 async def edits_at(s: AsyncSession, nodes: Iterable[tuple[str, int]]) -> list[WorkspaceEdit]:

@@ -5,15 +5,12 @@ Queries and writes only; services own the rules and the transaction boundaries.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import (
     BigInteger,
     ColumnElement,
-    Select,
     Text,
     and_,
     bindparam,
@@ -151,47 +148,15 @@ async def node_keys(s: AsyncSession, thread_ids: list[str]) -> list[tuple[str, i
     return [(t, k) for t, k in rows.all()]
 
 
-async def lineage(s: AsyncSession, thread_id: str) -> list[LineageEntry]:
-    """The thread and its ancestors, nearest first, in one recursive query.
-
-    UNION (not UNION ALL) makes the walk cycle-safe; order is rebuilt by following
-    parent links, so there is no depth cap. Parent links never change, so a
-    transaction reuses a walk it already made, for the thread and for its ancestors.
-    """
-    await lineages(s, (thread_id,))
-    return _lineage_cache(s)[thread_id]
-
-
-async def lineages(s: AsyncSession, thread_ids: Iterable[str]) -> None:
-    """Walk several threads up at once (one query for those the transaction has not
-    walked yet), for `lineage` to answer."""
-    cache = _lineage_cache(s)
-    wanted = [t for t in dict.fromkeys(thread_ids) if t not in cache]
-    if not wanted:
-        return
-    if len(wanted) == 1:
-        rows = (await s.execute(_LINEAGE, {"thread_id": wanted[0]})).all()
-    else:
-        rows = (await s.execute(_LINEAGES, {"thread_ids": wanted})).all()
-    by_child = {r.thread_id: r for r in rows}
-    for thread_id in wanted:
-        walk = _walk(by_child, thread_id)
-        # Each ancestor's own lineage is the rest of the walk from it.
-        for n, entry in enumerate(walk):
-            cache.setdefault(entry.thread_id, walk[n:])
-        cache[thread_id] = walk
-
-
-def _lineage_cache(s: AsyncSession) -> dict[str, list[LineageEntry]]:
-    cache: dict[str, list[LineageEntry]] = s.info.setdefault("haico_lineage", {})
-    return cache
+# A transaction's lineage walks (`lineage.py`), by thread, in the session's info.
+LINEAGE_CACHE = "haico_lineage"
 
 
 def know_lineage(s: AsyncSession, conv: Conversation, branch: ConversationBranch | None) -> None:
     """A thread read with its branch row: when it has none (a family's root), its
     lineage is itself alone, and `lineage` needs no query for it in this transaction."""
     if branch is None and conv.thread_id == conv.root_thread_id:
-        cache: dict[str, list[LineageEntry]] = s.info.setdefault("haico_lineage", {})
+        cache: dict[str, list[LineageEntry]] = s.info.setdefault(LINEAGE_CACHE, {})
         cache.setdefault(
             conv.thread_id,
             [
@@ -200,51 +165,6 @@ def know_lineage(s: AsyncSession, conv: Conversation, branch: ConversationBranch
                 )
             ],
         )
-
-
-def _lineage_query(*, several: bool = False) -> Select[Any]:
-    joined = _conv.outerjoin(_branch, _branch.c.thread_id == _conv.c.thread_id)
-    cols = (
-        _conv.c.thread_id,
-        _branch.c.parent_thread_id,
-        _branch.c.branch_point_turn,
-        _conv.c.forked_from_turn,
-        _conv.c.forked_from_thread_id,
-    )
-    start = (
-        _conv.c.thread_id.in_(bindparam("thread_ids", expanding=True))
-        if several
-        else _conv.c.thread_id == bindparam("thread_id")
-    )
-    up = select(*cols).select_from(joined).where(start)
-    cte = up.cte("lineage", recursive=True)
-    step = select(*cols).select_from(joined).join(cte, _conv.c.thread_id == cte.c.parent_thread_id)
-    return select(cte.union(step))
-
-
-# Built once: building and keying this statement on every call cost about 1 ms.
-_LINEAGE = _lineage_query()
-_LINEAGES = _lineage_query(several=True)
-
-
-def _walk(by_child: dict[str, Any], thread_id: str) -> list[LineageEntry]:
-    out: list[LineageEntry] = []
-    current: str | None = thread_id
-    seen: set[str] = set()
-    while current is not None and current not in seen and current in by_child:
-        seen.add(current)
-        r = by_child[current]
-        out.append(
-            LineageEntry(
-                current,
-                r.parent_thread_id,
-                r.branch_point_turn,
-                r.forked_from_turn,
-                r.forked_from_thread_id,
-            )
-        )
-        current = r.parent_thread_id
-    return out or [LineageEntry(thread_id, None, None, None)]
 
 
 def listed() -> ColumnElement[bool]:

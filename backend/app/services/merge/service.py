@@ -40,9 +40,8 @@ from app.agent.runtime import AgentRuntime
 from app.db.dialect import dialect_of
 from app.db.engine import Database, fault, limits_of
 from app.db.faults import Step
-from app.db.models import (
-    Conversation,
-)
+from app.db.models import ActiveTurn, ChatHead, Conversation, ConversationBranch
+from app.db.repositories import heads as heads_repo
 from app.domain import BranchStatus, NodeId
 from app.errors import (
     Conflict,
@@ -57,7 +56,7 @@ from app.services import heads, pruning, search
 from app.services.access import Role
 from app.services.branching import promote_draft
 from app.services.compare import parse_node
-from app.services.conversations import get_owned
+from app.services.conversations import check_owned, get_owned
 from app.services.merge import plan as planner
 from app.services.merge import result as merging
 from app.services.merge import writes
@@ -164,9 +163,7 @@ async def _apply(
     retains: bool,
 ) -> tuple[MergeOut, pruning.PruneResult | None, NodeId | None]:
     async with db.transaction() as s:
-        conv, branch, head, active = await heads.lock_owned_with_head_and_turn(
-            s, thread_id=thread_id, user_id=user_id
-        )
+        conv, branch, head, active = await _lock(s, thread_id=thread_id, user_id=user_id)
         if active is not None:
             raise TurnInProgress("a turn is running in this conversation; wait or cancel it")
         if expected is not UNSET and expected != head.head_turn_id:
@@ -234,6 +231,22 @@ async def _apply(
             plan=out,
         )
         return merged, pruned, unvectored
+
+
+async def _lock(
+    s: AsyncSession, *, thread_id: str, user_id: int
+) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None]:
+    """`heads.lock_owned_with_head` (waiting) with the family's active turn as of the
+    locks, in one read when the head row exists."""
+    found = await heads_repo.lock_with_head_and_turn(s, thread_id)
+    if found is None:
+        conv, branch, head = await heads.lock_owned_with_head(
+            s, thread_id=thread_id, user_id=user_id
+        )
+        return conv, branch, head, await heads_repo.get_active_turn(s, conv.root_thread_id)
+    conv, branch, head, active = found
+    await check_owned(s, conv, branch, user_id=user_id, need=Role.EDITOR)
+    return conv, branch, head, active
 
 
 def _check_limits(s: AsyncSession, side: planner.Side) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Conversation
+from app.db.repositories import lineage as lineage_repo
 from app.db.repositories import merge as repo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as ws_repo
@@ -203,7 +204,7 @@ async def load_sides(
     if source.turn < 1 or source.turn > src.turn_index:
         raise InvalidTurn(f"node {source} does not exist (the thread is at turn {src.turn_index})")
     # Both threads walked up in one query (`node_path` and the restores read them).
-    await threads_repo.lineages(s, (source.thread_id, target.thread_id))
+    await lineage_repo.lineages(s, (source.thread_id, target.thread_id))
     theirs_state = await resolve_restore_state(s, src, source.turn)
     source_path = await node_path(s, source)
     target_path = (

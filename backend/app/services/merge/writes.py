@@ -21,7 +21,6 @@ from app.db.models import (
 )
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import items as items_repo
-from app.db.repositories import ledger as ledger_repo
 from app.db.repositories import merge as repo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as ws_repo
@@ -139,7 +138,7 @@ async def write_workspace(
     author = action_log.grantee(conv.user_id)
     if dialect_of(s).is_postgres and edits:
         # One INSERT of arrays, in the caller's last statement.
-        later.append(ledger_repo.edits_write(tid, k, edits, origin="merge", author=author, at=at))
+        later.append(repo.edits_write(tid, k, edits, origin="merge", author=author, at=at))
         edits = []
     for surface, uid, kind in edits:
         s.add(
