@@ -111,11 +111,13 @@ async def restore_source(
     turn: int,
     *,
     known: Mapping[int, WorkspaceSnapshot | None] | None = None,
+    light: bool = True,
 ) -> RestoreSource:
     """Apply the snapshot rule: which rows hold the workspace after `turn` on `conv`.
 
     `known`: `conv`'s light snapshot rows read in this transaction already, by turn
-    (None: read, and it has none)."""
+    (None: read, and it has none). `light`: a snapshot row read here comes without its
+    item lists (a caller that reads them asks for the whole row: one query, not two)."""
     if turn < 0:
         raise InvalidInput("as_of_turn: must be >= 0")
     if turn > conv.turn_index:
@@ -132,12 +134,12 @@ async def restore_source(
             raise SnapshotMissing(
                 f"the conversation this was forked from no longer has turn {turn}"
             )
-        return await restore_source(s, src, turn)
+        return await restore_source(s, src, turn, light=light)
     owner = lineage.owner_of(turn + 1)
     if owner == conv.thread_id and known is not None and turn + 1 in known:
         snap = known[turn + 1]
     else:
-        snap = await snap_repo.get_snapshot(s, owner, turn + 1, light=True)
+        snap = await snap_repo.get_snapshot(s, owner, turn + 1, light=light)
     if snap is None:
         # A linear host pruned the owner's turns after `turn` and brought its live rows
         # back to the workspace after `turn` (`pruning.prune_in`): with no newer
@@ -156,7 +158,7 @@ async def restore_source(
 async def resolve_restore_state(s: AsyncSession, conv: Conversation, turn: int) -> WorkspaceState:
     """The workspace as it stood after `turn` on `conv`'s lineage (see the module doc),
     with only the decisions rejected by then."""
-    state = await state_of(s, await restore_source(s, conv, turn))
+    state = await state_of(s, await restore_source(s, conv, turn, light=False))
     state.rejected = [r for r in state.rejected if r.rejected_after_turn <= turn]
     return state
 

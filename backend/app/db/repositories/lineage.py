@@ -5,7 +5,7 @@ Queries only, cached per transaction (parent links never change)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -48,12 +48,51 @@ async def lineages(s: AsyncSession, thread_ids: Iterable[str]) -> None:
         cache[thread_id] = walk
 
 
+Loaded = dict[str, tuple[Conversation, ConversationBranch | None]]
+
+
+async def load_lineages(s: AsyncSession, thread_ids: Iterable[str]) -> Loaded:
+    """`lineages`, in a query that also loads every thread of the walks with its branch
+    row into the session (so `get_thread` answers them without a query); those rows by
+    thread. For an operation that reads several threads of one family."""
+    wanted = list(dict.fromkeys(thread_ids))
+    loaded: Loaded = {
+        conv.thread_id: (conv, branch)
+        for conv, branch in (await s.execute(_LOADED, {"thread_ids": wanted})).tuples()
+    }
+    by_child = {
+        t: _Link(
+            t,
+            branch.parent_thread_id if branch is not None else None,
+            branch.branch_point_turn if branch is not None else None,
+            conv.forked_from_turn,
+            conv.forked_from_thread_id,
+        )
+        for t, (conv, branch) in loaded.items()
+    }
+    cache = _lineage_cache(s)
+    for thread_id in wanted:
+        walk = _walk(by_child, thread_id)
+        for n, entry in enumerate(walk):
+            cache.setdefault(entry.thread_id, walk[n:])
+        cache[thread_id] = walk
+    return loaded
+
+
+class _Link(NamedTuple):
+    thread_id: str
+    parent_thread_id: str | None
+    branch_point_turn: int | None
+    forked_from_turn: int | None
+    forked_from_thread_id: str | None
+
+
 def _lineage_cache(s: AsyncSession) -> dict[str, list[LineageEntry]]:
     cache: dict[str, list[LineageEntry]] = s.info.setdefault(LINEAGE_CACHE, {})
     return cache
 
 
-def _lineage_query(*, several: bool = False) -> Select[Any]:
+def _lineage_query(*, several: bool = False, rows: bool = False) -> Select[Any]:
     joined = _conv.outerjoin(_branch, _branch.c.thread_id == _conv.c.thread_id)
     cols = (
         _conv.c.thread_id,
@@ -70,12 +109,21 @@ def _lineage_query(*, several: bool = False) -> Select[Any]:
     up = select(*cols).select_from(joined).where(start)
     cte = up.cte("lineage", recursive=True)
     step = select(*cols).select_from(joined).join(cte, _conv.c.thread_id == cte.c.parent_thread_id)
-    return select(cte.union(step))
+    if not rows:
+        return select(cte.union(step))
+    walked = cte.union(step)
+    loaded = (
+        select(Conversation, ConversationBranch)
+        .join(walked, walked.c.thread_id == Conversation.thread_id)
+        .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
+    )
+    return cast(Select[Any], loaded)
 
 
 # Built once: building and keying this statement on every call cost about 1 ms.
 _LINEAGE = _lineage_query()
 _LINEAGES = _lineage_query(several=True)
+_LOADED = _lineage_query(several=True, rows=True)
 
 
 def _walk(by_child: dict[str, Any], thread_id: str) -> list[LineageEntry]:

@@ -7,13 +7,33 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import DateTime, Integer, String, bindparam, delete, func, insert, select, update
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Integer,
+    String,
+    any_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import JsonType, table_of
 from app.db.dialect import Write, dialect_of
-from app.db.models import Artifact, Preference, Todo, WorkspaceEdit, WorkspaceSnapshot
+from app.db.models import (
+    Artifact,
+    Preference,
+    RejectedItem,
+    Todo,
+    WorkspaceEdit,
+    WorkspaceSnapshot,
+)
 from app.db.repositories import snapshots as snap_repo
 from app.domain import NodeKind, NodeState, now
 
@@ -162,6 +182,106 @@ async def delete_items(
 ) -> None:
     if ids:
         await s.execute(delete(model).where(model.id.in_(ids)))
+
+
+# PostgreSQL: the same changes as writes of arrays (one parameter per column, however
+# many rows), for the statement that moves the head (`execute_all`'s rules: the
+# deletes, updates and inserts of one table touch different rows).
+_TYPES: dict[str, Any] = {
+    "id": BigInteger(),
+    "uid": String(),
+    "surface": String(),
+    "text": String(),
+    "locked": Boolean(),
+    "done": Boolean(),
+    "depth": Integer(),
+    "position": Integer(),
+}
+
+
+def _arrays(prefix: str, columns: tuple[str, ...]) -> Any:
+    """The rows of the array parameters `{prefix}_{column}`, as a derived table."""
+    return (
+        func.unnest(*(bindparam(f"{prefix}_{c}", type_=ARRAY(_TYPES[c])) for c in columns))
+        .table_valued(*columns)
+        .render_derived(name=prefix)
+    )
+
+
+def _array_writes(model: type[Preference] | type[Todo]) -> tuple[Any, Any, Any]:
+    table = table_of(model)
+    p = "pa" if model is Preference else "ta"
+    fields = _ITEM_FIELDS[model]
+    added = _arrays(f"{p}i", ("uid", *fields))
+    changed = _arrays(f"{p}u", ("id", *fields))
+    return (
+        delete(table).where(table.c.id == any_(bindparam(f"{p}d_id", type_=ARRAY(BigInteger())))),
+        update(table)
+        .where(table.c.id == changed.c.id)
+        .values({name: changed.c[name] for name in fields}),
+        insert(table).from_select(
+            ["thread_id", "uid", *fields],
+            select(
+                bindparam(f"{p}i_thread", type_=String()),
+                *(added.c[c] for c in ("uid", *fields)),
+            ),
+        ),
+    )
+
+
+_ARRAY_WRITES = {model: _array_writes(model) for model in (Preference, Todo)}
+
+
+def item_writes(
+    model: type[Preference] | type[Todo],
+    thread_id: str,
+    *,
+    deletes: list[int],
+    updates: list[dict[str, Any]],
+    inserts: list[dict[str, Any]],
+) -> list[Write]:
+    """PostgreSQL: `delete_items`, `update_items` and the inserts of new items (each a
+    dict of uid and the model's fields) as writes, only those with rows."""
+    p = "pa" if model is Preference else "ta"
+    fields = _ITEM_FIELDS[model]
+    drop, change, add = _ARRAY_WRITES[model]
+    writes: list[Write] = []
+    if deletes:
+        writes.append((drop, {f"{p}d_id": deletes}))
+    if updates:
+        writes.append((change, {f"{p}u_{c}": [r[c] for r in updates] for c in ("id", *fields)}))
+    if inserts:
+        params = {f"{p}i_{c}": [r[c] for r in inserts] for c in ("uid", *fields)}
+        writes.append((add, {**params, f"{p}i_thread": thread_id}))
+    return writes
+
+
+def _rejected_insert() -> Any:
+    rows = _arrays("rj", ("uid", "surface", "text"))
+    return insert(table_of(RejectedItem)).from_select(
+        ["thread_id", "rejected_after_turn", "uid", "surface", "text"],
+        select(
+            bindparam("rj_thread", type_=String()),
+            bindparam("rj_turn", type_=Integer()),
+            rows.c.uid,
+            rows.c.surface,
+            rows.c.text,
+        ),
+    )
+
+
+_REJECTED_INSERT = _rejected_insert()
+
+
+def rejected_write(thread_id: str, turn_index: int, rows: list[tuple[str, str, str]]) -> Write:
+    """PostgreSQL: decisions rejected at `turn_index`, each (uid, surface, text)."""
+    return _REJECTED_INSERT, {
+        "rj_thread": thread_id,
+        "rj_turn": turn_index,
+        "rj_uid": [r[0] for r in rows],
+        "rj_surface": [r[1] for r in rows],
+        "rj_text": [r[2] for r in rows],
+    }
 
 
 def _edits_insert() -> Any:

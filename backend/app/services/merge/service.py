@@ -8,18 +8,25 @@ together:
    expected head, and (unless `force`) when making the thread the working one would
    discard an edited draft — that implicit checkout happens in this transaction;
 2. plan (`plan.py`) and settle the conflicts with the resolutions (`MERGE_PLAN`);
-3. write the node's record: snapshot k of the workspace before the merge (the
-   snapshot rule, as a turn), written as a complete merge node with its source and
-   the source's workspace as merged (a later merge's base), with the bodies it names
-   and the clock at k, in one statement (`MERGE_NODE`);
+3. the node's record: snapshot k of the workspace before the merge (the snapshot
+   rule, as a turn), as a complete merge node with its source and the source's
+   workspace as merged (a later merge's base), the bodies it names and the clock at
+   k (`MERGE_NODE`);
 4. change the live workspace: objective, the items that differ (removals kept as
    rejected decisions stamped k), artifacts copied stamped k, each change recorded
    in the research ledger with origin `merge` (`MERGE_APPLY`); on a linear host the
    nodes off the new path are pruned, as a send prunes them;
 5. move the head onto the node and log `chat/turnStarted` (a system notification
-   with `_meta["haico/mergedFrom"]`), the workspace changes and `chat/turnComplete`,
-   in the statement that also writes the document's row and its search entry
+   with `_meta["haico/mergedFrom"]`), the workspace changes and `chat/turnComplete`
    (`MERGE_HEAD`).
+
+The writes of steps 3 to 5 are independent of one another, so they go in one
+statement where they can (`dialect.execute_all`'s rules): the head's, which also
+carries the node's record, the document's row and its search entry, and on
+PostgreSQL the items' changes and the ledger's rows as writes of arrays. What goes
+through the session before it: the objective, a new document row, copied artifacts
+(and every item and ledger row on SQLite); on a linear host the node's record too,
+since the prune reads it.
 
 A failure, or a kill, at any step leaves nothing. The one write before that
 transaction is a send's: a target that is the family's working draft is first made
@@ -37,7 +44,7 @@ from pydantic import TypeAdapter
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agent.runtime import AgentRuntime
-from app.db.dialect import dialect_of
+from app.db.dialect import dialect_of, execute_all
 from app.db.engine import Database, fault, limits_of
 from app.db.faults import Step
 from app.db.models import ActiveTurn, ChatHead, Conversation, ConversationBranch
@@ -198,9 +205,13 @@ async def _apply(
         await fault(s, Step.MERGE_PLAN)
         label = body.label or _label(source, sides.source_conv, conv)
         description = f"Brought in from {label}: {merging.summary(result.brought)}"
-        node = await writes.write_node(s, conv, sides, source, body.mode, description)
+        node, last = await writes.node_writes(s, conv, sides, source, body.mode, description)
+        if not retains:  # the prune below reads the family's nodes, this one included
+            await execute_all(s, *last)
+            last = []
         await fault(s, Step.MERGE_NODE)
-        surfaces, last = await writes.write_workspace(s, conv, node.turn, sides, result)
+        surfaces, changes = await writes.write_workspace(s, conv, node.turn, sides, result)
+        last += changes
         unvectored = None
         # No turn runs (checked above, under the family's lock) and node k is new.
         entry = (
@@ -217,7 +228,8 @@ async def _apply(
         # After the copies: a pruned source's artifacts are read above.
         pruned = None if retains else await pruning.linear_prune_in(s, head, active=node)
         parent = head.head_turn_id
-        # The document's row and its search entry go in the head's statement.
+        # The node's record, and on PostgreSQL the workspace's rows, go in the head's
+        # statement.
         await writes.move_head(
             s, head, conv, node, parent, source, body.mode, description, surfaces, last
         )

@@ -33,7 +33,7 @@ from app.schemas_export import (
 from app.schemas_merge import MergeMode
 from app.services.access import Role
 from app.services.compare import common_ancestor, node_path
-from app.services.conversations import get_owned
+from app.services.conversations import check_owned, get_owned
 from app.services.family import Lineage
 from app.services.merge.plan import EMPTY, ArtifactRef, Item, Side, artifact_key
 from app.services.snapshots import resolve_restore_state
@@ -200,11 +200,16 @@ async def load_sides(
     s: AsyncSession, *, user_id: int, target: Conversation, source: NodeId, mode: MergeMode
 ) -> Sides:
     """Base, ours and theirs for bringing `source` into `target`'s live workspace."""
-    src, _ = await get_owned(s, thread_id=source.thread_id, user_id=user_id, need=Role.VIEWER)
+    # Both threads walked up in one query that also loads their threads, the base's
+    # included (`node_path` and the restores read them).
+    loaded = await lineage_repo.load_lineages(s, (source.thread_id, target.thread_id))
+    if source.thread_id in loaded:
+        src, src_branch = loaded[source.thread_id]
+        await check_owned(s, src, src_branch, user_id=user_id, need=Role.VIEWER)
+    else:
+        src, _ = await get_owned(s, thread_id=source.thread_id, user_id=user_id, need=Role.VIEWER)
     if source.turn < 1 or source.turn > src.turn_index:
         raise InvalidTurn(f"node {source} does not exist (the thread is at turn {src.turn_index})")
-    # Both threads walked up in one query (`node_path` and the restores read them).
-    await lineage_repo.lineages(s, (source.thread_id, target.thread_id))
     theirs_state = await resolve_restore_state(s, src, source.turn)
     source_path = await node_path(s, source)
     target_path = (

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.dialect import Write, dialect_of, execute_all
+from app.db.dialect import Write, dialect_of
 from app.db.models import (
     Artifact,
     ChatHead,
@@ -35,15 +35,17 @@ from app.services.snapshots import capture_snapshot
 from app.services.workspace_state import PreferenceState, TodoState
 
 
-async def write_node(
+async def node_writes(
     s: AsyncSession,
     conv: Conversation,
     sides: Sides,
     source: NodeId,
     mode: MergeMode,
     description: str,
-) -> NodeId:
-    """Snapshot k (the workspace before the merge), the node record, the clock at k."""
+) -> tuple[NodeId, list[Write]]:
+    """The writes of snapshot k (the workspace before the merge), the node's record and
+    the clock at k, independent of each other and of the workspace's changes (for
+    `execute_all`, or the head's statement). The loaded `conv` is at k already."""
     k = conv.turn_index + 1
     writes, _ = await capture_snapshot(
         s,
@@ -69,10 +71,9 @@ async def write_node(
         merged_state=recorded_state(sides.theirs, digest),
     )
     writes.append(threads_repo.clock_advance(conv, k))
-    # One round trip on PostgreSQL: two bodies (ours when not stored yet, and theirs)
-    # may be the same text, which ON CONFLICT DO NOTHING in one statement allows.
-    await execute_all(s, *writes)
-    return NodeId(conv.thread_id, k)
+    # Two bodies (ours when not stored yet, and theirs) may be the same text, which
+    # ON CONFLICT DO NOTHING in one statement allows.
+    return NodeId(conv.thread_id, k), writes
 
 
 async def write_workspace(
@@ -106,7 +107,7 @@ async def write_workspace(
         surfaces.append("document")
         edits.append(("document", None, "change"))
     if new.preferences != ours.preferences or new.todos != ours.todos:
-        edits += await _write_items(s, tid, k, sides, result)
+        edits += await _write_items(s, tid, k, sides, result, later)
         surfaces += [
             name
             for name, a, b in (
@@ -158,11 +159,14 @@ async def write_workspace(
 
 
 async def _write_items(
-    s: AsyncSession, tid: str, k: int, sides: Sides, result: merging.Result
+    s: AsyncSession, tid: str, k: int, sides: Sides, result: merging.Result, later: list[Write]
 ) -> list[tuple[str, str | None, str]]:
     """Change the thread's preferences and todos into the merged lists: only the rows
     that differ (items keep their uid and their row); a removal is kept as a decision
-    rejected at turn k. Returns the ledger's (surface, uid, kind) of each change."""
+    rejected at turn k. Returns the ledger's (surface, uid, kind) of each change. On
+    PostgreSQL the rows are written by `later`'s writes of arrays, in the caller's last
+    statement."""
+    postgres = dialect_of(s).is_postgres
     lists: tuple[
         tuple[
             type[Preference] | type[Todo], Sequence[PreferenceState | TodoState], tuple[Item, ...]
@@ -191,21 +195,27 @@ async def _write_items(
                 updates.append({"id": o.id, **row})
                 edits.append((surface, item.uid, "change"))
         edits += [(surface, o.uid, "remove") for o in old if o.uid not in kept]
-        await repo.delete_items(s, model, [o.id for o in old if o.uid not in kept and o.id])
+        dropped = [o.id for o in old if o.uid not in kept and o.id]
+        if postgres:
+            later += repo.item_writes(model, tid, deletes=dropped, updates=updates, inserts=inserts)
+            continue
+        await repo.delete_items(s, model, dropped)
         await repo.update_items(s, model, updates)
         insert = items_repo.insert_preferences if model is Preference else items_repo.insert_todos
         await insert(s, inserts)
+    rejected = [
+        (item.uid, result.removed_surface[item.uid], str(item.values.get("text", "")))
+        for item in result.removed
+    ]
+    if postgres:
+        if rejected:
+            later.append(repo.rejected_write(tid, k, rejected))
+        return edits
     await ws_repo.insert_rejected(
         s,
         [
-            {
-                "thread_id": tid,
-                "uid": item.uid,
-                "surface": result.removed_surface[item.uid],
-                "text": str(item.values.get("text", "")),
-                "rejected_after_turn": k,
-            }
-            for item in result.removed
+            {"thread_id": tid, "uid": u, "surface": sf, "text": t, "rejected_after_turn": k}
+            for u, sf, t in rejected
         ],
     )
     return edits
