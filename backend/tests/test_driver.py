@@ -30,9 +30,9 @@ from app.db.models import (
     WorkspaceSnapshot,
 )
 from app.db.outage import is_store_outage
+from app.db.repositories import live as live_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as threads_repo
-from app.db.repositories import workspace as ws_repo
 from app.domain import NodeState
 from app.events import actions
 from app.events import log as action_log
@@ -200,7 +200,7 @@ async def test_a_session_driver_runs_inside_the_sessions_transaction(
             )
             assert await of_session(s, flush=True) is not None  # flushed: on the driver
             # The read (on the driver) sees the insert.
-            rows = await ws_repo.live_rows(s, tid)
+            rows = await live_repo.live_rows(s, tid)
             assert [p.text for p in rows.preferences] == ["p"]
             assert (
                 await s.scalar(select(Conversation.objective).where(Conversation.thread_id == tid))
@@ -224,7 +224,7 @@ async def test_a_session_driver_runs_inside_the_sessions_transaction(
             assert await s.scalar(select(Preference.text).where(Preference.uid == "u1")) == "q"
             raise RuntimeError("roll back")
     async with db.read() as s:
-        assert (await ws_repo.live_rows(s, tid)).preferences == []
+        assert (await live_repo.live_rows(s, tid)).preferences == []
         assert (
             await s.scalar(select(Conversation.title).where(Conversation.thread_id == tid))
             == "driver"

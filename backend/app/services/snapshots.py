@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.dialect import Write, dialect_of
 from app.db.models import Conversation, Document, WorkspaceSnapshot
 from app.db.repositories import items as items_repo
+from app.db.repositories import live as live_repo
 from app.db.repositories import snapshots as snap_repo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as repo
@@ -158,7 +159,11 @@ async def restore_source(
 async def resolve_restore_state(s: AsyncSession, conv: Conversation, turn: int) -> WorkspaceState:
     """The workspace as it stood after `turn` on `conv`'s lineage (see the module doc),
     with only the decisions rejected by then."""
-    state = await state_of(s, await restore_source(s, conv, turn, light=False))
+    return as_of(await state_of(s, await restore_source(s, conv, turn, light=False)), turn)
+
+
+def as_of(state: WorkspaceState, turn: int) -> WorkspaceState:
+    """`state` (the workspace after `turn`) with only the decisions rejected by then."""
     state.rejected = [r for r in state.rejected if r.rejected_after_turn <= turn]
     return state
 
@@ -222,9 +227,9 @@ async def capture_snapshot(
     *,
     turn_index: int,
     user_message: str,
-    live: repo.LiveRows | None = None,
+    live: live_repo.LiveRows | None = None,
     author: str | None = None,
-    known: tuple[repo.LiveDocument | None, WorkspaceState] | None = None,
+    known: tuple[live_repo.LiveDocument | None, WorkspaceState] | None = None,
 ) -> tuple[list[Write], WorkspaceState]:
     """Snapshot `turn_index` from the live rows (the start of that turn), read here
     unless the caller read them (`live`), or made them a state already (`known`, as
@@ -248,7 +253,7 @@ async def capture_snapshot(
 
 def snapshot_of(
     conv: Conversation,
-    doc: repo.LiveDocument | None,
+    doc: live_repo.LiveDocument | None,
     state: WorkspaceState,
     *,
     turn_index: int,

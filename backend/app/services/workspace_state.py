@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import dialect_of
 from app.db.models import Artifact, Conversation, Document
+from app.db.repositories import live as live_repo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as repo
 from app.schemas import (
@@ -154,7 +155,7 @@ async def thread_and_live_state(
     """The thread and its live workspace (None: no such thread); one statement on
     PostgreSQL."""
     if dialect_of(s).is_postgres:
-        found = await repo.thread_with_live_rows(s, thread_id)
+        found = await live_repo.thread_with_live_rows(s, thread_id)
         return None if found is None else (found[0], state_of_rows(*found)[1])
     conv = await threads_repo.get_thread(s, thread_id)
     return None if conv is None else (conv, await live_state(s, conv))
@@ -162,15 +163,15 @@ async def thread_and_live_state(
 
 async def live_with_document(
     s: AsyncSession, conv: Conversation
-) -> tuple[repo.LiveDocument | None, WorkspaceState]:
+) -> tuple[live_repo.LiveDocument | None, WorkspaceState]:
     """The live rows of `conv` as a state, and its document row (title, body_hash,
     content)."""
-    return state_of_rows(conv, await repo.live_rows(s, conv.thread_id))
+    return state_of_rows(conv, await live_repo.live_rows(s, conv.thread_id))
 
 
 def state_of_rows(
-    conv: Conversation, rows: repo.LiveRows
-) -> tuple[repo.LiveDocument | None, WorkspaceState]:
+    conv: Conversation, rows: live_repo.LiveRows
+) -> tuple[live_repo.LiveDocument | None, WorkspaceState]:
     doc = rows.document
     return doc, WorkspaceState(
         objective=conv.objective,

@@ -36,6 +36,7 @@ from app.agent.port import (
 )
 from app.agent.tools import TOOLS_BY_NAME
 from app.db.engine import Database
+from app.db.repositories import live as live_repo
 from app.db.repositories import workspace as workspace_repo
 from app.errors import InvalidInput, NotFound
 from app.schemas import MAX_DEPTH
@@ -290,14 +291,18 @@ async def test_agent_workspace_reads_only_what_an_edit_is_checked_against(
     for edit in (SetDocument(content="x" * 50_000), AddPreference("p"), AddTodo("t")):
         await ws.apply(thread_id, edit)
     loaded: list[str] = []
-    for name in ("get_document", "list_artifacts", "live_rows"):
-        real = getattr(workspace_repo, name)
+    for module, name in (
+        (workspace_repo, "get_document"),
+        (workspace_repo, "list_artifacts"),
+        (live_repo, "live_rows"),
+    ):
+        real = getattr(module, name)
 
         async def spy(*a: Any, _name: str = name, _real: Any = real, **kw: Any) -> Any:
             loaded.append(_name)
             return await _real(*a, **kw)
 
-        monkeypatch.setattr(workspace_repo, name, spy)
+        monkeypatch.setattr(module, name, spy)
     plain = await ws.apply(thread_id, AddTodo("second"))
     assert plain.preferences == () and plain.todos == () and plain.turn_index == 0
     nested = await ws.apply(thread_id, AddTodo("under", nest_under_last=True))

@@ -19,8 +19,8 @@ from app.db.base import table_of
 from app.db.dialect import Write, dialect_of, guard
 from app.db.driver import Driver, entity, labelled
 from app.db.models import ActiveTurn, ChatHead, Conversation, ConversationBranch
+from app.db.repositories.live import LIVE_JSON, LiveRows, live_rows_of
 from app.db.repositories.threads import ROW_VERSION
-from app.db.repositories.workspace import LIVE_JSON, LiveRows, live_rows_of
 from app.domain import now
 
 _head_t = table_of(ChatHead)
@@ -116,7 +116,7 @@ async def lock_with_head(
 # The optimistic open of a turn reads without locks, in one statement, on the driver
 # (`app.db.driver`): the thread, its branch row, its family's head row (each model's
 # columns under its own prefix), the thread row's version (`threads.ROW_VERSION`) and
-# the thread's live workspace (`workspace.LIVE_JSON`), all as of one moment.
+# the thread's live workspace (`live.LIVE_JSON`), all as of one moment.
 _READ_WITH_HEAD = (
     select(
         *labelled(Conversation, "c_"),

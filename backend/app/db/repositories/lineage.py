@@ -5,16 +5,19 @@ Queries only, cached per transaction (parent links never change)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Select, bindparam, select
+from sqlalchemy import Select, and_, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import Conversation, ConversationBranch
+from app.db.models import Conversation, ConversationBranch, WorkspaceSnapshot
+from app.db.repositories.merge import MergeRecord
 from app.db.repositories.threads import LINEAGE_CACHE, LineageEntry
 
 _conv = Conversation.__table__
 _branch = ConversationBranch.__table__
+_snap = WorkspaceSnapshot.__table__
 
 
 async def lineage(s: AsyncSession, thread_id: str) -> list[LineageEntry]:
@@ -48,18 +51,28 @@ async def lineages(s: AsyncSession, thread_ids: Iterable[str]) -> None:
         cache[thread_id] = walk
 
 
-Loaded = dict[str, tuple[Conversation, ConversationBranch | None]]
+@dataclass
+class Loaded:
+    """What `load_lineages` read: every thread of the walks with its branch row, by
+    thread, and their merge and pick nodes."""
+
+    threads: dict[str, tuple[Conversation, ConversationBranch | None]]
+    merges: list[MergeRecord]
 
 
 async def load_lineages(s: AsyncSession, thread_ids: Iterable[str]) -> Loaded:
     """`lineages`, in a query that also loads every thread of the walks with its branch
-    row into the session (so `get_thread` answers them without a query); those rows by
-    thread. For an operation that reads several threads of one family."""
+    row into the session (so `get_thread` answers them without a query), and their
+    merge records. For an operation that reads several threads of one family."""
     wanted = list(dict.fromkeys(thread_ids))
-    loaded: Loaded = {
-        conv.thread_id: (conv, branch)
-        for conv, branch in (await s.execute(_LOADED, {"thread_ids": wanted})).tuples()
-    }
+    result = Loaded({}, [])
+    for conv, branch, turn, kind, merged_from in (
+        await s.execute(_LOADED, {"thread_ids": wanted})
+    ).tuples():
+        result.threads[conv.thread_id] = (conv, branch)
+        if merged_from is not None:
+            result.merges.append(MergeRecord(conv.thread_id, turn, kind, merged_from))
+    loaded = result.threads
     by_child = {
         t: _Link(
             t,
@@ -76,7 +89,7 @@ async def load_lineages(s: AsyncSession, thread_ids: Iterable[str]) -> Loaded:
         for n, entry in enumerate(walk):
             cache.setdefault(entry.thread_id, walk[n:])
         cache[thread_id] = walk
-    return loaded
+    return result
 
 
 class _Link(NamedTuple):
@@ -112,10 +125,22 @@ def _lineage_query(*, several: bool = False, rows: bool = False) -> Select[Any]:
     if not rows:
         return select(cte.union(step))
     walked = cte.union(step)
+    # A thread's merge nodes are a few rows: one row per thread and merge node.
+    merges = _snap.alias("merges")
     loaded = (
-        select(Conversation, ConversationBranch)
+        select(
+            Conversation,
+            ConversationBranch,
+            merges.c.turn_index,
+            merges.c.kind,
+            merges.c.merged_from,
+        )
         .join(walked, walked.c.thread_id == Conversation.thread_id)
         .outerjoin(ConversationBranch, ConversationBranch.thread_id == Conversation.thread_id)
+        .outerjoin(
+            merges,
+            and_(merges.c.thread_id == Conversation.thread_id, merges.c.merged_from.is_not(None)),
+        )
     )
     return cast(Select[Any], loaded)
 

@@ -64,23 +64,6 @@ class MergeRecord(NamedTuple):
     merged_from: str
 
 
-async def merge_records(s: AsyncSession, thread_ids: Collection[str]) -> list[MergeRecord]:
-    """The merge and pick nodes of these threads, with their source node."""
-    if not thread_ids:
-        return []
-    rows = await s.execute(_MERGE_RECORDS, {"mr_threads": sorted(thread_ids)})
-    return [MergeRecord(r[0], r[1], r[2], r[3]) for r in rows]
-
-
-# Built once (a path has a few threads: an expanding list is fine).
-_MERGE_RECORDS = select(
-    _snap_t.c.thread_id, _snap_t.c.turn_index, _snap_t.c.kind, _snap_t.c.merged_from
-).where(
-    _snap_t.c.thread_id.in_(bindparam("mr_threads", expanding=True)),
-    _snap_t.c.merged_from.is_not(None),
-)
-
-
 async def merged_state(s: AsyncSession, thread_id: str, turn_index: int) -> dict[str, Any] | None:
     """The source's workspace as the merge node `thread_id:turn_index` recorded it."""
     value = await s.scalar(

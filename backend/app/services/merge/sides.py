@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Conversation
 from app.db.repositories import lineage as lineage_repo
+from app.db.repositories import live as live_repo
 from app.db.repositories import merge as repo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as ws_repo
@@ -36,7 +37,7 @@ from app.services.compare import common_ancestor, node_path
 from app.services.conversations import check_owned, get_owned
 from app.services.family import Lineage
 from app.services.merge.plan import EMPTY, ArtifactRef, Item, Side, artifact_key
-from app.services.snapshots import resolve_restore_state
+from app.services.snapshots import as_of, resolve_restore_state
 from app.services.workspace_state import WorkspaceState, state_of_rows
 
 
@@ -49,7 +50,7 @@ class Sides:
     target_node: NodeId | None
     # What `ours` was read from (the apply captures it as the merge node's snapshot).
     ours_state: WorkspaceState
-    ours_rows: ws_repo.LiveRows
+    ours_rows: live_repo.LiveRows
     # The source node's thread (read with its ownership check).
     source_conv: Conversation
 
@@ -95,18 +96,22 @@ class _Base:
 
 
 async def _merge_base(
-    s: AsyncSession, source_path: list[NodeId], target_path: list[NodeId]
+    s: AsyncSession,
+    source_path: list[NodeId],
+    target_path: list[NodeId],
+    records: list[repo.MergeRecord],
 ) -> _Base:
     """The newest state of the source's path that the target already holds: the shared
     ancestor's, or the one an earlier merge into the target brought in from a node of
     the source's path (recorded then: a node's workspace may change while it is its
-    thread's latest, by the snapshot rule)."""
+    thread's latest, by the snapshot rule). `records`: the merge records of (at least)
+    the target path's threads."""
     shared = common_ancestor(source_path, target_path)
     on_source = {n: i for i, n in enumerate(source_path)}
     best = on_source.get(shared, -1) if shared is not None else -1
     chosen: repo.MergeRecord | None = None
     on_target = set(target_path)
-    for r in await repo.merge_records(s, {n.thread_id for n in target_path}):
+    for r in records:
         merged = NodeId.parse(r.merged_from)
         if r.kind != NodeKind.MERGE or NodeId(r.thread_id, r.turn_index) not in on_target:
             continue
@@ -203,14 +208,21 @@ async def load_sides(
     # Both threads walked up in one query that also loads their threads, the base's
     # included (`node_path` and the restores read them).
     loaded = await lineage_repo.load_lineages(s, (source.thread_id, target.thread_id))
-    if source.thread_id in loaded:
-        src, src_branch = loaded[source.thread_id]
+    if source.thread_id in loaded.threads:
+        src, src_branch = loaded.threads[source.thread_id]
         await check_owned(s, src, src_branch, user_id=user_id, need=Role.VIEWER)
     else:
         src, _ = await get_owned(s, thread_id=source.thread_id, user_id=user_id, need=Role.VIEWER)
     if source.turn < 1 or source.turn > src.turn_index:
         raise InvalidTurn(f"node {source} does not exist (the thread is at turn {src.turn_index})")
-    theirs_state = await resolve_restore_state(s, src, source.turn)
+    ours_rows = None
+    if source.turn == src.turn_index and source.thread_id != target.thread_id:
+        # The source is its thread's latest node (the snapshot rule: its live rows),
+        # read with ours in one query.
+        ours_rows, rows = await live_repo.live_rows_of_two(s, target.thread_id, src.thread_id)
+        theirs_state = as_of(state_of_rows(src, rows)[1], source.turn)
+    else:
+        theirs_state = await resolve_restore_state(s, src, source.turn)
     source_path = await node_path(s, source)
     target_path = (
         await node_path(s, NodeId(target.thread_id, target.turn_index))
@@ -222,7 +234,7 @@ async def load_sides(
         base_state = await resolve_restore_state(s, src, source.turn - 1)
         base = await side_of(s, base_state)
     else:
-        found = await _merge_base(s, source_path, target_path)
+        found = await _merge_base(s, source_path, target_path, loaded.merges)
         base_node = found.node
         if found.recorded is not None:
             base = await recorded_side(s, found.recorded)
@@ -230,7 +242,8 @@ async def load_sides(
             base = await side_of(s, await _state_after(s, base_node))
         else:
             base = EMPTY
-    ours_rows = await ws_repo.live_rows(s, target.thread_id)
+    if ours_rows is None:
+        ours_rows = await live_repo.live_rows(s, target.thread_id)
     _, ours_state = state_of_rows(target, ours_rows)
     return Sides(
         base=base,
