@@ -242,6 +242,25 @@ async def test_removals_become_rejected_decisions_and_artifacts_are_copied(
     assert (await merge(client, root, f"{side}:2")).json()["code"] == "nothing_to_merge"
 
 
+async def test_a_pick_reads_the_artifacts_its_base_already_had(
+    client: httpx.AsyncClient,
+) -> None:
+    # The pick's base is a stored snapshot of a thread with an artifact, its source the
+    # thread's latest node (its live rows): the artifact is in both, so picking it into
+    # another conversation brings the todo only (a base read without its artifacts
+    # would bring the artifact too).
+    notes = await new_thread(client)
+    await turn_ok(client, notes, "artifact Notes: what we found")
+    await turn_ok(client, notes, "todo: follow up")
+    other = await new_thread(client)
+    await turn_ok(client, other, "objective: elsewhere")
+    out = await merged(client, other, f"{notes}:2", mode="pick")
+    assert out["plan"]["base"] == f"{notes}:1"
+    assert out["description"].endswith(": 1 todo"), out["description"]
+    ws = await workspace(client, other)
+    assert texts(ws, "todos") == ["follow up"] and ws["artifacts"] == []
+
+
 async def test_from_a_branch_of_a_branch_and_from_a_fork(client: httpx.AsyncClient) -> None:
     root, side = await family(client)
     deeper = await branch(client, side, 2)

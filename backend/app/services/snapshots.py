@@ -13,7 +13,7 @@ read (restore, branch copy, compare, graph) goes through `restore_source`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -53,9 +53,10 @@ def _legacy_uid(snapshot_id: int, kind: str, index: int) -> str:
 
 
 async def snapshot_state(
-    s: AsyncSession, snap: WorkspaceSnapshot, *, artifacts_up_to: int
+    s: AsyncSession, snap: WorkspaceSnapshot, *, artifacts_up_to: int, bare: Collection[str] = ()
 ) -> WorkspaceState:
-    """Read a snapshot row; fields that older formats lack get their defaults."""
+    """Read a snapshot row; fields that older formats lack get their defaults. `bare`:
+    threads known (in this transaction) to have no artifacts: none is read for them."""
     await snap_repo.load_items(s, snap)
     body = await repo.get_body(s, snap.document_hash) if snap.document_hash else None
     document = None
@@ -78,7 +79,11 @@ async def snapshot_state(
         )
         for i, t in enumerate(snap.todos or [])
     ]
-    arts = await repo.list_artifacts(s, snap.thread_id, max_turn=artifacts_up_to)
+    arts = (
+        []
+        if snap.thread_id in bare
+        else await repo.list_artifacts(s, snap.thread_id, max_turn=artifacts_up_to)
+    )
     return WorkspaceState(
         objective=snap.objective,
         document=document,
@@ -156,10 +161,13 @@ async def restore_source(
     return RestoreSource(turn, snapshot=snap)
 
 
-async def resolve_restore_state(s: AsyncSession, conv: Conversation, turn: int) -> WorkspaceState:
+async def resolve_restore_state(
+    s: AsyncSession, conv: Conversation, turn: int, *, bare: Collection[str] = ()
+) -> WorkspaceState:
     """The workspace as it stood after `turn` on `conv`'s lineage (see the module doc),
-    with only the decisions rejected by then."""
-    return as_of(await state_of(s, await restore_source(s, conv, turn, light=False)), turn)
+    with only the decisions rejected by then (`bare`: see `snapshot_state`)."""
+    source = await restore_source(s, conv, turn, light=False)
+    return as_of(await state_of(s, source, bare=bare), turn)
 
 
 def as_of(state: WorkspaceState, turn: int) -> WorkspaceState:
@@ -168,12 +176,14 @@ def as_of(state: WorkspaceState, turn: int) -> WorkspaceState:
     return state
 
 
-async def state_of(s: AsyncSession, source: RestoreSource) -> WorkspaceState:
-    """Read the workspace a `RestoreSource` points at."""
+async def state_of(
+    s: AsyncSession, source: RestoreSource, *, bare: Collection[str] = ()
+) -> WorkspaceState:
+    """Read the workspace a `RestoreSource` points at (`bare`: see `snapshot_state`)."""
     if source.live is not None:
         return await live_state(s, source.live)
     assert source.snapshot is not None
-    return await snapshot_state(s, source.snapshot, artifacts_up_to=source.turn)
+    return await snapshot_state(s, source.snapshot, artifacts_up_to=source.turn, bare=bare)
 
 
 async def copy_as_of_in(s: AsyncSession, source: RestoreSource, target: Conversation) -> None:

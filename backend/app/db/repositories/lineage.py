@@ -8,16 +8,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Select, and_, bindparam, select
+from sqlalchemy import Select, and_, bindparam, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import Conversation, ConversationBranch, WorkspaceSnapshot
+from app.db.models import Artifact, Conversation, ConversationBranch, WorkspaceSnapshot
 from app.db.repositories.merge import MergeRecord
 from app.db.repositories.threads import LINEAGE_CACHE, LineageEntry
 
 _conv = Conversation.__table__
 _branch = ConversationBranch.__table__
 _snap = WorkspaceSnapshot.__table__
+_artifact = Artifact.__table__
 
 
 async def lineage(s: AsyncSession, thread_id: str) -> list[LineageEntry]:
@@ -58,18 +59,23 @@ class Loaded:
 
     threads: dict[str, tuple[Conversation, ConversationBranch | None]]
     merges: list[MergeRecord]
+    # The threads that have no artifact (at the time of the read).
+    bare: set[str]
 
 
 async def load_lineages(s: AsyncSession, thread_ids: Iterable[str]) -> Loaded:
     """`lineages`, in a query that also loads every thread of the walks with its branch
-    row into the session (so `get_thread` answers them without a query), and their
-    merge records. For an operation that reads several threads of one family."""
+    row into the session (so `get_thread` answers them without a query), their merge
+    records, and which of them have no artifact. For an operation that reads several
+    threads of one family."""
     wanted = list(dict.fromkeys(thread_ids))
-    result = Loaded({}, [])
-    for conv, branch, turn, kind, merged_from in (
+    result = Loaded({}, [], set())
+    for conv, branch, has_artifacts, turn, kind, merged_from in (
         await s.execute(_LOADED, {"thread_ids": wanted})
     ).tuples():
         result.threads[conv.thread_id] = (conv, branch)
+        if not has_artifacts:
+            result.bare.add(conv.thread_id)
         if merged_from is not None:
             result.merges.append(MergeRecord(conv.thread_id, turn, kind, merged_from))
     loaded = result.threads
@@ -131,6 +137,7 @@ def _lineage_query(*, several: bool = False, rows: bool = False) -> Select[Any]:
         select(
             Conversation,
             ConversationBranch,
+            exists().where(_artifact.c.thread_id == Conversation.thread_id).label("artifacts"),
             merges.c.turn_index,
             merges.c.kind,
             merges.c.merged_from,

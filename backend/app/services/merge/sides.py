@@ -79,11 +79,11 @@ async def side_of(s: AsyncSession, state: WorkspaceState) -> Side:
     )
 
 
-async def _state_after(s: AsyncSession, node: NodeId) -> WorkspaceState:
+async def _state_after(s: AsyncSession, node: NodeId, bare: set[str]) -> WorkspaceState:
     conv = await threads_repo.get_thread(s, node.thread_id)
     if conv is None or conv.deleted_at is not None:
         raise SnapshotMissing(f"node {node} is no longer retained")
-    return await resolve_restore_state(s, conv, node.turn)
+    return await resolve_restore_state(s, conv, node.turn, bare=bare)
 
 
 @dataclass(frozen=True)
@@ -222,7 +222,7 @@ async def load_sides(
         ours_rows, rows = await live_repo.live_rows_of_two(s, target.thread_id, src.thread_id)
         theirs_state = as_of(state_of_rows(src, rows)[1], source.turn)
     else:
-        theirs_state = await resolve_restore_state(s, src, source.turn)
+        theirs_state = await resolve_restore_state(s, src, source.turn, bare=loaded.bare)
     source_path = await node_path(s, source)
     target_path = (
         await node_path(s, NodeId(target.thread_id, target.turn_index))
@@ -231,7 +231,7 @@ async def load_sides(
     )
     if mode == "pick":
         base_node = source_path[-2] if len(source_path) >= 2 else None
-        base_state = await resolve_restore_state(s, src, source.turn - 1)
+        base_state = await resolve_restore_state(s, src, source.turn - 1, bare=loaded.bare)
         base = await side_of(s, base_state)
     else:
         found = await _merge_base(s, source_path, target_path, loaded.merges)
@@ -239,7 +239,7 @@ async def load_sides(
         if found.recorded is not None:
             base = await recorded_side(s, found.recorded)
         elif base_node is not None:
-            base = await side_of(s, await _state_after(s, base_node))
+            base = await side_of(s, await _state_after(s, base_node, loaded.bare))
         else:
             base = EMPTY
     if ours_rows is None:
