@@ -11,12 +11,13 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, inspect, select, text, update
+from sqlalchemy import bindparam, delete, func, insert, inspect, null, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
 from app.db.base import table_of
 from app.db.dialect import Write, dialect_of
+from app.db.driver import entity, fetch_in_session, labelled
 from app.db.models import Artifact, SearchEntry, WorkspaceSnapshot
 from app.db.repositories import ledger as ledger_repo
 from app.domain import NodeState
@@ -81,8 +82,14 @@ async def get_snapshot(
     """One snapshot row; `light` leaves its preference and todo lists unloaded (see
     `load_items`). The rejected list is short and a restore reads it, so it comes with
     the row (one round trip less than loading it after)."""
-    stmt = _SNAPSHOT_LIGHT if light else _SNAPSHOT
-    found = await s.execute(stmt, {"gs_thread": thread_id, "gs_turn": turn_index})
+    params = {"gs_thread": thread_id, "gs_turn": turn_index}
+    if not light:
+        # The whole row is read on the session's connection where it can (its item
+        # lists cost SQLAlchemy's ORM more than the database): a detached instance.
+        rows = await fetch_in_session(s, _SNAPSHOT_ROW, params)
+        if rows is not None:
+            return entity(WorkspaceSnapshot, rows[0], "") if rows else None
+    found = await s.execute(_SNAPSHOT_LIGHT if light else _SNAPSHOT, params)
     return found.scalar_one_or_none()
 
 
@@ -93,6 +100,16 @@ _SNAPSHOT = select(WorkspaceSnapshot).where(
 )
 _SNAPSHOT_LIGHT = _SNAPSHOT.options(
     defer(WorkspaceSnapshot.preferences), defer(WorkspaceSnapshot.todos)
+)
+# The columns `_SNAPSHOT` loads (a merge node's recorded state is deferred: NULL here).
+_SNAPSHOT_ROW = select(
+    *(
+        null().label(c.key) if c.key == "merged_state" else c
+        for c in labelled(WorkspaceSnapshot, "")
+    )
+).where(
+    table_of(WorkspaceSnapshot).c.thread_id == bindparam("gs_thread"),
+    table_of(WorkspaceSnapshot).c.turn_index == bindparam("gs_turn"),
 )
 
 
