@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Response, status
 
 from app.api.deps import CurrentUser, HandlesDep, ItemId, ThreadId
 from app.api.errors import responses
+from app.errors import Forbidden
 from app.schemas import (
     MAX_INT,
     ArtifactOut,
@@ -27,6 +28,21 @@ router = APIRouter(prefix="/api/conversations/{thread_id}", tags=["workspace"])
 
 READ = responses(403, 404)
 EDIT = responses(403, 404, 413)
+# The studio's first edit of a conversation it has named but not created yet.
+Create = Annotated[
+    bool,
+    Query(
+        description="create the conversation (a new root with this id) if it does not "
+        "exist yet, together with this edit: an edit refused or failed leaves no empty "
+        "conversation"
+    ),
+]
+
+
+def _may_create(create: bool, user: CurrentUser) -> None:
+    if create and user.link_root is not None:
+        # (a link owns nothing, so it cannot own a new conversation either)
+        raise Forbidden("a share link cannot create a conversation")
 
 
 @router.get("/workspace", responses=responses(403, 404, 409))
@@ -43,28 +59,53 @@ async def get_workspace(
 
 @router.put("/objective", responses=EDIT)
 async def put_objective(
-    thread_id: ThreadId, body: ObjectiveIn, handles: HandlesDep, user: CurrentUser
+    thread_id: ThreadId,
+    body: ObjectiveIn,
+    handles: HandlesDep,
+    user: CurrentUser,
+    create: Create = False,
 ) -> WorkspaceOut:
+    _may_create(create, user)
     return await service.set_objective(
-        handles.db, user_id=user.id, thread_id=thread_id, text=body.text
+        handles.db, user_id=user.id, thread_id=thread_id, text=body.text, create=create
     )
 
 
 @router.put("/document", responses=EDIT)
 async def put_document(
-    thread_id: ThreadId, body: DocumentIn, handles: HandlesDep, user: CurrentUser
+    thread_id: ThreadId,
+    body: DocumentIn,
+    handles: HandlesDep,
+    user: CurrentUser,
+    create: Create = False,
 ) -> WorkspaceOut:
+    _may_create(create, user)
     return await service.put_document(
-        handles.db, user_id=user.id, thread_id=thread_id, content=body.content, title=body.title
+        handles.db,
+        user_id=user.id,
+        thread_id=thread_id,
+        content=body.content,
+        title=body.title,
+        create=create,
     )
 
 
 @router.post("/preferences", status_code=status.HTTP_201_CREATED, responses=EDIT)
 async def add_preference(
-    thread_id: ThreadId, body: PreferenceIn, handles: HandlesDep, user: CurrentUser
+    thread_id: ThreadId,
+    body: PreferenceIn,
+    handles: HandlesDep,
+    user: CurrentUser,
+    create: Create = False,
 ) -> PreferenceOut:
+    _may_create(create, user)
     return await service.add_preference(
-        handles.db, user_id=user.id, thread_id=thread_id, text=body.text, locked=body.locked
+        handles.db,
+        user_id=user.id,
+        thread_id=thread_id,
+        text=body.text,
+        locked=body.locked,
+        create=create,
     )
 
 
@@ -93,8 +134,13 @@ async def delete_preference(
 
 @router.post("/todos", status_code=status.HTTP_201_CREATED, responses=EDIT)
 async def add_todo(
-    thread_id: ThreadId, body: TodoIn, handles: HandlesDep, user: CurrentUser
+    thread_id: ThreadId,
+    body: TodoIn,
+    handles: HandlesDep,
+    user: CurrentUser,
+    create: Create = False,
 ) -> TodoOut:
+    _may_create(create, user)
     return await service.add_todo(
         handles.db,
         user_id=user.id,
@@ -102,6 +148,7 @@ async def add_todo(
         text=body.text,
         done=body.done,
         depth=body.depth,
+        create=create,
     )
 
 

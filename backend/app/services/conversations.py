@@ -111,6 +111,15 @@ async def create(
         return to_view(conv, None)
 
 
+async def add_root_if_missing(s: AsyncSession, *, thread_id: str, user_id: int) -> None:
+    """A first edit's `?create=true`: the thread as a new root owned by `user_id` when no
+    thread has its id, in the edit's transaction, so that an edit refused or failed
+    leaves no empty conversation. An existing thread (another user's, a deleted one) is
+    left as it is: the edit's access check answers for it."""
+    if await repo.get_thread(s, thread_id) is None:
+        await add_root(s, thread_id=thread_id, user_id=user_id)
+
+
 async def add_root(
     s: AsyncSession,
     *,

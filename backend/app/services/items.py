@@ -22,7 +22,7 @@ from app.db.repositories import threads as threads_repo
 from app.errors import InvalidInput, NotFound
 from app.schemas import PreferencePatch, TodoPatch
 from app.services.access import Role
-from app.services.conversations import check_owned, get_owned
+from app.services.conversations import add_root_if_missing, check_owned, get_owned
 from app.services.live_edit import changed
 from app.services.workspace_state import new_uid
 
@@ -78,18 +78,23 @@ async def add_item(
     fields: dict[str, Any],
     *,
     user_id: int | None,
+    create: bool = False,
 ) -> tuple[Conversation, Preference | Todo]:
     """Add a preference or todo (`fields`: its text and flags) at the end of its list:
     the thread as read and the new item. `user_id` is checked as the owner (REST);
-    None where the caller checked it (the agent's turn).
+    None where the caller checked it (the agent's turn). `create` (REST): a missing
+    thread is created with the item, in its transaction (`add_root_if_missing`).
 
     On PostgreSQL in two round trips (`_add_unlocked`); in a transaction on SQLite, and
-    when another edit of the thread came between that read and its write."""
-    if db.dialect.is_postgres:
+    when another edit of the thread came between that read and its write, or it may
+    create the thread."""
+    if db.dialect.is_postgres and not create:
         added = await _add_unlocked(db, thread_id, model, fields, user_id=user_id)
         if added is not None:
             return added
     async with db.transaction() as s:
+        if create and user_id is not None:
+            await add_root_if_missing(s, thread_id=thread_id, user_id=user_id)
         if user_id is None:
             conv = await threads_repo.get_thread(s, thread_id)
             if conv is None:

@@ -27,7 +27,7 @@ from app.schemas import (
 )
 from app.services import search, titles
 from app.services.access import Role
-from app.services.conversations import get_owned
+from app.services.conversations import add_root_if_missing, get_owned
 from app.services.family import Lineage
 from app.services.items import (
     add_item,
@@ -131,9 +131,12 @@ async def get_workspace(
 
 
 async def set_objective(
-    db: Database, *, user_id: int, thread_id: str, text: str | None
+    db: Database, *, user_id: int, thread_id: str, text: str | None, create: bool = False
 ) -> WorkspaceOut:
+    """`create`: a missing thread is created with the edit (`add_root_if_missing`)."""
     async with db.transaction() as s:
+        if create:
+            await add_root_if_missing(s, thread_id=thread_id, user_id=user_id)
         conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
         await set_objective_in(s, conv, text)
         await s.flush()
@@ -141,9 +144,17 @@ async def set_objective(
 
 
 async def put_document(
-    db: Database, *, user_id: int, thread_id: str, content: str, title: str | None
+    db: Database,
+    *,
+    user_id: int,
+    thread_id: str,
+    content: str,
+    title: str | None,
+    create: bool = False,
 ) -> WorkspaceOut:
     async with db.transaction() as s:
+        if create:
+            await add_root_if_missing(s, thread_id=thread_id, user_id=user_id)
         conv, branch = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
         await write_document_in(s, conv, content=content, title=title)
         await search.index_live_document_in(s, conv, branch)
@@ -160,11 +171,10 @@ def _todo_out(t: Todo) -> TodoOut:
 
 
 async def add_preference(
-    db: Database, *, user_id: int, thread_id: str, text: str, locked: bool
+    db: Database, *, user_id: int, thread_id: str, text: str, locked: bool, create: bool = False
 ) -> PreferenceOut:
-    _, pref = await add_item(
-        db, thread_id, Preference, {"text": text, "locked": locked}, user_id=user_id
-    )
+    fields = {"text": text, "locked": locked}
+    _, pref = await add_item(db, thread_id, Preference, fields, user_id=user_id, create=create)
     assert isinstance(pref, Preference)
     return _pref_out(pref)
 
@@ -184,10 +194,17 @@ async def delete_preference(db: Database, *, user_id: int, thread_id: str, pref_
 
 
 async def add_todo(
-    db: Database, *, user_id: int, thread_id: str, text: str, done: bool, depth: int
+    db: Database,
+    *,
+    user_id: int,
+    thread_id: str,
+    text: str,
+    done: bool,
+    depth: int,
+    create: bool = False,
 ) -> TodoOut:
     fields = {"text": text, "done": done, "depth": depth}
-    _, todo = await add_item(db, thread_id, Todo, fields, user_id=user_id)
+    _, todo = await add_item(db, thread_id, Todo, fields, user_id=user_id, create=create)
     assert isinstance(todo, Todo)
     return _todo_out(todo)
 

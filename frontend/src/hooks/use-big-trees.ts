@@ -4,7 +4,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { useApi } from "./use-api";
 import { useRefreshAll } from "./use-studio-data";
 import { unwrap } from "@/lib/api/client";
-import { ChosenRecorder } from "@/lib/chosen-recorder";
+import { ChosenRecorder, moveRecorded } from "@/lib/chosen-recorder";
 import { keys } from "@/lib/query-keys";
 
 /** The family's pruning suggestions, fetched only while `enabled` (the list is open). */
@@ -68,28 +68,20 @@ export function useChosenPath(thread: string | null, family: string | null, end:
     const node = recorder.shown(family, end, known);
     if (node !== null) mutate({ thread, family, node });
   }, [thread, family, end, ready, known, mutate, recorder]);
-  const forget = useCallback(() => {
-    const now = onScreen.current;
-    const node = recorder.moveFailed(now.family, now.end);
-    if (node !== null && now.thread !== null && now.family !== null) {
-      mutate({ thread: now.thread, family: now.family, node });
-    }
-  }, [mutate, recorder]);
   const moveTo = useCallback(
     async (node: string, move: () => Promise<boolean>): Promise<boolean> => {
       if (thread === null || family === null) return move();
-      recorder.moveTo(family, node);
-      try {
-        await mutateAsync({ thread, family, node });
-      } catch {
-        forget();
-        return move();
-      }
-      const moved = await move();
-      if (!moved) forget();
-      return moved;
+      return moveRecorded(recorder, family, node, {
+        record: (n) => mutateAsync({ thread, family, node: n }),
+        recordLater: (n) => {
+          const now = onScreen.current;
+          if (now.thread !== null && now.family !== null) mutate({ thread: now.thread, family: now.family, node: n });
+        },
+        onScreen: () => onScreen.current,
+        move,
+      });
     },
-    [thread, family, mutateAsync, recorder, forget],
+    [thread, family, mutate, mutateAsync, recorder],
   );
   return { data: query.data, moveTo };
 }

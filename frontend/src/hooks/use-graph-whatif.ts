@@ -2,6 +2,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useState } from "react";
 import { useApi } from "./use-api";
+import { useStableCallback } from "./use-stable-callback";
 import { messageOf } from "./use-studio-actions";
 import { branchProfileQuery, useStartReplay } from "./use-whatif";
 import type { Graph } from "@/lib/graph";
@@ -82,6 +83,10 @@ export function useGraphWhatIf({ graph, labels, familyRoot, onFocusStep, setErro
   );
   const onTryAlternatives = useCallback((nodeId: string) => void tryAlternatives(nodeId), [tryAlternatives]);
   const closeAlternatives = useCallback(() => setAlternatives(null), []);
+  /** A card's click: while a range is being picked it picks the end, else it shows the
+   * step. Every card is handed it: one function whether picking or not, and whatever
+   * the graph (`pickEnd` reads it), so neither a pick begun nor a new step renders them. */
+  const onStep = useStableCallback((nodeId: string) => (picking ? pickEnd : onFocusStep)(nodeId));
 
   return {
     range,
@@ -91,8 +96,7 @@ export function useGraphWhatIf({ graph, labels, familyRoot, onFocusStep, setErro
     pickEnd,
     repick,
     closeRange,
-    /** a card's click: while a range is being picked it picks the end, else it shows the step */
-    onStep: picking ? pickEnd : onFocusStep,
+    onStep,
     /** the step menu's replay action: "Replay from here…", or "to here" while picking */
     onReplay: picking ? pickEnd : beginRange,
     alternatives,

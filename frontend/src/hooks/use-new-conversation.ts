@@ -1,9 +1,8 @@
 "use client";
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useRef } from "react";
-import { useApi } from "./use-api";
 import { invalidate } from "./use-studio-data";
-import { unwrap, type Conversation } from "@/lib/api/client";
+import type { Conversation } from "@/lib/api/client";
 import { every } from "@/lib/query-keys";
 
 /** A fresh thread id, as the server makes them (`th_` and 32 hex digits). */
@@ -18,14 +17,19 @@ export function pendingUrl(threadId: string): string {
   return `/?thread=${threadId}&new=1`;
 }
 
+/** Runs a write to the conversation on screen; `create` says whether the write must
+ * create it (`?create=true`). */
+export type FirstWrite = <T>(write: (create: boolean) => Promise<T>) => Promise<T>;
+
 /**
  * A conversation is created by its first send or edit, never empty. "New
  * conversation" opens `/?thread=<a fresh id>&new=1`: the studio shows an empty
  * conversation under that id. The first send creates it with its first turn, in one
- * request (`POST …/turns?create=true`: a send that fails creates nothing); the first
- * edit calls `ensure`, which creates it (`POST /api/conversations` with the id) just
- * before the edit. Once the server lists it, the address loses `new=1` (`settle`).
- * `pending` is true while the id is not created.
+ * request (`POST …/turns?create=true`), and the first edit with the edit
+ * (`PUT …/objective?create=true`, the document, a preference or todo added): a send or
+ * an edit that fails creates nothing, and the studio keeps what was typed. Once the
+ * server lists it, the address loses `new=1` (`settle`). `pending` is true while the
+ * id is not created.
  */
 export function useNewConversation({
   anchor,
@@ -37,11 +41,12 @@ export function useNewConversation({
   requested: boolean;
   conversations: Conversation[] | undefined;
 }) {
-  const { client } = useApi();
   const qc = useQueryClient();
   const created = conversations?.some((c) => c.thread_id === anchor) ?? false;
   const pending = requested && anchor !== null && !created;
-  const creating = useRef<{ id: string; done: Promise<boolean> } | null>(null);
+  // The edits of a conversation not created yet, one after another: two at once would
+  // both try to create it.
+  const writes = useRef<Promise<unknown>>(Promise.resolve());
 
   /** Once the conversation is created and `loaded` (its history read), the address
    * drops `new=1`; until then the page keeps showing it under its id. */
@@ -55,26 +60,20 @@ export function useNewConversation({
     [requested, anchor, created],
   );
 
-  /** Creates the pending conversation (once, however many writes ask); resolves to
-   * whether it exists now. Not pending: resolves true at once. */
-  const ensure = useCallback(async (): Promise<boolean> => {
-    if (!pending || anchor === null) return true;
-    if (creating.current?.id !== anchor) {
-      const done = (async () => {
-        try {
-          const body = { objective: null, new_id: anchor };
-          unwrap(await client.POST("/api/conversations", { body }));
-          await invalidate(qc, [every.conversations]);
-          return true;
-        } catch (e) {
-          creating.current = null;
-          throw e;
-        }
-      })();
-      creating.current = { id: anchor, done };
-    }
-    return creating.current.done;
-  }, [pending, anchor, client, qc]);
+  /** Runs an edit of the conversation on screen: while it is not created, with
+   * `create` (each in turn: the first that goes through creates it, the next ones find
+   * it), then the list is read again, which ends `pending`. */
+  const firstWrite: FirstWrite = useCallback(
+    async <T>(write: (create: boolean) => Promise<T>): Promise<T> => {
+      if (!pending) return write(false);
+      const done = writes.current.catch(() => undefined).then(() => write(true));
+      writes.current = done;
+      const out = await done;
+      await invalidate(qc, [every.conversations]);
+      return out;
+    },
+    [pending, qc],
+  );
 
-  return { pending, ensure, settle };
+  return { pending, firstWrite, settle };
 }

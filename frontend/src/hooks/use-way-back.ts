@@ -1,6 +1,8 @@
 "use client";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { tipNodeId, type Graph } from "@/lib/graph";
+import { stepLeft } from "@/lib/way-back";
+import { useStableCallback } from "./use-stable-callback";
 
 const KEY = "haico:way-back:";
 
@@ -61,18 +63,18 @@ export function useWayBack({
     was.current = restored;
   }, [settled, restored, familyRoot]);
 
-  const restore = useCallback(
-    async (nodeId: string): Promise<boolean> => {
-      const from = restored ? left : head;
-      const ok = await checkout(nodeId);
-      if (ok && familyRoot !== null && from !== null && from !== nodeId) {
-        write(familyRoot, from);
-        setLeft(from);
-      }
-      return ok;
-    },
-    [restored, left, head, checkout, familyRoot],
-  );
+  // Every card is handed `restore`: the same function whatever the head, which it reads
+  // when called (the head of the click's time), so that a turn's end, which moves the
+  // head, does not render every card again.
+  const restore = useStableCallback(async (nodeId: string): Promise<boolean> => {
+    const from = stepLeft({ restored, left, head }, nodeId);
+    const ok = await checkout(nodeId);
+    if (ok && familyRoot !== null && from !== null) {
+      write(familyRoot, from);
+      setLeft(from);
+    }
+    return ok;
+  });
 
   const fallback = (() => {
     if (!graph || displayed === null) return null;

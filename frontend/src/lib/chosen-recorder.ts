@@ -40,8 +40,16 @@ export class ChosenRecorder {
     this.sent = { family, node };
   }
 
-  /** The move was not made (a checkout refused) or its record failed: the end on screen
-   * is sent again (returned, null when there is none). */
+  /** The move's record failed: the server holds what it held before, so nothing is sent
+   * again; ends on screen are compared with its answer from now on (the move's own end,
+   * once it shows, is sent then). */
+  recordFailed(): void {
+    this.moving = null;
+    this.sent = null;
+  }
+
+  /** The move was not made (a checkout refused): the end on screen is sent again
+   * (returned, null when there is none). */
   moveFailed(family: string | null, end: string | null): string | null {
     this.moving = null;
     this.sent = null;
@@ -49,4 +57,42 @@ export class ChosenRecorder {
     this.sent = { family, node: end };
     return end;
   }
+}
+
+/** What a move's record needs from the page (useChosenPath): the chosen path's PUT, waited
+ * for or not, the family and end on screen at the time, and the move itself. */
+export interface MoveRecording {
+  /** records `node` as the family's chosen end (`PUT …/chosen-path`) */
+  record: (node: string) => Promise<unknown>;
+  /** the same request, not waited for */
+  recordLater: (node: string) => void;
+  onScreen: () => { family: string | null; end: string | null };
+  /** makes the move; resolves to whether it happened */
+  move: () => Promise<boolean>;
+}
+
+/** A move the page makes to `node` in `family`, recorded before it is made (`moveTo`):
+ * the record, then the move; a move not made has the end on screen recorded again. A
+ * record that fails sends nothing more: the move is made (the PUT and the checkout). */
+export async function moveRecorded(
+  recorder: ChosenRecorder,
+  family: string,
+  node: string,
+  io: MoveRecording,
+): Promise<boolean> {
+  const again = () => {
+    const now = io.onScreen();
+    const end = recorder.moveFailed(now.family, now.end);
+    if (end !== null) io.recordLater(end);
+  };
+  recorder.moveTo(family, node);
+  try {
+    await io.record(node);
+  } catch {
+    recorder.recordFailed();
+    return io.move();
+  }
+  const moved = await io.move();
+  if (!moved) again();
+  return moved;
 }

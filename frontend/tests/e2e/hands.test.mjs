@@ -432,3 +432,39 @@ test("the header's title can be edited, and a new conversation is never an empty
   assert.equal(renamed.title, "Renamed in the header");
   await context.close();
 });
+
+test("a first edit that fails creates nothing, says why, and keeps what was typed", async () => {
+  const { server, chrome } = studio;
+  const context = await chrome.browser.newContext({ viewport: WIDE });
+  const page = await context.newPage();
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+  const listed = async () =>
+    (await (await page.request.get(`${server.base}/api/conversations`)).json()).map((c) => c.thread_id);
+  const before = await listed();
+  const thread = await s.newConversation();
+
+  // The document's title over the server's limit (500 characters): the edit is refused.
+  const long = "T".repeat(501);
+  const title = s.byTest("workspace-document-title");
+  await title.fill(long);
+  await title.blur();
+  await s.byTest("error-banner").waitFor({ timeout: T });
+  assert.match(await s.byTest("error-banner").innerText(), /500/);
+  await s.byTest("document-unsaved").waitFor({ timeout: T });
+  assert.equal(await title.inputValue(), long, "the title typed is kept");
+  // Nothing was left behind: no conversation listed or readable under the id.
+  assert.deepEqual(await listed(), before);
+  assert.equal((await page.request.get(`${server.base}/api/conversations/${thread}`)).status(), 404);
+  assert.equal(new URL(page.url()).searchParams.get("new"), "1");
+
+  // Shortened, the same edit goes through and creates the conversation with it.
+  await title.fill("A title that fits");
+  await title.blur();
+  await page.waitForURL((u) => u.searchParams.get("new") === null, { timeout: T });
+  assert.deepEqual((await listed()).sort(), [...before, thread].sort());
+  const workspace = await (await page.request.get(`${server.base}/api/conversations/${thread}/workspace`)).json();
+  assert.equal(workspace.document.title, "A title that fits");
+  await s.byTest("document-unsaved").waitFor({ state: "hidden", timeout: T });
+  await context.close();
+});

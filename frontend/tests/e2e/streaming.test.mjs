@@ -63,3 +63,62 @@ test("streaming a 200-token reply re-renders no graph card", async (t) => {
   assert.ok((renders.chat ?? 0) >= 50, `the chat rendered ${renders.chat ?? 0} times while ${WORDS} words streamed`);
   assert.deepEqual(cardRenders, [], `graph cards re-rendered while the reply streamed: ${JSON.stringify(cardRenders)}`);
 });
+
+// At the end of a turn the head moves: the new card and the card that was the head (its
+// "you are here" mark moved) render again, and a card whose content changed with the
+// turn (the lane's summary on its first card, when it lands meanwhile), not every card
+// in view: the cards' callbacks (restore acts on the head of the click's time) keep
+// their identity.
+test("a turn's end re-renders only the cards whose content changed, not every card in view", async (t) => {
+  const { server, chrome } = studio;
+  const context = await chrome.browser.newContext({ viewport: { width: 1280, height: 720 } });
+  await context.addInitScript(() => {
+    window.__haicoRenders = {};
+  });
+  const page = await context.newPage();
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+  const root = await s.newConversation();
+  const EARLIER = 6;
+  for (let i = 1; i <= EARLIER; i++) await s.send(`todo: step ${i}`);
+  await s.expectCount("graph-node", EARLIER);
+  await s.expectHead(`${root}:${EARLIER}`);
+  // (the refetches the last turn set off have landed)
+  await page.waitForTimeout(1500);
+
+  // Each card as drawn, and its renders since the counts were reset, read in one go.
+  const look = (reset) => {
+    const panel = document.querySelector('[data-testid="graph-panel"] .react-flow')?.getBoundingClientRect();
+    const cards = {};
+    const inView = [];
+    for (const n of document.querySelectorAll('[data-testid="graph-node"]')) {
+      const id = n.getAttribute("data-node-id");
+      cards[id] = n.outerHTML;
+      const r = n.getBoundingClientRect();
+      if (panel && r.right > panel.left && r.left < panel.right && r.bottom > panel.top && r.top < panel.bottom)
+        inView.push(id);
+    }
+    const renders = { ...window.__haicoRenders };
+    if (reset) window.__haicoRenders = {};
+    return { cards, inView, renders };
+  };
+  const before = await page.evaluate(look, true);
+  await s.send("todo: one more step");
+  await s.expectCount("graph-node", EARLIER + 1);
+  await s.expectHead(`${root}:${EARLIER + 1}`);
+  await page.waitForTimeout(1500);
+  const after = await page.evaluate(look, false);
+  await context.close();
+
+  const added = `${root}:${EARLIER + 1}`;
+  const rendered = Object.keys(after.renders)
+    .filter((name) => name.startsWith("graph-node:"))
+    .map((name) => name.slice("graph-node:".length));
+  t.diagnostic(`cards in view ${after.inView.length}; renders at the turn: ${JSON.stringify(after.renders)}`);
+  assert.equal(after.inView.length, EARLIER + 1, "every step of the conversation is in view");
+  assert.ok(rendered.includes(added), "the new card rendered");
+  assert.notEqual(before.cards[`${root}:${EARLIER}`], after.cards[`${root}:${EARLIER}`], "the old head's mark moved");
+  const needless = rendered.filter((id) => id !== added && before.cards[id] === after.cards[id]);
+  assert.deepEqual(needless, [], `cards re-rendered with nothing changed: ${JSON.stringify(needless)}`);
+  assert.ok(rendered.length <= 4, `${rendered.length} of ${EARLIER + 1} cards re-rendered`);
+});

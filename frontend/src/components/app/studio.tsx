@@ -251,11 +251,10 @@ export function Studio() {
     },
   });
   const sendMessage = act.sendMessage;
-  const { ensure } = fresh;
-  // A conversation not created yet is created by its first send, in the same request:
-  // a send that fails creates nothing. Its first edit creates it on its own (`ensure`).
+  // A conversation not created yet is created by its first send or edit, in the same
+  // request: a send or an edit that fails creates nothing (useNewConversation).
   const onSend = useCallback((text: string): Promise<boolean> => sendMessage(text, pending), [sendMessage, pending]);
-  const beforeWrite = pending ? ensure : undefined;
+  const { firstWrite } = fresh;
   const onStop = useCallback(() => void stop(), [stop]);
   const onPanelError = useCallback((e: unknown) => setError(messageOf(e)), []);
 
@@ -348,7 +347,7 @@ export function Studio() {
                 loading={workspace.isLoading}
                 restoredAt={restoredAt}
                 onError={onPanelError}
-                beforeWrite={beforeWrite}
+                write={firstWrite}
               />
             </fieldset>
             <div className="right">

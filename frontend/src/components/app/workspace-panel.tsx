@@ -2,6 +2,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { memo, useEffect, useRef, useState } from "react";
 import { useApi } from "@/hooks/use-api";
+import type { FirstWrite } from "@/hooks/use-new-conversation";
 import { useArtifact } from "@/hooks/use-studio-data";
 import { every, keys } from "@/lib/query-keys";
 import { AddItem, ItemRow } from "./item-row";
@@ -17,8 +18,9 @@ export interface WorkspacePanelProps {
   loading: boolean;
   restoredAt: string | null;
   onError: (error: unknown) => void;
-  /** runs before every write: creates a conversation not created yet (useNewConversation) */
-  beforeWrite?: () => Promise<boolean>;
+  /** runs every write: a conversation not created yet is created by its first edit,
+   * with it (`create`, useNewConversation) */
+  write?: FirstWrite;
 }
 
 function LockIcon({ locked }: { locked: boolean }) {
@@ -89,21 +91,22 @@ function ArtifactItem({ thread, id, title, turn }: { thread: string; id: number;
 }
 
 /** The workspace column: objective, document, preferences, todos, artifacts. */
-function WorkspacePanelView({ thread, workspace, loading, restoredAt, onError, beforeWrite }: WorkspacePanelProps) {
+function WorkspacePanelView({ thread, workspace, loading, restoredAt, onError, write }: WorkspacePanelProps) {
   const { client } = useApi();
   const qc = useQueryClient();
-  const path = { params: { path: { thread_id: thread } } };
+  // An edit's address; a first edit's creates the conversation too (`?create=true`).
+  const at = (create: boolean) => ({ params: { path: { thread_id: thread }, query: create ? { create } : {} } });
   const objective = useSynced(workspace?.objective ?? "");
   const title = useSynced(workspace?.document?.title ?? "");
   const content = useSynced(workspace?.document?.content ?? "");
 
   const setWorkspace = (w: Workspace) => qc.setQueryData(keys.workspace(thread), w);
   const refetch = () => qc.invalidateQueries({ queryKey: keys.workspace(thread) });
-  /** Runs an edit; on failure shows why, rereads the workspace, resolves to false. */
-  const run = async (fn: () => Promise<unknown>): Promise<boolean> => {
+  /** Runs an edit (`create`: it creates the conversation too); on failure shows why,
+   * rereads the workspace, resolves to false. */
+  const run = async (fn: (create: boolean) => Promise<unknown>): Promise<boolean> => {
     try {
-      if (beforeWrite && !(await beforeWrite())) return false;
-      await fn();
+      await (write ? write(fn) : fn(false));
       return true;
     } catch (e) {
       onError(e);
@@ -116,12 +119,9 @@ function WorkspacePanelView({ thread, workspace, loading, restoredAt, onError, b
     if (!objective.dirty) return;
     const text = objective.value;
     objective.saved(
-      await run(async () => {
-        setWorkspace(
-          unwrap(
-            await client.PUT("/api/conversations/{thread_id}/objective", { ...path, body: { text: text || null } }),
-          ),
-        );
+      await run(async (create) => {
+        const body = { text: text || null };
+        setWorkspace(unwrap(await client.PUT("/api/conversations/{thread_id}/objective", { ...at(create), body })));
         // a conversation still titled "New conversation" is named after its objective
         await qc.invalidateQueries({ queryKey: every.conversations });
       }),
@@ -130,8 +130,8 @@ function WorkspacePanelView({ thread, workspace, loading, restoredAt, onError, b
   const saveDocument = async () => {
     if (!title.dirty && !content.dirty) return;
     const body = { title: title.value || null, content: content.value };
-    const ok = await run(async () =>
-      setWorkspace(unwrap(await client.PUT("/api/conversations/{thread_id}/document", { ...path, body }))),
+    const ok = await run(async (create) =>
+      setWorkspace(unwrap(await client.PUT("/api/conversations/{thread_id}/document", { ...at(create), body }))),
     );
     title.saved(ok);
     content.saved(ok);
@@ -168,15 +168,15 @@ function WorkspacePanelView({ thread, workspace, loading, restoredAt, onError, b
         await refetch();
       }),
     addPreference: (text: string) =>
-      run(async () => {
+      run(async (create) => {
         const body = { text, locked: false };
-        unwrap(await client.POST("/api/conversations/{thread_id}/preferences", { ...path, body }));
+        unwrap(await client.POST("/api/conversations/{thread_id}/preferences", { ...at(create), body }));
         await refetch();
       }),
     addTodo: (text: string) =>
-      run(async () => {
+      run(async (create) => {
         const body = { text, done: false, depth: 0 };
-        unwrap(await client.POST("/api/conversations/{thread_id}/todos", { ...path, body }));
+        unwrap(await client.POST("/api/conversations/{thread_id}/todos", { ...at(create), body }));
         await refetch();
       }),
   };

@@ -3583,7 +3583,10 @@ export interface operations {
     };
     put_document_api_conversations__thread_id__document_put: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description create the conversation (a new root with this id) if it does not exist yet, together with this edit: an edit refused or failed leaves no empty conversation */
+                create?: boolean;
+            };
             header?: never;
             path: {
                 thread_id: string;
@@ -4626,7 +4629,10 @@ export interface operations {
     };
     put_objective_api_conversations__thread_id__objective_put: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description create the conversation (a new root with this id) if it does not exist yet, together with this edit: an edit refused or failed leaves no empty conversation */
+                create?: boolean;
+            };
             header?: never;
             path: {
                 thread_id: string;
@@ -4787,7 +4793,10 @@ export interface operations {
     };
     add_preference_api_conversations__thread_id__preferences_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description create the conversation (a new root with this id) if it does not exist yet, together with this edit: an edit refused or failed leaves no empty conversation */
+                create?: boolean;
+            };
             header?: never;
             path: {
                 thread_id: string;
@@ -5335,7 +5344,10 @@ export interface operations {
     };
     add_todo_api_conversations__thread_id__todos_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description create the conversation (a new root with this id) if it does not exist yet, together with this edit: an edit refused or failed leaves no empty conversation */
+                create?: boolean;
+            };
             header?: never;
             path: {
                 thread_id: string;

@@ -11,6 +11,7 @@ import {
 } from "@xyflow/react";
 import { memo, useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { useAccess } from "@/hooks/use-access";
+import { useStableCallback } from "@/hooks/use-stable-callback";
 import { cardSetSignature, sameShallow, type FoldedFlow } from "@/lib/big-trees";
 import { carryMeasured } from "@/lib/flow-identity";
 import { stepBefore } from "@/lib/graph";
@@ -101,7 +102,10 @@ function nearEnough(a: TrajectoryNode, b: TrajectoryNode): boolean {
  * Memoised, as its cards are: the page hands it stable callbacks, so a streamed token,
  * which re-renders the page and the chat, re-renders neither the panel nor a card. */
 export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryProps) {
-  const { flow, details, rejected, pick, found, actions, onOpenThread, onFold } = props;
+  const { flow, details, rejected, pick, found, actions, onFold } = props;
+  // (the page's opener reads the family's graph, new at every turn: the stub cards get
+  // one function for the panel's life, which calls the page's latest)
+  const onOpenThread = useStableCallback(props.onOpenThread);
   const selectedId = props.selection.nodeId;
   const touch = useTouch();
   const { edit } = useAccess();
