@@ -146,9 +146,9 @@ def new_node_document_write(
         return None
     if document is None or not document.strip():
         return None
-    digest = digest_of(document)
-    if before is not None and before.strip() and digest_of(before) == digest:
+    if before == document:  # (the same digest, without hashing both)
         return None
+    digest = digest_of(document)
     return repo.entries_write(
         s,
         user_id=conv.user_id,
