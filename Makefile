@@ -91,7 +91,7 @@ pytest: install caddy
 ## soak (SOAK_MINUTES, default 10, 50 researchers on PostgreSQL; 0 skips it).
 SOAK_MINUTES ?= 10
 test-long: install
-	cd backend && HAICO_RACE_ROUNDS=1000 HAICO_FUZZ_EXAMPLES=100 HAICO_FUZZ_STATEFUL_EXAMPLES=250 HAICO_FUZZ_STATEFUL_POSTGRES=1 \
+	cd backend && HAICO_RACE_ROUNDS=1000 HAICO_FUZZ_EXAMPLES=100 HAICO_FUZZ_STATEFUL_EXAMPLES=250 \
 	  HAICO_FUZZ_AHP_FRAMES=2600 ../$(BIN)/pytest -q -rs --durations=25 \
 	  tests/test_race_rounds.py tests/test_openapi_contract.py tests/test_openapi_stateful.py \
 	  tests/test_ahp_fuzz.py
