@@ -50,7 +50,8 @@ from app.services.workspace_state import live_state, rejected_from
 
 T = TypeVar("T")
 
-LEASE_HELD = "another checkout holds this conversation's lease; retry"
+# The head row is locked: by another checkout, or by a turn's closing write.
+LEASE_HELD = "another checkout, or a turn that is finishing, holds this conversation's head; retry"
 
 
 async def ensure_head(s: AsyncSession, root: Conversation) -> None:
