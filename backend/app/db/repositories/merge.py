@@ -10,7 +10,6 @@ from typing import Any, NamedTuple
 from sqlalchemy import (
     BigInteger,
     Boolean,
-    DateTime,
     Integer,
     String,
     any_,
@@ -24,7 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.base import JsonType, table_of
+from app.db.base import Base, JsonType, table_of
 from app.db.dialect import Write, dialect_of
 from app.db.models import (
     Artifact,
@@ -179,15 +178,33 @@ _TYPES: dict[str, Any] = {
     "done": Boolean(),
     "depth": Integer(),
     "position": Integer(),
+    "kind": String(),
 }
 
 
 def _arrays(prefix: str, columns: tuple[str, ...]) -> Any:
-    """The rows of the array parameters `{prefix}_{column}`, as a derived table."""
+    """The rows of the array parameters `{prefix}_{column}`, as a derived table (with
+    each row's place, `n`)."""
     return (
         func.unnest(*(bindparam(f"{prefix}_{c}", type_=ARRAY(_TYPES[c])) for c in columns))
-        .table_valued(*columns)
+        .table_valued(*columns, with_ordinality="n")
         .render_derived(name=prefix)
+    )
+
+
+def _insert_arrays(model: type[Base], prefix: str, columns: tuple[str, ...]) -> Any:
+    """The INSERT of one row of `model` per element of the array parameters
+    `{prefix}_{column}` (`columns`), in order; its other columns each from one
+    parameter `{prefix}_{column}` (the same for every row)."""
+    rows = _arrays(prefix, columns)
+    table = table_of(model)
+    scalars = [c for c in table.c if c.key not in columns and c.key != "id"]
+    return insert(table).from_select(
+        [*(c.key for c in scalars), *columns],
+        select(
+            *(bindparam(f"{prefix}_{c.key}", type_=c.type) for c in scalars),
+            *(rows.c[c] for c in columns),
+        ).order_by(rows.c.n),
     )
 
 
@@ -195,20 +212,13 @@ def _array_writes(model: type[Preference] | type[Todo]) -> tuple[Any, Any, Any]:
     table = table_of(model)
     p = "pa" if model is Preference else "ta"
     fields = _ITEM_FIELDS[model]
-    added = _arrays(f"{p}i", ("uid", *fields))
     changed = _arrays(f"{p}u", ("id", *fields))
     return (
         delete(table).where(table.c.id == any_(bindparam(f"{p}d_id", type_=ARRAY(BigInteger())))),
         update(table)
         .where(table.c.id == changed.c.id)
         .values({name: changed.c[name] for name in fields}),
-        insert(table).from_select(
-            ["thread_id", "uid", *fields],
-            select(
-                bindparam(f"{p}i_thread", type_=String()),
-                *(added.c[c] for c in ("uid", *fields)),
-            ),
-        ),
+        _insert_arrays(model, f"{p}i", ("uid", *fields)),
     )
 
 
@@ -235,65 +245,26 @@ def item_writes(
         writes.append((change, {f"{p}u_{c}": [r[c] for r in updates] for c in ("id", *fields)}))
     if inserts:
         params = {f"{p}i_{c}": [r[c] for r in inserts] for c in ("uid", *fields)}
-        writes.append((add, {**params, f"{p}i_thread": thread_id}))
+        writes.append((add, {**params, f"{p}i_thread_id": thread_id}))
     return writes
 
 
-def _rejected_insert() -> Any:
-    rows = _arrays("rj", ("uid", "surface", "text"))
-    return insert(table_of(RejectedItem)).from_select(
-        ["thread_id", "rejected_after_turn", "uid", "surface", "text"],
-        select(
-            bindparam("rj_thread", type_=String()),
-            bindparam("rj_turn", type_=Integer()),
-            rows.c.uid,
-            rows.c.surface,
-            rows.c.text,
-        ),
-    )
-
-
-_REJECTED_INSERT = _rejected_insert()
+_REJECTED_INSERT = _insert_arrays(RejectedItem, "rj", ("uid", "surface", "text"))
 
 
 def rejected_write(thread_id: str, turn_index: int, rows: list[tuple[str, str, str]]) -> Write:
     """PostgreSQL: decisions rejected at `turn_index`, each (uid, surface, text)."""
     return _REJECTED_INSERT, {
-        "rj_thread": thread_id,
-        "rj_turn": turn_index,
+        "rj_thread_id": thread_id,
+        "rj_rejected_after_turn": turn_index,
         "rj_uid": [r[0] for r in rows],
         "rj_surface": [r[1] for r in rows],
         "rj_text": [r[2] for r in rows],
     }
 
 
-def _edits_insert() -> Any:
-    rows = (
-        func.unnest(
-            bindparam("ed_surfaces", type_=ARRAY(String())),
-            bindparam("ed_uids", type_=ARRAY(String())),
-            bindparam("ed_kinds", type_=ARRAY(String())),
-        )
-        .table_valued("surface", "uid", "kind", with_ordinality="n")
-        .render_derived(name="e")
-    )
-    return insert(table_of(WorkspaceEdit)).from_select(
-        ["thread_id", "turn_index", "surface", "uid", "kind", "origin", "author", "at"],
-        select(
-            bindparam("ed_thread", type_=String()),
-            bindparam("ed_turn", type_=Integer()),
-            rows.c.surface,
-            rows.c.uid,
-            rows.c.kind,
-            bindparam("ed_origin", type_=String()),
-            bindparam("ed_author", type_=String()),
-            bindparam("ed_at", type_=DateTime(timezone=True)),
-        ).order_by(rows.c.n),
-    )
-
-
 # PostgreSQL: a node's edits as one INSERT of arrays, whatever their number (built once).
-_EDITS_INSERT = _edits_insert()
+_EDITS_INSERT = _insert_arrays(WorkspaceEdit, "ed", ("surface", "uid", "kind"))
 
 
 def edits_write(
@@ -308,11 +279,11 @@ def edits_write(
     """PostgreSQL: the write (for `execute_all`) of node `thread_id:turn_index`'s edits,
     each (surface, uid, kind), in order."""
     return _EDITS_INSERT, {
-        "ed_thread": thread_id,
-        "ed_turn": turn_index,
-        "ed_surfaces": [e[0] for e in edits],
-        "ed_uids": [e[1] for e in edits],
-        "ed_kinds": [e[2] for e in edits],
+        "ed_thread_id": thread_id,
+        "ed_turn_index": turn_index,
+        "ed_surface": [e[0] for e in edits],
+        "ed_uid": [e[1] for e in edits],
+        "ed_kind": [e[2] for e in edits],
         "ed_origin": origin,
         "ed_author": author,
         "ed_at": at,
