@@ -9,7 +9,8 @@ import { StudioPage } from "./studio-page.mjs";
 const studio = studioFixture();
 const WORDS = 220;
 
-test("streaming a 200-token reply re-renders no graph card", async (t) => {
+// A page of the studio that counts each component's renders.
+async function countingPage() {
   const { server, chrome } = studio;
   const context = await chrome.browser.newContext({ viewport: { width: 1280, height: 720 } });
   await context.addInitScript(() => {
@@ -18,6 +19,11 @@ test("streaming a 200-token reply re-renders no graph card", async (t) => {
   const page = await context.newPage();
   const s = new StudioPage(page);
   await page.goto(server.base);
+  return { context, page, s };
+}
+
+test("streaming a 200-token reply re-renders no graph card", async (t) => {
+  const { context, page, s } = await countingPage();
   await s.newConversation();
   // The offline model's reply to `wait: N` quotes the objective whole, a word a token,
   // spread over N seconds: a long objective makes a long streamed reply.
@@ -70,14 +76,7 @@ test("streaming a 200-token reply re-renders no graph card", async (t) => {
 // in view: the cards' callbacks (restore acts on the head of the click's time) keep
 // their identity.
 test("a turn's end re-renders only the cards whose content changed, not every card in view", async (t) => {
-  const { server, chrome } = studio;
-  const context = await chrome.browser.newContext({ viewport: { width: 1280, height: 720 } });
-  await context.addInitScript(() => {
-    window.__haicoRenders = {};
-  });
-  const page = await context.newPage();
-  const s = new StudioPage(page);
-  await page.goto(server.base);
+  const { context, page, s } = await countingPage();
   const root = await s.newConversation();
   const EARLIER = 6;
   for (let i = 1; i <= EARLIER; i++) await s.send(`todo: step ${i}`);
