@@ -50,7 +50,6 @@ from app.services.workspace_state import live_state, rejected_from
 
 T = TypeVar("T")
 
-# The head row is locked: by another checkout, or by a turn's closing write.
 LEASE_HELD = "another checkout, or a turn that is finishing, holds this conversation's head; retry"
 
 
