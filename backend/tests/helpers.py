@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+import httpx
 from fastapi import FastAPI
 from sqlalchemy import event
 
@@ -20,7 +22,7 @@ from app.db.models import Conversation, ConversationBranch
 from app.db.repositories import heads as heads_repo
 from app.domain import BranchStatus, new_thread_id, now
 from app.schemas import ConversationOut
-from app.services import conversations, workspace
+from app.services import conversations, users, workspace
 from app.services.users import Principal
 
 
@@ -46,6 +48,20 @@ def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
 def db_of(app: FastAPI) -> Database:
     db: Database = app.state.db
     return db
+
+
+async def listed_conversations(client: httpx.AsyncClient) -> dict[str, dict[str, object]]:
+    """The caller's conversation list, by thread id."""
+    return {c["thread_id"]: c for c in (await client.get("/api/conversations")).json()}
+
+
+async def local_and_strangers_thread(app: FastAPI) -> Seeded:
+    """Auth off (the anonymous caller is a fresh local user), and a conversation of
+    another user's."""
+    app.state.settings.auth = "none"
+    app.state.local_user = await users.ensure_local(db_of(app), name=f"l-{uuid.uuid4().hex[:8]}")
+    stranger, _ = await users.create(db_of(app), name=f"s-{uuid.uuid4().hex[:8]}")
+    return await seed_conversation(app, stranger)
 
 
 async def seed_conversation(app: FastAPI, owner: Principal) -> Seeded:

@@ -13,7 +13,7 @@ from fastapi import FastAPI
 
 from app.domain import new_thread_id
 from app.services import users
-from tests.helpers import Seeded, db_of, seed_conversation
+from tests.helpers import Seeded, db_of, local_and_strangers_thread, seed_conversation
 from tests.history_helpers import live_server
 
 # (method, path template, json body, expected success status)
@@ -227,10 +227,7 @@ async def test_no_auth_mode(
     ok: int,
 ) -> None:
     """Auth off: the anonymous caller is the local user; others' threads stay 403."""
-    app.state.settings.auth = "none"
-    app.state.local_user = await users.ensure_local(db_of(app), name=f"l-{uuid.uuid4().hex[:8]}")
-    stranger, _ = await users.create(db_of(app), name=f"s-{uuid.uuid4().hex[:8]}")
-    foreign = await seed_conversation(app, stranger)
+    foreign = await local_and_strangers_thread(app)
     r = await client.request(method, _path(template, foreign), json=body)
     assert r.status_code == 403, r.text
     mine = await seed_conversation(app, app.state.local_user)

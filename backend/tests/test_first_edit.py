@@ -5,7 +5,6 @@ empty conversation in the list (the studio's first edit of a conversation it nam
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import httpx
@@ -13,8 +12,7 @@ import pytest
 from fastapi import FastAPI
 
 from app.domain import new_thread_id
-from app.services import users
-from tests.helpers import db_of, seed_conversation
+from tests.helpers import db_of, listed_conversations, local_and_strangers_thread, seed_conversation
 
 API = "/api/conversations"
 
@@ -35,10 +33,6 @@ async def _edit(
     return await client.request(method, f"{API}/{tid}/{path}", params=params, json={**base, **body})
 
 
-async def _listed(client: httpx.AsyncClient) -> dict[str, dict[str, object]]:
-    return {c["thread_id"]: c for c in (await client.get(API)).json()}
-
-
 @pytest.mark.parametrize("edit", list(EDITS))
 async def test_the_first_edit_creates_the_conversation(
     client: httpx.AsyncClient, edit: str
@@ -46,7 +40,7 @@ async def test_the_first_edit_creates_the_conversation(
     tid = new_thread_id()
     assert (await _edit(client, tid, edit, create=False)).status_code == 404
     assert (await _edit(client, tid, edit, create=True)).status_code in (200, 201)
-    listed = (await _listed(client))[tid]
+    listed = (await listed_conversations(client))[tid]
     assert listed["root_thread_id"] == tid and listed["turn_index"] == 0
     workspace = (await client.get(f"{API}/{tid}/workspace")).json()
     if edit == "objective":
@@ -78,19 +72,16 @@ async def test_a_refused_first_edit_creates_nothing(
     refused = await _edit(client, tid, edit, create=True, **too_long)
     assert refused.status_code in (413, 422), refused.text
     # Nothing was created: not listed, not readable, and the id is still free.
-    assert tid not in await _listed(client)
+    assert tid not in await listed_conversations(client)
     assert (await client.get(f"{API}/{tid}")).status_code == 404
     assert (await _edit(client, tid, edit, create=True)).status_code in (200, 201)
-    assert tid in await _listed(client)
+    assert tid in await listed_conversations(client)
 
 
 async def test_create_never_takes_another_users_or_a_deleted_thread(
     app: FastAPI, client: httpx.AsyncClient
 ) -> None:
-    app.state.settings.auth = "none"
-    app.state.local_user = await users.ensure_local(db_of(app), name=f"l-{uuid.uuid4().hex[:8]}")
-    stranger, _ = await users.create(db_of(app), name=f"s-{uuid.uuid4().hex[:8]}")
-    foreign = await seed_conversation(app, stranger)
+    foreign = await local_and_strangers_thread(app)
     assert (await _edit(client, foreign.thread_id, "objective", create=True)).status_code == 403
     mine = await seed_conversation(app, app.state.local_user)
     assert (await client.delete(f"{API}/{mine.thread_id}")).status_code == 204

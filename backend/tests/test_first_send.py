@@ -4,22 +4,21 @@ or failed before its turn started leaves no empty conversation in the list."""
 
 from __future__ import annotations
 
-import uuid
-
 import httpx
 from fastapi import FastAPI
 
 from app.db.faults import Step
 from app.domain import new_thread_id
-from app.services import users
-from tests.helpers import armed_faults, db_of, seed_conversation
+from tests.helpers import (
+    armed_faults,
+    db_of,
+    listed_conversations,
+    local_and_strangers_thread,
+    seed_conversation,
+)
 from tests.sse_client import send_turn
 
 API = "/api/conversations"
-
-
-async def _listed(client: httpx.AsyncClient) -> dict[str, dict[str, object]]:
-    return {c["thread_id"]: c for c in (await client.get(API)).json()}
 
 
 async def test_the_first_send_creates_the_conversation(client: httpx.AsyncClient) -> None:
@@ -27,13 +26,13 @@ async def test_the_first_send_creates_the_conversation(client: httpx.AsyncClient
     assert (await send_turn(client, tid, "hello"))[0] == 404  # no create: unknown is 404
     status, events, _ = await send_turn(client, tid, "Why do bridges sway?", create="true")
     assert status == 200 and events[0][0] == "turn_started" and events[-1][0] == "turn_completed"
-    listed = (await _listed(client))[tid]
+    listed = (await listed_conversations(client))[tid]
     assert listed["turn_index"] == 1 and listed["root_thread_id"] == tid
     assert listed["title"] == "Why do bridges sway?"
     # the conversation exists now: the flag changes nothing on the next send
     status, events, _ = await send_turn(client, tid, "and towers?", create="true")
     assert status == 200 and events[-1][0] == "turn_completed"
-    assert (await _listed(client))[tid]["turn_index"] == 2
+    assert (await listed_conversations(client))[tid]["turn_index"] == 2
 
 
 async def test_a_failed_opening_leaves_no_empty_conversation(
@@ -46,11 +45,11 @@ async def test_a_failed_opening_leaves_no_empty_conversation(
     assert Step.OPEN in armed["seen"]
     assert status == 500 and events == []
     # Nothing was created: not listed, not readable, and the id is still free.
-    assert tid not in await _listed(client)
+    assert tid not in await listed_conversations(client)
     assert (await client.get(f"{API}/{tid}")).status_code == 404
     status, events, _ = await send_turn(client, tid, "first words", create="true")
     assert status == 200 and events[-1][0] == "turn_completed"
-    assert (await _listed(client))[tid]["turn_index"] == 1
+    assert (await listed_conversations(client))[tid]["turn_index"] == 1
 
 
 async def test_a_refused_send_creates_nothing(app: FastAPI, client: httpx.AsyncClient) -> None:
@@ -58,17 +57,14 @@ async def test_a_refused_send_creates_nothing(app: FastAPI, client: httpx.AsyncC
     too_long = "x" * (db_of(app).limits.message_chars + 1)
     status, _, body = await send_turn(client, tid, too_long, create="true")
     assert status in (413, 422), body
-    assert tid not in await _listed(client)
+    assert tid not in await listed_conversations(client)
     assert (await client.get(f"{API}/{tid}")).status_code == 404
 
 
 async def test_create_never_takes_another_users_or_a_deleted_thread(
     app: FastAPI, client: httpx.AsyncClient
 ) -> None:
-    app.state.settings.auth = "none"
-    app.state.local_user = await users.ensure_local(db_of(app), name=f"l-{uuid.uuid4().hex[:8]}")
-    stranger, _ = await users.create(db_of(app), name=f"s-{uuid.uuid4().hex[:8]}")
-    foreign = await seed_conversation(app, stranger)
+    foreign = await local_and_strangers_thread(app)
     status, _, _ = await send_turn(client, foreign.thread_id, "mine now?", create="true")
     assert status == 403
     mine = await seed_conversation(app, app.state.local_user)
