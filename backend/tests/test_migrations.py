@@ -189,3 +189,40 @@ def test_the_quick_head_check_refuses_what_it_cannot_read(tmp_path: Path) -> Non
     assert cli_schema.head_revision(tmp_path) is None  # two heads
     (tmp_path / "0003_c.py").write_text("nothing here\n")
     assert cli_schema.head_revision(tmp_path) is None
+
+
+async def test_create_all_compresses_like_the_migrations(tmp_path: Path) -> None:
+    """PostgreSQL: a schema made by `create_all` (the tests', the benchmarks') stores
+    every column with the compression the migrated schema has (lz4 on the big ones where
+    the server has it), so a benchmark measures the storage a server runs."""
+    made = {}
+    for how in ("migrated", "created"):
+        name = f"test_cmp_{how}_{uuid.uuid4().hex[:10]}"
+        await _admin(f'CREATE DATABASE "{name}"')
+        url = PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+        settings = Settings(database_url=url, data_dir=tmp_path / how)
+        engine = create_async_engine(settings.sql_url)
+        try:
+            if how == "migrated":
+                await asyncio.to_thread(migrate, settings)
+            else:
+                async with engine.begin() as conn:
+                    await conn.run_sync(Base.metadata.create_all)
+            async with engine.connect() as conn:
+                rows = await conn.execute(
+                    text(
+                        "SELECT c.relname, a.attname, a.attcompression::text FROM pg_attribute a "
+                        "JOIN pg_class c ON c.oid = a.attrelid "
+                        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                        "WHERE n.nspname = 'public' AND c.relkind = 'r' AND a.attnum > 0 "
+                        "AND NOT a.attisdropped AND c.relname = ANY(:tables)"
+                    ),
+                    {"tables": list(Base.metadata.tables)},
+                )
+                made[how] = {(r[0], r[1]): r[2] for r in rows}
+        finally:
+            await engine.dispose()
+            await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    assert made["created"] == made["migrated"]
+    assert made["created"][("documents", "content")] in {"l", ""}
+    assert len(made["created"]) > 100

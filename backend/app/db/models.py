@@ -21,6 +21,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from app.db import compression
 from app.db.base import NAME_LEN, THREAD_ID_LEN, Base, BigId, JsonType, SearchVector
 from app.domain import TITLE_CHARS, NodeState
 
@@ -431,5 +432,8 @@ class Share(Base):
 # The what-if tables live in their own module; named here so that every table is
 # registered on Base.metadata by importing this one (and for the existing imports).
 from app.db.models_whatif import Job, ModelProfile  # noqa: E402
+
+# The large columns' lz4 compression, applied by `create_all` as the migrations do.
+compression.register(Base.metadata)
 
 __all__ = ["NAME_LEN", "THREAD_ID_LEN", "Job", "ModelProfile"]
