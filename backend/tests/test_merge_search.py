@@ -15,6 +15,7 @@ import pytest
 from fastapi import FastAPI
 
 from app.config import Settings
+from app.db.repositories.search import MAX_INDEXED
 from app.domain import NodeId
 from app.main import create_app
 from app.schemas_merge import MergeIn
@@ -60,6 +61,30 @@ async def test_the_merged_document_is_found_at_the_merge_node(
     # that made it so, not again at the turn.
     await turn_ok(client, root, "objective: go on")
     assert [n for n, _ in await _documents(client, "quokka") if n.startswith(root)] == [node]
+
+
+async def test_a_long_merged_document_is_indexed_up_to_the_limit(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """The entry holds the document's first `MAX_INDEXED` characters, as a turn's does:
+    a word within them is found at the merge node, a word past them is not."""
+    root = await new_thread(client)
+    put = await client.put(f"{API}/{root}/document", json={"content": "a plain draft\n"})
+    assert put.status_code == 200, put.text
+    await turn_ok(client, root, "objective: write")
+    side = await branch(client, root, 1)
+    filler = "padding words here\n" * (MAX_INDEXED // 19 + 10)
+    content = "the wombat opening\n" + filler + "the numbat ending\n"
+    assert len(content) > MAX_INDEXED + 50
+    put = await client.put(f"{API}/{side}/document", json={"content": content})
+    assert put.status_code == 200, put.text
+    await turn_ok(client, side, "todo: cite it")
+    out = await merged(client, root, f"{side}:2")
+    await app.state.turns.vectors.idle()
+    assert out["node_id"] in [n for n, _ in await _documents(client, "wombat")]
+    assert out["node_id"] not in [n for n, _ in await _documents(client, "numbat")]
+    workspace = (await client.get(f"{API}/{root}/workspace")).json()
+    assert workspace["document"]["content"] == content
 
 
 async def test_vectors_a_dead_process_left_are_computed_at_the_next_start(

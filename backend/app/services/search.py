@@ -14,7 +14,7 @@ import hashlib
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.dialect import Write
+from app.db.dialect import Write, dialect_of
 from app.db.engine import Database
 from app.db.models import Conversation, ConversationBranch
 from app.db.repositories import heads as heads_repo
@@ -149,6 +149,16 @@ def new_node_document_write(
     if before == document:  # (the same digest, without hashing both)
         return None
     digest = digest_of(document)
+    if dialect_of(s).is_postgres:
+        # The text as the document row's write sends it (one parameter for both).
+        return repo.document_entry_write(
+            user_id=conv.user_id,
+            root_thread_id=conv.root_thread_id,
+            thread_id=conv.thread_id,
+            turn_index=conv.turn_index,
+            document=document,
+            digest=digest,
+        )
     return repo.entries_write(
         s,
         user_id=conv.user_id,
@@ -156,7 +166,6 @@ def new_node_document_write(
         thread_id=conv.thread_id,
         turn_index=conv.turn_index,
         texts=[("document", document, digest)],
-        vectors=False,
     )
 
 

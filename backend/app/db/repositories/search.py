@@ -42,6 +42,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.base import table_of
 from app.db.dialect import Write, dialect_of
 from app.db.models import Conversation, ConversationBranch, Document, DocumentBody, SearchEntry
+from app.db.repositories.workspace import DOCUMENT_TEXT
 
 # The text-search configuration (the migration uses the same); a constant, never input.
 TS_CONFIG = "english"
@@ -107,6 +108,19 @@ _PG_ENTRIES_UNVECTORED = insert(_entry).from_select(
         _PG_ROWS.c.content,
         _PG_ROWS.c.digest,
     ),
+)
+
+# PostgreSQL: a new node's document entry (vector left null, as above) whose text is
+# the `DOCUMENT_TEXT` parameter of the document row's own write
+# (`workspace.document_write`): in one statement with it, the text is sent once.
+_PG_DOCUMENT_ENTRY = insert(_entry).values(
+    user_id=bindparam("e_user"),
+    root_thread_id=bindparam("e_root"),
+    thread_id=bindparam("e_thread"),
+    turn_index=bindparam("e_turn"),
+    kind=bindparam("e_kind"),
+    content=func.left(bindparam(DOCUMENT_TEXT, type_=Text()), MAX_INDEXED),
+    digest=bindparam("e_digest"),
 )
 
 # PostgreSQL, at the end of a turn: the message and the reply from the arrays, and the
@@ -190,6 +204,26 @@ def entries_write(
     if dialect_of(s).is_postgres:
         return _PG_ENTRIES if vectors else _PG_ENTRIES_UNVECTORED, {**node, **_pg_rows(texts)}
     return _SQLITE_ENTRIES, {**node, "e_rows": json.dumps(_indexed(texts))}
+
+
+def document_entry_write(
+    *,
+    user_id: int,
+    root_thread_id: str,
+    thread_id: str,
+    turn_index: int,
+    document: str,
+    digest: str,
+) -> Write:
+    """PostgreSQL: the write that indexes `document` (not blank) at a node, its vector
+    left to `fill_vectors`; its text shares the document row's parameter."""
+    node = _node(user_id, root_thread_id, thread_id, turn_index)
+    return _PG_DOCUMENT_ENTRY, {
+        **node,
+        "e_kind": "document",
+        "e_digest": digest,
+        DOCUMENT_TEXT: document,
+    }
 
 
 def turn_entries_write(

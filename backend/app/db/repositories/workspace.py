@@ -37,6 +37,9 @@ async def get_document(s: AsyncSession, thread_id: str) -> Document | None:
     return (await s.execute(stmt)).scalar_one_or_none()
 
 
+# The parameter that carries a document row's new text (`document_write`); a search
+# entry written in the same statement names it too, so the text is sent once.
+DOCUMENT_TEXT = "dw_content"
 _DOCUMENT_SETS = {
     keep_body: update(table_of(Document))
     .where(table_of(Document).c.thread_id == bindparam("dw_thread"))
@@ -45,7 +48,7 @@ _DOCUMENT_SETS = {
         if keep_body
         else {
             "title": bindparam("dw_title"),
-            "content": bindparam("dw_content"),
+            "content": bindparam(DOCUMENT_TEXT),
             "body_hash": None,
         }
     )
@@ -59,7 +62,7 @@ def document_write(thread_id: str, *, title: str, content: str, keep_body: bool)
     dropped)."""
     params = {"dw_thread": thread_id, "dw_title": title}
     if not keep_body:
-        params["dw_content"] = content
+        params[DOCUMENT_TEXT] = content
     return _DOCUMENT_SETS[keep_body], params
 
 
