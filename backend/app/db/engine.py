@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -22,6 +22,7 @@ from sqlalchemy.util import greenlet_spawn
 from app.db.dialect import Dialect, dialect_for_url
 from app.db.driver import Driver
 from app.db.faults import Seam
+from app.db.memo import Memo
 from app.domain import Limits, LoggedAction
 from app.errors import Conflict
 
@@ -38,6 +39,11 @@ AUTOCOMMIT = "haico_autocommit"
 # `session.info` key: the action-log entries a transaction appended, in `seq` order
 # (`app.events.log` adds them; the listeners get them once the transaction commits).
 APPENDED = "haico_appended"
+# `session.info` keys: the Database's known bodies, and the bodies a transaction stores.
+BODIES = "haico_bodies"
+BODIES_WRITTEN = "haico_bodies_written"
+# How many body hashes a Database remembers (about 100 bytes each).
+BODY_HASHES_KEPT = 50_000
 
 # Told, after a transaction that appended to the action log committed, what it appended.
 CommitListener = Callable[[list[LoggedAction]], None]
@@ -142,6 +148,11 @@ class Database:
             event.listen(self.engine.sync_engine, "connect", _disable_pysqlite_begin)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        # The hashes of document bodies committed through this Database: a body is
+        # never deleted, so a write of the same text again can be left out
+        # (`repositories.workspace.body_write`). Per Database, not per process: two
+        # databases (tests) do not share what they hold.
+        self.bodies: Memo[bool] = Memo(BODY_HASHES_KEPT)
         # Called after a transaction that appended to the action log commits.
         self.commit_listeners: list[CommitListener] = []
         # Called with the SQL of each statement run on the driver (`driver`), which
@@ -160,6 +171,7 @@ class Database:
         session.info["faults"] = self.faults
         session.info["listeners"] = self.statement_listeners
         session.info["limits"] = self.limits
+        session.info[BODIES] = self.bodies
         return session
 
     @asynccontextmanager
@@ -194,8 +206,15 @@ class Database:
             self._committed(session)
 
     def _committed(self, session: AsyncSession) -> None:
-        """Tell the commit listeners what `session` appended to the action log."""
+        """Tell the commit listeners what `session` appended to the action log, and
+        keep the hashes of the bodies it stored."""
+        self.stored_bodies(session.info.pop(BODIES_WRITTEN, ()))
         self._tell(session.info.pop(APPENDED, None))
+
+    def stored_bodies(self, digests: Iterable[str]) -> None:
+        """Bodies whose write has committed (`bodies`)."""
+        for digest in digests:
+            self.bodies.put(digest, True, 1)
 
     def _tell(self, appended: list[LoggedAction] | None) -> None:
         if appended:
@@ -289,6 +308,17 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+
+
+def bodies_of(session: AsyncSession) -> Memo[bool] | None:
+    """The hashes of the bodies committed through the Database of `session`."""
+    bodies: Memo[bool] | None = session.info.get(BODIES)
+    return bodies
+
+
+def bodies_written(session: AsyncSession, digests: Iterable[str]) -> None:
+    """Bodies `session`'s transaction stores: known as stored once it commits."""
+    session.info.setdefault(BODIES_WRITTEN, []).extend(digests)
 
 
 def limits_of(session: AsyncSession) -> Limits:

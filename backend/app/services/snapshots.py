@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import Write, dialect_of
+from app.db.engine import bodies_of, bodies_written
+from app.db.memo import Memo
 from app.db.models import Conversation, Document, WorkspaceSnapshot
 from app.db.repositories import items as items_repo
 from app.db.repositories import live as live_repo
@@ -243,14 +245,15 @@ async def capture_snapshot(
 ) -> tuple[list[Write], WorkspaceState]:
     """Snapshot `turn_index` from the live rows (the start of that turn), read here
     unless the caller read them (`live`), or made them a state already (`known`, as
-    `state_of_rows` answers): see `snapshot_of`."""
+    `state_of_rows` answers): see `snapshot_of`. A body it stores is known as stored
+    once the session's transaction commits."""
     if known is not None:
         doc, state = known
     elif live is None:
         doc, state = await live_with_document(s, conv)
     else:
         doc, state = state_of_rows(conv, live)
-    return snapshot_of(
+    writes = snapshot_of(
         conv,
         doc,
         state,
@@ -258,7 +261,10 @@ async def capture_snapshot(
         user_message=user_message,
         postgres=dialect_of(s).is_postgres,
         author=author,
-    ), state
+        stored=bodies_of(s),
+    )
+    bodies_written(s, repo.body_digests(writes))
+    return writes, state
 
 
 def snapshot_of(
@@ -270,20 +276,22 @@ def snapshot_of(
     user_message: str,
     postgres: bool,
     author: str | None = None,
+    stored: Memo[bool] | None = None,
 ) -> list[Write]:
     """The writes that store snapshot `turn_index` of the live workspace `state` (its
     document row `doc`): the document's body first when it is not stored yet, then the
     snapshot row (for `execute_all`), naming `author` (a grantee who made the node).
     The document is read once: an unedited restored document already is a stored
-    version and keeps its hash without its text being stored again."""
+    version and keeps its hash without its text being stored again, and neither is a
+    text whose hash `stored` holds (bodies committed before)."""
     writes: list[Write] = []
     digest = None
     if doc is not None:
         digest = doc.body_hash
         if digest is None:
-            write = repo.body_write(doc.content, postgres=postgres)
-            writes.append(write)
-            digest = write[1]["b_hash"]
+            digest, write = repo.body_unless_stored(doc.content, stored, postgres=postgres)
+            if write is not None:
+                writes.append(write)
     writes.append(
         snap_repo.snapshot_write(
             thread_id=conv.thread_id,

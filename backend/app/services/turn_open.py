@@ -36,6 +36,7 @@ from app.db.faults import Step, Window
 from app.db.models import ChatHead, Conversation, ConversationBranch
 from app.db.repositories import heads as heads_repo
 from app.db.repositories import threads as repo
+from app.db.repositories.workspace import body_digests
 from app.domain import BranchStatus, NodeId, now
 from app.errors import Conflict, NotFound, TurnInProgress
 from app.events import actions
@@ -110,7 +111,13 @@ async def _open_unlocked(db: Database, send: Send) -> Opened | None:
         k = conv.turn_index + 1
         doc, state = state_of_rows(conv, live)
         snapshot = snapshot_of(
-            conv, doc, state, turn_index=k, user_message=send.content, postgres=True
+            conv,
+            doc,
+            state,
+            turn_index=k,
+            user_message=send.content,
+            postgres=True,
+            stored=db.bodies,
         )
         clock = repo.clock_advance_if_unchanged(conv, k, version)
         opening = _opening(conv, head, send, k, snapshot, state, clock=clock)
@@ -118,6 +125,7 @@ async def _open_unlocked(db: Database, send: Send) -> Opened | None:
         (entry,) = await action_log.append_chat_now(
             d, conv.root_thread_id, opening.started, after=opening.writes
         )
+        db.stored_bodies(body_digests(snapshot))  # committed with the statement
         return opening.opened(entry.seq)
 
 

@@ -6,7 +6,7 @@ Queries and writes only; services own the rules and the transaction boundaries.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import (
@@ -149,11 +149,41 @@ _BODY_INSERTS = {
 }
 
 
-def body_write(content: str, *, postgres: bool, prefix: str = "b") -> Write:
+def body_digest(content: str) -> str:
+    """A document body's address: the SHA-256 of its UTF-8 text, in hex."""
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+def body_write(
+    content: str, *, postgres: bool, prefix: str = "b", digest: str | None = None
+) -> Write:
     """The write that stores a document body once, content-addressed; its hash is the
     `{prefix}_hash` parameter (`prefix` "b", or "b2" for a second body)."""
-    digest = hashlib.sha256(content.encode()).hexdigest()
+    digest = digest or body_digest(content)
     return _BODY_INSERTS[postgres, prefix], {f"{prefix}_hash": digest, f"{prefix}_content": content}
+
+
+def body_unless_stored(
+    content: str, stored: Memo[bool] | None, *, postgres: bool, prefix: str = "b"
+) -> tuple[str, Write | None]:
+    """A body's hash, and the write that stores it unless `stored` (the hashes of
+    bodies committed already) holds it: a body is never deleted."""
+    digest = body_digest(content)
+    if stored is not None and stored.get(digest):
+        return digest, None
+    return digest, body_write(content, postgres=postgres, prefix=prefix, digest=digest)
+
+
+_BODY_STATEMENTS = {id(st): prefix for (_, prefix), st in _BODY_INSERTS.items()}
+
+
+def body_digests(writes: Iterable[Write]) -> list[str]:
+    """The hashes of the bodies `writes` store (`body_write`'s)."""
+    return [
+        str(params[f"{_BODY_STATEMENTS[id(st)]}_hash"])
+        for st, params in writes
+        if id(st) in _BODY_STATEMENTS
+    ]
 
 
 async def copy_live_rows(s: AsyncSession, *, source: str, target: str) -> None:

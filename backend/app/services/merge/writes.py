@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.dialect import Write, dialect_of
+from app.db.engine import bodies_of, bodies_written
 from app.db.models import (
     Artifact,
     ChatHead,
@@ -60,9 +61,12 @@ async def node_writes(
     digest = None
     if sides.theirs.content is not None:
         # The source's document as merged, stored once (content-addressed).
-        body = ws_repo.body_write(sides.theirs.content, postgres=postgres, prefix="b2")
-        digest = body[1]["b2_hash"]
-        writes.insert(0, body)
+        digest, body = ws_repo.body_unless_stored(
+            sides.theirs.content, bodies_of(s), postgres=postgres, prefix="b2"
+        )
+        if body is not None:
+            writes.insert(0, body)
+            bodies_written(s, [digest])
     # The snapshot's INSERT is the node's whole record: kind, source, merged state.
     writes[-1] = repo.merge_node(
         writes[-1],
