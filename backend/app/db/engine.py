@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import orjson
 from sqlalchemy import event, text
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import (
@@ -19,6 +20,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.util import greenlet_spawn
 
+from app.db.base import json_text
 from app.db.dialect import Dialect, dialect_for_url
 from app.db.driver import Driver
 from app.db.faults import Seam
@@ -125,7 +127,11 @@ class Database:
         self.limits = limits or Limits()
         # SQLite: one writer at a time in this process (see `transaction`).
         self._writers: asyncio.Lock | None = None if self.dialect.is_postgres else asyncio.Lock()
-        kwargs: dict[str, Any] = {"echo": echo}
+        kwargs: dict[str, Any] = {
+            "echo": echo,
+            "json_serializer": json_text,
+            "json_deserializer": orjson.loads,
+        }
         if self.dialect.is_postgres:
             kwargs.update(
                 pool_size=pool[0],

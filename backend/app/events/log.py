@@ -17,7 +17,6 @@ tick (`events.coalescer.DeltaLog`).
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Sequence
 from contextvars import ContextVar
@@ -48,7 +47,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import UpdateBase
 
-from app.db.base import table_of
+from app.db.base import json_text, table_of
 from app.db.dialect import GUARDS, MOVED_MARK, Write, dialect_of, execute_all, merged_params
 from app.db.driver import Driver, fetch_in_session
 from app.db.engine import APPENDED, AUTOCOMMIT
@@ -257,7 +256,7 @@ def _pg_append(
         al_families=_families([r for r, _, _ in rows]),
         al_roots=[r for r, _, _ in rows],
         al_channels=[c for _, c, _ in rows],
-        al_actions=[json.dumps(a) for _, _, a in rows],
+        al_actions=[json_text(a) for _, _, a in rows],
     )
     return _append(tuple(w for w, _ in after), lock=lock), params
 
