@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 from sqlalchemy.orm.exc import StaleDataError
+from sqlalchemy.pool import QueuePool
 from sqlalchemy.util import greenlet_spawn
 
 from app.db.base import json_text
@@ -226,6 +227,12 @@ class Database:
         if appended:
             for listener in self.commit_listeners:
                 listener(appended)
+
+    def has_spare_connection(self) -> bool:
+        """PostgreSQL: the pool holds an idle connection (a read can run beside a
+        transaction's own without waiting for one, or making one)."""
+        pool = self.engine.sync_engine.pool
+        return self.dialect.is_postgres and isinstance(pool, QueuePool) and pool.checkedin() > 0
 
     @asynccontextmanager
     async def driver(self) -> AsyncIterator[Driver]:

@@ -72,7 +72,7 @@ async def load_lineages(s: AsyncSession, thread_ids: Iterable[str]) -> Loaded:
     result = Loaded({}, [], set())
     for conv, branch, has_artifacts, turn, kind, merged_from in (
         await s.execute(_LOADED, {"thread_ids": wanted})
-    ).tuples():
+    ).all():
         result.threads[conv.thread_id] = (conv, branch)
         if not has_artifacts:
             result.bare.add(conv.thread_id)

@@ -31,7 +31,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.driver import of_session
+from app.db.driver import Driver, of_session
 from app.db.models import (
     Artifact,
     Conversation,
@@ -233,6 +233,16 @@ async def live_rows_of_two(s: AsyncSession, first: str, second: str) -> tuple[Li
     params = {"thread": first, "thread2": second}
     driver = await of_session(s, flush=True)
     rows = await driver.fetch(_LIVE_TWO, params) if driver else await s.execute(_LIVE_TWO, params)
+    return _two(rows)
+
+
+async def live_rows_of_two_on(d: Driver, first: str, second: str) -> tuple[LiveRows, LiveRows]:
+    """`live_rows_of_two` on a connection of its own (PostgreSQL: it sees what is
+    committed, not a session's uncommitted work)."""
+    return _two(await d.fetch(_LIVE_TWO, {"thread": first, "thread2": second}))
+
+
+def _two(rows: Iterable[Sequence[Any]]) -> tuple[LiveRows, LiveRows]:
     sides: tuple[list[Any], list[Any]] = ([], [])
     for row in rows:
         sides[row[0]].append(tuple(row)[1:])

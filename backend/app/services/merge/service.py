@@ -7,7 +7,9 @@ together:
 1. lock the thread and the family's head; refuse during an active turn, on a stale
    expected head, and (unless `force`) when making the thread the working one would
    discard an edited draft — that implicit checkout happens in this transaction;
-2. plan (`plan.py`) and settle the conflicts with the resolutions (`MERGE_PLAN`);
+2. read base, ours and theirs (`sides.py`; on PostgreSQL, when nothing is written yet,
+   the two live workspaces on a second pooled connection while this one reads the
+   base), plan (`plan.py`) and settle the conflicts with the resolutions (`MERGE_PLAN`);
 3. the node's record: snapshot k of the workspace before the merge (the snapshot
    rule, as a turn), as a complete merge node with its source and the source's
    workspace as merged (a later merge's base), the bodies it names and the clock at
@@ -109,7 +111,9 @@ async def preview(db: Database, *, user_id: int, thread_id: str, body: MergeIn) 
     source = parse_node(body.source, name="source")
     async with db.read() as s:
         conv, _ = await get_owned(s, thread_id=thread_id, user_id=user_id, need=Role.EDITOR)
-        sides = await load_sides(s, user_id=user_id, target=conv, source=source, mode=body.mode)
+        sides = await load_sides(
+            s, user_id=user_id, target=conv, source=source, mode=body.mode, beside=db
+        )
     return plan_out(body.mode, source, sides, planner.plan(sides.base, sides.ours, sides.theirs))
 
 
@@ -170,7 +174,7 @@ async def _apply(
     retains: bool,
 ) -> tuple[MergeOut, pruning.PruneResult | None, NodeId | None]:
     async with db.transaction() as s:
-        conv, branch, head, active = await _lock(s, thread_id=thread_id, user_id=user_id)
+        conv, branch, head, active, read_only = await _lock(s, thread_id=thread_id, user_id=user_id)
         if active is not None:
             raise TurnInProgress("a turn is running in this conversation; wait or cancel it")
         if expected is not UNSET and expected != head.head_turn_id:
@@ -182,12 +186,21 @@ async def _apply(
         if head.working_thread_id != conv.thread_id:
             if draft:
                 raise NotFound("this restored view was discarded by a later checkout")
+            read_only = False  # the implicit checkout writes
             await heads.make_working_in(s, head, conv, branch, force=body.force, user_id=user_id)
             if head.working_thread_id != conv.thread_id:
                 raise Conflict("this thread's latest turns were pruned; send a message there first")
         elif draft:
             raise _NeedsPromotion
-        sides = await load_sides(s, user_id=user_id, target=conv, source=source, mode=body.mode)
+        # Nothing written yet: the live rows may be read on another connection.
+        sides = await load_sides(
+            s,
+            user_id=user_id,
+            target=conv,
+            source=source,
+            mode=body.mode,
+            beside=db if read_only else None,
+        )
         plan = planner.plan(sides.base, sides.ours, sides.theirs)
         out = plan_out(body.mode, source, sides, plan)
         try:
@@ -247,18 +260,20 @@ async def _apply(
 
 async def _lock(
     s: AsyncSession, *, thread_id: str, user_id: int
-) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None]:
+) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None, bool]:
     """`heads.lock_owned_with_head` (waiting) with the family's active turn as of the
-    locks, in one read when the head row exists."""
+    locks, in one read when the head row exists; and whether nothing was written (the
+    head row existed)."""
     found = await heads_repo.lock_with_head_and_turn(s, thread_id)
     if found is None:
         conv, branch, head = await heads.lock_owned_with_head(
             s, thread_id=thread_id, user_id=user_id
         )
-        return conv, branch, head, await heads_repo.get_active_turn(s, conv.root_thread_id)
+        active = await heads_repo.get_active_turn(s, conv.root_thread_id)
+        return conv, branch, head, active, False
     conv, branch, head, active = found
     await check_owned(s, conv, branch, user_id=user_id, need=Role.EDITOR)
-    return conv, branch, head, active
+    return conv, branch, head, active, True
 
 
 def _check_limits(s: AsyncSession, side: planner.Side) -> None:

@@ -12,17 +12,20 @@ merge base moves once a branch has been merged).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.engine import Database
 from app.db.models import Conversation
 from app.db.repositories import lineage as lineage_repo
 from app.db.repositories import live as live_repo
 from app.db.repositories import merge as repo
 from app.db.repositories import threads as threads_repo
 from app.db.repositories import workspace as ws_repo
+from app.db.repositories.live import LiveRows
 from app.domain import NodeId, NodeKind
 from app.errors import InvalidTurn, SnapshotMissing
 from app.schemas_export import (
@@ -201,10 +204,26 @@ async def recorded_side(s: AsyncSession, state: dict[str, Any]) -> Side:
     )
 
 
+async def _live_beside(db: Database, first: str, second: str) -> tuple[LiveRows, LiveRows]:
+    async with db.driver() as d:
+        return await live_repo.live_rows_of_two_on(d, first, second)
+
+
 async def load_sides(
-    s: AsyncSession, *, user_id: int, target: Conversation, source: NodeId, mode: MergeMode
+    s: AsyncSession,
+    *,
+    user_id: int,
+    target: Conversation,
+    source: NodeId,
+    mode: MergeMode,
+    beside: Database | None = None,
 ) -> Sides:
-    """Base, ours and theirs for bringing `source` into `target`'s live workspace."""
+    """Base, ours and theirs for bringing `source` into `target`'s live workspace.
+
+    With `beside` (PostgreSQL, and only when `s` has written nothing yet), the live
+    rows of both threads are read on another connection of its pool while `s` reads
+    the base, when the pool has one idle: the two reads wait on the database at the
+    same time."""
     # Both threads walked up in one query that also loads their threads, the base's
     # included (`node_path` and the restores read them).
     loaded = await lineage_repo.load_lineages(s, (source.thread_id, target.thread_id))
@@ -215,33 +234,30 @@ async def load_sides(
         src, _ = await get_owned(s, thread_id=source.thread_id, user_id=user_id, need=Role.VIEWER)
     if source.turn < 1 or source.turn > src.turn_index:
         raise InvalidTurn(f"node {source} does not exist (the thread is at turn {src.turn_index})")
-    ours_rows = None
-    if source.turn == src.turn_index and source.thread_id != target.thread_id:
-        # The source is its thread's latest node (the snapshot rule: its live rows),
-        # read with ours in one query.
-        ours_rows, rows = await live_repo.live_rows_of_two(s, target.thread_id, src.thread_id)
-        theirs_state = as_of(state_of_rows(src, rows)[1], source.turn)
-    else:
-        theirs_state = await resolve_restore_state(s, src, source.turn, bare=loaded.bare)
-    source_path = await node_path(s, source)
-    target_path = (
-        await node_path(s, NodeId(target.thread_id, target.turn_index))
-        if target.turn_index > 0
-        else []
-    )
-    if mode == "pick":
-        base_node = source_path[-2] if len(source_path) >= 2 else None
-        base_state = await resolve_restore_state(s, src, source.turn - 1, bare=loaded.bare)
-        base = await side_of(s, base_state)
-    else:
-        found = await _merge_base(s, source_path, target_path, loaded.merges)
-        base_node = found.node
-        if found.recorded is not None:
-            base = await recorded_side(s, found.recorded)
-        elif base_node is not None:
-            base = await side_of(s, await _state_after(s, base_node, loaded.bare))
-        else:
-            base = EMPTY
+    ours_rows: LiveRows | None = None
+    theirs_state: WorkspaceState | None = None
+    # The source is its thread's latest node (the snapshot rule: its live rows): read
+    # with ours in one query, beside `s` when it can.
+    at_tip = source.turn == src.turn_index and source.thread_id != target.thread_id
+    two = None
+    if at_tip and beside is not None and beside.has_spare_connection():
+        two = asyncio.ensure_future(_live_beside(beside, target.thread_id, src.thread_id))
+    try:
+        if at_tip and two is None:
+            ours_rows, rows = await live_repo.live_rows_of_two(s, target.thread_id, src.thread_id)
+            theirs_state = as_of(state_of_rows(src, rows)[1], source.turn)
+        elif not at_tip:
+            theirs_state = await resolve_restore_state(s, src, source.turn, bare=loaded.bare)
+        base_node, base = await _base(s, source, src, target, mode, loaded)
+        if two is not None:
+            ours_rows, rows = await two
+            theirs_state = as_of(state_of_rows(src, rows)[1], source.turn)
+    finally:
+        if two is not None:  # (awaited already unless something above failed)
+            two.cancel()
+            await asyncio.gather(two, return_exceptions=True)
+    assert theirs_state is not None
+    target_path = await _target_path(s, target)
     if ours_rows is None:
         ours_rows = await live_repo.live_rows(s, target.thread_id)
     _, ours_state = state_of_rows(target, ours_rows)
@@ -255,6 +271,34 @@ async def load_sides(
         ours_rows=ours_rows,
         source_conv=src,
     )
+
+
+async def _target_path(s: AsyncSession, target: Conversation) -> list[NodeId]:
+    if target.turn_index == 0:
+        return []
+    return await node_path(s, NodeId(target.thread_id, target.turn_index))
+
+
+async def _base(
+    s: AsyncSession,
+    source: NodeId,
+    src: Conversation,
+    target: Conversation,
+    mode: MergeMode,
+    loaded: lineage_repo.Loaded,
+) -> tuple[NodeId | None, Side]:
+    """The base's node and its side (see the module doc)."""
+    source_path = await node_path(s, source)
+    if mode == "pick":
+        base_node = source_path[-2] if len(source_path) >= 2 else None
+        base_state = await resolve_restore_state(s, src, source.turn - 1, bare=loaded.bare)
+        return base_node, await side_of(s, base_state)
+    found = await _merge_base(s, source_path, await _target_path(s, target), loaded.merges)
+    if found.recorded is not None:
+        return found.node, await recorded_side(s, found.recorded)
+    if found.node is not None:
+        return found.node, await side_of(s, await _state_after(s, found.node, loaded.bare))
+    return None, EMPTY
 
 
 async def path_nodes(
