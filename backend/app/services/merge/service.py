@@ -40,6 +40,7 @@ committed (a kill in between leaves it for the next start to compute).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -202,7 +203,6 @@ async def _apply(
             beside=db if read_only else None,
         )
         plan = planner.plan(sides.base, sides.ours, sides.theirs)
-        out = plan_out(body.mode, source, sides, plan)
         try:
             result = merging.merge_result(plan, sides.ours, sides.theirs, body.resolutions or {})
         except merging.UnknownChange as exc:
@@ -210,7 +210,7 @@ async def _apply(
         except merging.Unresolved as exc:
             raise MergeConflict(
                 f"{len(exc.args[0])} conflict(s) need a resolution (ours or theirs)",
-                data={"plan": out.model_dump(mode="json")},
+                data={"plan": plan_out(body.mode, source, sides, plan).model_dump(mode="json")},
             ) from exc
         if not result.brought:
             raise NothingToMerge(f"{thread_id} already has everything {source} would bring")
@@ -242,10 +242,17 @@ async def _apply(
         pruned = None if retains else await pruning.linear_prune_in(s, head, active=node)
         parent = head.head_turn_id
         # The node's record, and on PostgreSQL the workspace's rows, go in the head's
-        # statement.
-        await writes.move_head(
-            s, head, conv, node, parent, source, body.mode, description, surfaces, last
+        # statement; the answer's plan is built while the database runs it.
+        moving = asyncio.ensure_future(
+            writes.move_head(
+                s, head, conv, node, parent, source, body.mode, description, surfaces, last
+            )
         )
+        await asyncio.sleep(0)  # (the statement is on its way)
+        try:
+            out = plan_out(body.mode, source, sides, plan)
+        finally:
+            await moving
         await fault(s, Step.MERGE_HEAD)
         merged = MergeOut(
             node_id=str(node),
