@@ -319,6 +319,8 @@ def _items(
                 differ = tuple(f for f in fields if b.values.get(f) != t.values.get(f))
                 changes.append(change(uid, "change", True, differ))
             continue
+        if uid not in theirs_moved and t.values in (b.values, o.values):
+            continue  # (the fields' loop below would find nothing: the common case)
         taken: list[str] = []
         clashes: list[str] = []
         for f in fields:
