@@ -192,7 +192,7 @@ def turn_opened(head: ChatHead) -> Write:
 # version (`turn_opened`). So when the locked row's version is not the snapshot's,
 # the active turn is read again (`lock_thread_head_and_turn`).
 _head_seen = aliased(ChatHead)
-_THREAD_HEAD_AND_TURN = (
+THREAD_HEAD_AND_TURN = (
     select(
         Conversation,
         ConversationBranch,
@@ -208,10 +208,10 @@ _THREAD_HEAD_AND_TURN = (
     .where(Conversation.thread_id == bindparam("thread"))
     .execution_options(populate_existing=True)
 )
-_LOCK_THREAD_HEAD_AND_TURN = _THREAD_HEAD_AND_TURN.with_for_update(nowait=True, of=ChatHead)
+_LOCKTHREAD_HEAD_AND_TURN = THREAD_HEAD_AND_TURN.with_for_update(nowait=True, of=ChatHead)
 # The same, waiting for the locks, with the thread's row locked too (a merge: as
 # `_LOCK_WITH_HEAD`), and the same check of the active turn against the version.
-_LOCK_WITH_HEAD_AND_TURN = _THREAD_HEAD_AND_TURN.with_for_update(of=[Conversation, ChatHead])
+_LOCK_WITH_HEAD_AND_TURN = THREAD_HEAD_AND_TURN.with_for_update(of=[Conversation, ChatHead])
 
 
 async def lock_thread_head_and_turn(
@@ -221,7 +221,7 @@ async def lock_thread_head_and_turn(
     active turn as of the lock (see above); None if the thread is unknown or its family
     has no head row yet; `LockNotAvailable` if the head row is locked."""
     try:
-        return await _with_turn(s, _LOCK_THREAD_HEAD_AND_TURN, thread_id)
+        return await _with_turn(s, _LOCKTHREAD_HEAD_AND_TURN, thread_id)
     except DBAPIError as exc:
         if "lock" in str(exc).lower():
             raise LockNotAvailable(str(exc)) from exc

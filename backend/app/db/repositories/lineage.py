@@ -4,14 +4,24 @@ Queries only, cached per transaction (parent links never change)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Select, and_, bindparam, exists, select
+from sqlalchemy import ColumnElement, Select, String, and_, any_, bindparam, exists, select, true
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
-from app.db.models import Artifact, Conversation, ConversationBranch, WorkspaceSnapshot
+from app.db.models import (
+    ActiveTurn,
+    Artifact,
+    ChatHead,
+    Conversation,
+    ConversationBranch,
+    WorkspaceSnapshot,
+)
+from app.db.repositories.heads import THREAD_HEAD_AND_TURN, get_active_turn
 from app.db.repositories.merge import MergeRecord
 from app.db.repositories.threads import LINEAGE_CACHE, LineageEntry
 
@@ -69,10 +79,38 @@ async def load_lineages(s: AsyncSession, thread_ids: Iterable[str]) -> Loaded:
     records, and which of them have no artifact. For an operation that reads several
     threads of one family."""
     wanted = list(dict.fromkeys(thread_ids))
+    return _loaded(s, wanted, (await s.execute(_LOADED, {"thread_ids": wanted})).all())
+
+
+async def lock_with_lineages(
+    s: AsyncSession, thread_id: str, thread_ids: Iterable[str]
+) -> (
+    tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None, Loaded | None]
+    | None
+):
+    """PostgreSQL: `heads.lock_with_head_and_turn` and `load_lineages(thread_ids)` in
+    one statement. The walks are as of the statement's snapshot: when the locked head
+    row is not the version that snapshot saw (the lock waited for a change of the
+    family), they may be out of date and are not used (None: the caller walks again),
+    as the active turn is read again. None if the thread is unknown or its family has
+    no head row yet."""
+    wanted = list(dict.fromkeys(thread_ids))
+    rows = (await s.execute(_LOCK_WITH_LINEAGES, {"thread": thread_id, "thread_ids": wanted})).all()
+    if not rows:
+        return None
+    conv, branch, head, active, seen = rows[0][:5]
+    if head.version != seen:
+        active = await get_active_turn(s, head.root_thread_id, fresh=True)
+        return conv, branch, head, active, None
+    walked = [row[5:] for row in rows if row[5] is not None]
+    return conv, branch, head, active, _loaded(s, wanted, walked)
+
+
+def _loaded(s: AsyncSession, wanted: list[str], rows: Iterable[Sequence[Any]]) -> Loaded:
+    """`Loaded` from rows of (thread, branch row, has artifacts, merge node's turn,
+    kind, source), and the walks of `wanted` in the transaction's cache."""
     result = Loaded({}, [], set())
-    for conv, branch, has_artifacts, turn, kind, merged_from in (
-        await s.execute(_LOADED, {"thread_ids": wanted})
-    ).all():
+    for conv, branch, has_artifacts, turn, kind, merged_from in rows:
         result.threads[conv.thread_id] = (conv, branch)
         if not has_artifacts:
             result.bare.add(conv.thread_id)
@@ -111,7 +149,8 @@ def _lineage_cache(s: AsyncSession) -> dict[str, list[LineageEntry]]:
     return cache
 
 
-def _lineage_query(*, several: bool = False, rows: bool = False) -> Select[Any]:
+def _walk_up(start: ColumnElement[bool]) -> Any:
+    """The recursive walk up from the threads `start` picks: one row per thread."""
     joined = _conv.outerjoin(_branch, _branch.c.thread_id == _conv.c.thread_id)
     cols = (
         _conv.c.thread_id,
@@ -120,17 +159,21 @@ def _lineage_query(*, several: bool = False, rows: bool = False) -> Select[Any]:
         _conv.c.forked_from_turn,
         _conv.c.forked_from_thread_id,
     )
+    up = select(*cols).select_from(joined).where(start)
+    cte = up.cte("lineage", recursive=True)
+    step = select(*cols).select_from(joined).join(cte, _conv.c.thread_id == cte.c.parent_thread_id)
+    return cte.union(step)
+
+
+def _lineage_query(*, several: bool = False, rows: bool = False) -> Select[Any]:
     start = (
         _conv.c.thread_id.in_(bindparam("thread_ids", expanding=True))
         if several
         else _conv.c.thread_id == bindparam("thread_id")
     )
-    up = select(*cols).select_from(joined).where(start)
-    cte = up.cte("lineage", recursive=True)
-    step = select(*cols).select_from(joined).join(cte, _conv.c.thread_id == cte.c.parent_thread_id)
+    walked = _walk_up(start)
     if not rows:
-        return select(cte.union(step))
-    walked = cte.union(step)
+        return select(walked)
     # A thread's merge nodes are a few rows: one row per thread and merge node.
     merges = _snap.alias("merges")
     loaded = (
@@ -156,6 +199,37 @@ def _lineage_query(*, several: bool = False, rows: bool = False) -> Select[Any]:
 _LINEAGE = _lineage_query()
 _LINEAGES = _lineage_query(several=True)
 _LOADED = _lineage_query(several=True, rows=True)
+
+
+def _lock_with_lineages() -> Select[Any]:
+    """`heads.THREAD_HEAD_AND_TURN` locked as a merge locks it, with a row for each
+    thread of the walks up from `thread_ids` (an array: PostgreSQL) and each merge
+    node of those threads, as `_LOADED` has them."""
+    walked = _walk_up(_conv.c.thread_id == any_(bindparam("thread_ids", type_=ARRAY(String()))))
+    lc = aliased(Conversation, name="lc")
+    lb = aliased(ConversationBranch, name="lb")
+    merges = _snap.alias("lm")
+    return cast(
+        Select[Any],
+        THREAD_HEAD_AND_TURN.add_columns(
+            lc,
+            lb,
+            exists().where(_artifact.c.thread_id == lc.thread_id).label("artifacts"),
+            merges.c.turn_index,
+            merges.c.kind,
+            merges.c.merged_from,
+        )
+        .outerjoin(walked, true())
+        .outerjoin(lc, lc.thread_id == walked.c.thread_id)
+        .outerjoin(lb, lb.thread_id == lc.thread_id)
+        .outerjoin(
+            merges, and_(merges.c.thread_id == lc.thread_id, merges.c.merged_from.is_not(None))
+        )
+        .with_for_update(of=[Conversation, ChatHead]),
+    )
+
+
+_LOCK_WITH_LINEAGES = _lock_with_lineages()
 
 
 def _walk(by_child: dict[str, Any], thread_id: str) -> list[LineageEntry]:

@@ -52,6 +52,7 @@ from app.db.engine import Database, fault, limits_of
 from app.db.faults import Step
 from app.db.models import ActiveTurn, ChatHead, Conversation, ConversationBranch
 from app.db.repositories import heads as heads_repo
+from app.db.repositories import lineage as lineage_repo
 from app.domain import BranchStatus, NodeId
 from app.errors import (
     Conflict,
@@ -175,7 +176,9 @@ async def _apply(
     retains: bool,
 ) -> tuple[MergeOut, pruning.PruneResult | None, NodeId | None]:
     async with db.transaction() as s:
-        conv, branch, head, active, read_only = await _lock(s, thread_id=thread_id, user_id=user_id)
+        conv, branch, head, active, read_only, loaded = await _lock(
+            s, thread_id=thread_id, user_id=user_id, source=source
+        )
         if active is not None:
             raise TurnInProgress("a turn is running in this conversation; wait or cancel it")
         if expected is not UNSET and expected != head.head_turn_id:
@@ -188,6 +191,7 @@ async def _apply(
             if draft:
                 raise NotFound("this restored view was discarded by a later checkout")
             read_only = False  # the implicit checkout writes
+            loaded = None  # (and may move what the walks read)
             await heads.make_working_in(s, head, conv, branch, force=body.force, user_id=user_id)
             if head.working_thread_id != conv.thread_id:
                 raise Conflict("this thread's latest turns were pruned; send a message there first")
@@ -201,6 +205,7 @@ async def _apply(
             source=source,
             mode=body.mode,
             beside=db if read_only else None,
+            loaded=loaded,
         )
         plan = planner.plan(sides.base, sides.ours, sides.theirs)
         try:
@@ -266,21 +271,34 @@ async def _apply(
 
 
 async def _lock(
-    s: AsyncSession, *, thread_id: str, user_id: int
-) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None, bool]:
+    s: AsyncSession, *, thread_id: str, user_id: int, source: NodeId
+) -> tuple[
+    Conversation,
+    ConversationBranch | None,
+    ChatHead,
+    ActiveTurn | None,
+    bool,
+    lineage_repo.Loaded | None,
+]:
     """`heads.lock_owned_with_head` (waiting) with the family's active turn as of the
-    locks, in one read when the head row exists; and whether nothing was written (the
-    head row existed)."""
-    found = await heads_repo.lock_with_head_and_turn(s, thread_id)
+    locks, in one read when the head row exists; whether nothing was written (the head
+    row existed); and on PostgreSQL, read in the same statement, the walks up from the
+    source's thread and the target (`lineage.lock_with_lineages`) when they hold."""
+    found: Any
+    if dialect_of(s).is_postgres:
+        found = await lineage_repo.lock_with_lineages(s, thread_id, (source.thread_id, thread_id))
+    else:
+        found = await heads_repo.lock_with_head_and_turn(s, thread_id)
+        found = None if found is None else (*found, None)
     if found is None:
         conv, branch, head = await heads.lock_owned_with_head(
             s, thread_id=thread_id, user_id=user_id
         )
         active = await heads_repo.get_active_turn(s, conv.root_thread_id)
-        return conv, branch, head, active, False
-    conv, branch, head, active = found
+        return conv, branch, head, active, False, None
+    conv, branch, head, active, loaded = found
     await check_owned(s, conv, branch, user_id=user_id, need=Role.EDITOR)
-    return conv, branch, head, active, True
+    return conv, branch, head, active, True, loaded
 
 
 def _check_limits(s: AsyncSession, side: planner.Side) -> None:

@@ -217,16 +217,19 @@ async def load_sides(
     source: NodeId,
     mode: MergeMode,
     beside: Database | None = None,
+    loaded: lineage_repo.Loaded | None = None,
 ) -> Sides:
     """Base, ours and theirs for bringing `source` into `target`'s live workspace.
 
     With `beside` (PostgreSQL, and only when `s` has written nothing yet), the live
     rows of both threads are read on another connection of its pool while `s` reads
     the base, when the pool has one idle: the two reads wait on the database at the
-    same time."""
+    same time. `loaded`: the walks up from both threads, read by the caller in this
+    transaction."""
     # Both threads walked up in one query that also loads their threads, the base's
     # included (`node_path` and the restores read them).
-    loaded = await lineage_repo.load_lineages(s, (source.thread_id, target.thread_id))
+    if loaded is None:  # (unless the caller read them with its lock)
+        loaded = await lineage_repo.load_lineages(s, (source.thread_id, target.thread_id))
     if source.thread_id in loaded.threads:
         src, src_branch = loaded.threads[source.thread_id]
         await check_owned(s, src, src_branch, user_id=user_id, need=Role.VIEWER)
