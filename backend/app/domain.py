@@ -7,6 +7,7 @@ can all use it without climbing a layer.
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,6 +17,10 @@ from typing import Any
 THREAD_PREFIX = "th_"
 # The longest title a conversation, a document or an artifact may have (its column's size).
 TITLE_CHARS = 500
+
+
+# The ids this host makes, and a client may choose for a new conversation.
+NEW_THREAD_ID = re.compile(r"th_[0-9a-f]{32}")
 
 
 def new_thread_id() -> str:

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
 
-from app.domain import TITLE_CHARS, NodeState
+from app.domain import NEW_THREAD_ID, TITLE_CHARS, NodeState
 
 MAX_TEXT = 100_000
 MAX_DOC = 900_000
@@ -81,7 +81,7 @@ class ConversationCreate(BaseModel):
     # The studio names a conversation before its first send creates it.
     new_id: str | None = Field(
         default=None,
-        pattern=r"^th_[0-9a-f]{32}$",
+        pattern=f"^{NEW_THREAD_ID.pattern}$",
         description="the new thread's id, chosen by the client (th_ and 32 hex digits); "
         "taken → 409 already_exists",
     )

@@ -86,3 +86,21 @@ async def test_create_never_takes_another_users_or_a_deleted_thread(
     mine = await seed_conversation(app, app.state.local_user)
     assert (await client.delete(f"{API}/{mine.thread_id}")).status_code == 204
     assert (await _edit(client, mine.thread_id, "document", create=True)).status_code == 404
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+async def test_create_takes_only_an_id_the_studio_makes(
+    client: httpx.AsyncClient, edit: str
+) -> None:
+    """A new conversation's id is th_ and 32 hexadecimal digits, as a create's `new_id`:
+    anything else is refused (422) and nothing is created; a first send says the same."""
+    for bad in ("th_short", "notes", "TH_" + "a" * 32, "th_" + "G" * 32):
+        refused = await _edit(client, bad, edit, create=True)
+        assert refused.status_code == 422, refused.text
+        assert "32 hexadecimal digits" in refused.json()["message"]
+        assert (await client.get(f"{API}/{bad}")).status_code == 404
+    sent = await client.post(
+        f"{API}/th_short/turns", params={"create": "true"}, json={"content": "hello"}
+    )
+    assert sent.status_code == 422 and "32 hexadecimal digits" in sent.json()["message"]
+    assert "th_short" not in await listed_conversations(client)

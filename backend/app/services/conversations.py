@@ -8,8 +8,8 @@ from app.db.engine import Database
 from app.db.models import Conversation, ConversationBranch
 from app.db.repositories import shares as shares_repo
 from app.db.repositories import threads as repo
-from app.domain import BranchStatus, new_thread_id, now
-from app.errors import AlreadyExists, NotFound
+from app.domain import NEW_THREAD_ID, BranchStatus, new_thread_id, now
+from app.errors import AlreadyExists, InvalidInput, NotFound
 from app.events import log as action_log
 from app.schemas import ConversationOut, ForkedFrom
 from app.services import access
@@ -111,13 +111,21 @@ async def create(
         return to_view(conv, None)
 
 
-async def add_root_if_missing(s: AsyncSession, *, thread_id: str, user_id: int) -> None:
-    """A first edit's `?create=true`: the thread as a new root owned by `user_id` when no
-    thread has its id, in the edit's transaction, so that an edit refused or failed
-    leaves no empty conversation. An existing thread (another user's, a deleted one) is
-    left as it is: the edit's access check answers for it."""
-    if await repo.get_thread(s, thread_id) is None:
-        await add_root(s, thread_id=thread_id, user_id=user_id)
+async def add_root_if_missing(s: AsyncSession, *, thread_id: str, user_id: int) -> bool:
+    """A first send's or edit's `?create=true`: the thread as a new root owned by
+    `user_id` when no thread has its id, in the caller's transaction, so that a send or
+    an edit refused or failed leaves no empty conversation; whether it was created. An
+    existing thread (another user's, a deleted one) is left as it is: the caller's
+    access check answers for it. A new id must be one the studio makes (as a create's
+    `new_id`)."""
+    if await repo.get_thread(s, thread_id) is not None:
+        return False
+    if not NEW_THREAD_ID.fullmatch(thread_id):
+        raise InvalidInput(
+            f"no conversation {thread_id}; a new one's id is th_ and 32 hexadecimal digits"
+        )
+    await add_root(s, thread_id=thread_id, user_id=user_id)
+    return True
 
 
 async def add_root(

@@ -45,7 +45,7 @@ from app.services import heads, pruning
 from app.services.access import Role
 from app.services.agent_workspace import view_of
 from app.services.branching import promote_draft
-from app.services.conversations import add_root, check_visible, get_owned
+from app.services.conversations import add_root_if_missing, check_visible, get_owned
 from app.services.running_turn import RunningTurn
 from app.services.snapshots import capture_snapshot, snapshot_of
 from app.services.workspace_state import WorkspaceState, state_of_rows
@@ -131,8 +131,9 @@ async def _open_unlocked(db: Database, send: Send) -> Opened | None:
 
 async def _open_locked(db: Database, settings: Settings, send: Send, *, prepared: bool) -> Opened:
     async with db.transaction() as s:
-        if send.create and await repo.get_thread(s, send.thread_id) is None:
-            await add_root(s, thread_id=send.thread_id, user_id=send.user_id)
+        if send.create and await add_root_if_missing(
+            s, thread_id=send.thread_id, user_id=send.user_id
+        ):
             await fault(s, Step.OPEN)
         conv, branch, head = await heads.lock_owned_with_head(
             s, thread_id=send.thread_id, user_id=send.user_id, need=Role.EDITOR

@@ -4,7 +4,8 @@ A preview plans against the target thread's live workspace and writes nothing. A
 apply is one transaction under the family lock, like a turn's opening and close
 together:
 
-1. lock the thread and the family's head; refuse during an active turn, on a stale
+1. lock the thread and the family's head (on PostgreSQL, in the same statement, walk
+   both threads up: `lineage.lock_with_lineages`); refuse during an active turn, on a stale
    expected head, and (unless `force`) when making the thread the working one would
    discard an edited draft — that implicit checkout happens in this transaction;
 2. read base, ours and theirs (`sides.py`; on PostgreSQL, when nothing is written yet,
