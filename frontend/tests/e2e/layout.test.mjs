@@ -56,3 +56,32 @@ test("every part of the studio is reachable without scrolling sideways", async (
   }
   await context.close();
 });
+
+test("the minimap covers no card once the view has fitted a short family", async () => {
+  const { server, chrome } = studio;
+  const context = await chrome.browser.newContext({ viewport: { width: 1400, height: 860 } });
+  const page = await context.newPage();
+  const s = new StudioPage(page);
+  await page.goto(server.base);
+  await s.newConversation();
+  for (const text of ["objective: bridges", "todo: read", "todo: draft", "prefer: short"]) {
+    await s.send(text);
+  }
+  await page.reload();
+  await s.expectCount("graph-node", 4);
+  await s.byTest("graph-minimap").waitFor({ state: "visible" });
+  await page.waitForTimeout(600); // (the fit runs 80 ms after the cards, then animates)
+  await screenshot(page, "layout-minimap-1400");
+  const minimap = await s.byTest("graph-minimap").boundingBox();
+  const cards = await s.byTest("graph-node").all();
+  for (const card of cards) {
+    const box = await card.boundingBox();
+    const apart =
+      box.x >= minimap.x + minimap.width ||
+      box.x + box.width <= minimap.x ||
+      box.y >= minimap.y + minimap.height ||
+      box.y + box.height <= minimap.y;
+    assert.ok(apart, `a card at ${JSON.stringify(box)} is under the minimap at ${JSON.stringify(minimap)}`);
+  }
+  await context.close();
+});

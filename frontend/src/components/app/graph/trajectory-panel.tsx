@@ -22,6 +22,7 @@ import type { ComparePick, Rejected } from "@/lib/research";
 import {
   CentreOn,
   CompactWhenZoomedOut,
+  FIT_PADDING,
   FitOnChange,
   FocusOnFound,
   FollowSelection,
@@ -202,14 +203,16 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
     farRef.current = next;
     setFar(next);
   }, []);
-  const signature = useMemo(
-    () =>
-      cardSetSignature(
-        props.frame,
-        (flow?.cards ?? []).map((c) => c.id),
-      ),
-    [flow, props.frame],
-  );
+  const signature = useMemo(() => {
+    const cards = flow?.cards ?? [];
+    // A small family is framed again once its branches' summaries arrive: a summary
+    // makes its lane's first card taller, which could then reach under the minimap.
+    const summaries = cards.length > CULL_ABOVE ? "" : `~${cards.filter((c) => c.threadSummary).length}`;
+    return cardSetSignature(
+      props.frame + summaries,
+      cards.map((c) => c.id),
+    );
+  }, [flow, props.frame]);
   const focus = useMemo(() => {
     const cards = flow?.cards ?? [];
     const path = cards.filter((c) => c.active || c.head).sort((a, b) => a.turn - b.turn);
@@ -397,7 +400,7 @@ export const TrajectoryPanel = memo(function TrajectoryPanel(props: TrajectoryPr
                 showInteractive={false}
                 position="bottom-right"
                 orientation="horizontal"
-                fitViewOptions={{ minZoom: MIN_ZOOM, padding: 0.08 }}
+                fitViewOptions={{ minZoom: MIN_ZOOM, padding: FIT_PADDING }}
               />
             </ReactFlowProvider>
           )}

@@ -147,6 +147,10 @@ export function CompactWhenZoomedOut({ target }: { target: RefObject<HTMLDivElem
  * outside. (An animated re-frame drew it some hundreds of ms late at 2,000 cards.) Nor
  * does a graph fetched again that lists the same cards in another order, or that drops
  * a few (a capped graph's oldest steps): see cardSetSignature and addedCards. */
+// The margins of a fitted view: the bottom keeps clear of the minimap (a 110 px slot,
+// 8 px from the panel's bottom-left corner: `.minimap-slot`), so no card fits under it.
+export const FIT_PADDING = { x: 0.12, top: 0.12, bottom: "134px" } as const;
+
 export function FitOnChange({
   signature,
   focus,
@@ -207,7 +211,7 @@ export function FitOnChange({
     }
     const id = window.setTimeout(() => {
       const nodes = focusRef.current.length > 0 ? focusRef.current.map((n) => ({ id: n })) : undefined;
-      void fitView({ padding: 0.12, maxZoom: 1, minZoom, duration: first.current ? 0 : 200, nodes });
+      void fitView({ padding: FIT_PADDING, maxZoom: 1, minZoom, duration: first.current ? 0 : 200, nodes });
       first.current = false;
     }, 80);
     return () => window.clearTimeout(id);
@@ -219,7 +223,7 @@ export function FitOnChange({
       window.clearTimeout(id);
       id = window.setTimeout(() => {
         const nodes = focusRef.current.length > 0 ? focusRef.current.map((n) => ({ id: n })) : undefined;
-        void fitView({ padding: 0.12, maxZoom: 1, minZoom, nodes });
+        void fitView({ padding: FIT_PADDING, maxZoom: 1, minZoom, nodes });
       }, 150);
     };
     window.addEventListener("resize", onResize);
