@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Literal
 
 from app.services.merge.plan import POSITION, Change, Item, Plan, Resolution, Side
@@ -110,7 +111,9 @@ def merge_result(
     hunks = {c.hunk for c in by_surface.get("document", [])}
     if hunks:
         body = "".join(
-            "".join(r.theirs if i in hunks else r.ours) for i, r in enumerate(plan.regions)
+            chain.from_iterable(
+                r.theirs if i in hunks else r.ours for i, r in enumerate(plan.regions)
+            )
         )
         side = replace(side, content=body)
     if side.title is None and side.content:
