@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from sqlalchemy import event
 
@@ -139,6 +140,20 @@ def armed_faults(db: Database, key: str) -> Iterator[dict[str, Any]]:
         yield armed
     finally:
         db.faults = original
+
+
+def counted_calls(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[int]:
+    """Count the calls of the coroutine function `module.name` (it still runs): one
+    entry per call in the list returned."""
+    calls: list[int] = []
+    original = getattr(module, name)
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return await original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
 
 
 @contextmanager

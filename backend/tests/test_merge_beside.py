@@ -14,28 +14,16 @@ from fastapi import FastAPI
 from app.db.engine import Database
 from app.db.repositories import live as live_repo
 from app.services.merge import sides as sides_module
-from tests.helpers import db_of
+from tests.helpers import counted_calls, db_of
 from tests.history_helpers import workspace
 from tests.test_merge_api import family, merge, merged
-
-
-def _count_beside(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    calls: list[int] = []
-    original = live_repo.live_rows_of_two_on
-
-    async def counted(*args: Any) -> Any:
-        calls.append(1)
-        return await original(*args)
-
-    monkeypatch.setattr(live_repo, "live_rows_of_two_on", counted)
-    return calls
 
 
 async def test_a_merge_plans_the_same_with_or_without_a_spare_connection(
     backend: str, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, side = await family(client)
-    calls = _count_beside(monkeypatch)
+    calls = counted_calls(monkeypatch, live_repo, "live_rows_of_two_on")
     beside = await merge(client, root, f"{side}:3", preview=True)
     assert beside.status_code == 200, beside.text
     assert len(calls) == (1 if backend == "postgres" else 0)
@@ -54,7 +42,7 @@ async def test_an_apply_that_fails_beside_leaves_no_connection_out(
     backend: str, app: FastAPI, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, side = await family(client)
-    calls = _count_beside(monkeypatch)
+    calls = counted_calls(monkeypatch, live_repo, "live_rows_of_two_on")
 
     async def broken(*args: Any, **kwargs: Any) -> Any:
         await asyncio.sleep(0)  # the read beside has started

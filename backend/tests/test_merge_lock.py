@@ -6,7 +6,6 @@ of date, so the merge walks again in its transaction, and brings the same change
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import httpx
 import pytest
@@ -14,7 +13,7 @@ from fastapi import FastAPI
 from sqlalchemy import text
 
 from app.db.repositories import lineage as lineage_repo
-from tests.helpers import db_of
+from tests.helpers import counted_calls, db_of
 from tests.history_helpers import workspace
 from tests.test_merge_api import family, merge, merged
 
@@ -27,23 +26,11 @@ def backend(request: pytest.FixtureRequest) -> str:
     return "postgres"
 
 
-def _count_walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    calls: list[int] = []
-    original = lineage_repo.load_lineages
-
-    async def counted(*args: Any) -> Any:
-        calls.append(1)
-        return await original(*args)
-
-    monkeypatch.setattr(lineage_repo, "load_lineages", counted)
-    return calls
-
-
 async def test_the_lock_walks_both_threads(
     client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, side = await family(client)
-    walks = _count_walks(monkeypatch)
+    walks = counted_calls(monkeypatch, lineage_repo, "load_lineages")
     out = await merged(client, root, f"{side}:3")
     assert walks == [] and out["plan"]["changes"]
     again = await merge(client, root, f"{side}:3")
@@ -56,7 +43,7 @@ async def test_a_lock_that_waited_for_the_family_walks_again(
 ) -> None:
     root, side = await family(client)
     expected = (await merge(client, root, f"{side}:3", preview=True)).json()["changes"]
-    walks = _count_walks(monkeypatch)
+    walks = counted_calls(monkeypatch, lineage_repo, "load_lineages")
     db = db_of(app)
     async with db.transaction() as s:
         # As a turn's opening does: the family's head row locked and its version moved.
