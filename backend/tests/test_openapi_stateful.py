@@ -81,6 +81,7 @@ CHAINED = {
     "POST /api/conversations/{thread_id}/fork",
     "POST /api/conversations/{thread_id}/checkout",
     "GET /api/conversations/{thread_id}/graph",
+    "PUT /api/conversations/{thread_id}/objective",
 }
 
 

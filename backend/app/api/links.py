@@ -1,6 +1,7 @@
 """OpenAPI links: how the answer of one operation feeds the next (the thread a create,
-branch or fork returns is the one to send turns to, branch at its latest turn, fork or
-check out; a checkout's working thread is where the next turn goes).
+branch or fork returns is the one to send turns to, branch at its latest turn, fork,
+check out or set the objective of; a checkout's working thread is where the
+next turn or edit goes).
 
 They document the API's workflow for client generators, and they are what a
 stateful fuzzer follows to chain real ids from call to call.
@@ -22,6 +23,7 @@ _CONVERSATION: dict[tuple[str, str], tuple[str, Body]] = {
     (f"{THREAD}/graph", "get"): ("Graph", None),
     (f"{THREAD}/history", "get"): ("History", None),
     (f"{THREAD}/workspace", "get"): ("Workspace", None),
+    (f"{THREAD}/objective", "put"): ("SetObjective", None),
 }
 # A History answer: the working thread (a draft after a checkout) and the head.
 _HISTORY: dict[tuple[str, str], tuple[str, Body]] = {
@@ -32,6 +34,7 @@ _HISTORY: dict[tuple[str, str], tuple[str, Body]] = {
     ),
     (f"{THREAD}/graph", "get"): ("Graph", None),
     (f"{THREAD}/workspace", "get"): ("Workspace", None),
+    (f"{THREAD}/objective", "put"): ("SetObjective", None),
 }
 # (path, method, status) of an answer -> (where its thread id is, what can follow)
 _SOURCES: dict[tuple[str, str, str], tuple[str, dict[tuple[str, str], tuple[str, Body]]]] = {
