@@ -1,7 +1,8 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { useApi } from "./use-api";
+import { useLatest } from "./use-stable-callback";
 import { useRefreshAll } from "./use-studio-data";
 import { unwrap } from "@/lib/api/client";
 import { ChosenRecorder, moveRecorded } from "@/lib/chosen-recorder";
@@ -59,8 +60,7 @@ export function useChosenPath(thread: string | null, family: string | null, end:
     onSuccess: (data, v) => qc.setQueryData(keys.chosenPath(v.family), data),
   });
   const [recorder] = useState(() => new ChosenRecorder());
-  const onScreen = useRef({ thread, family, end });
-  onScreen.current = { thread, family, end };
+  const onScreen = useLatest({ thread, family, end });
   const known = query.data?.node_id ?? null;
   const ready = query.isSuccess;
   useEffect(() => {
@@ -81,7 +81,7 @@ export function useChosenPath(thread: string | null, family: string | null, end:
         move,
       });
     },
-    [thread, family, mutate, mutateAsync, recorder],
+    [thread, family, mutate, mutateAsync, recorder, onScreen],
   );
   return { data: query.data, moveTo };
 }

@@ -3,6 +3,7 @@ import { useMutation } from "@tanstack/react-query";
 import { useCallback, useRef, useState } from "react";
 import { useApi } from "./use-api";
 import { DISCARD_REFUSED } from "./use-confirm-discard";
+import { useLatest } from "./use-stable-callback";
 import { useRefreshAll } from "./use-studio-data";
 import { ApiError, unwrap } from "@/lib/api/client";
 import {
@@ -54,8 +55,7 @@ export function useMerge({ target, labels, setError, ask }: MergeInput) {
   // The newest preview asked for: an older answer that arrives later is dropped.
   const asked = useRef(0);
   // Read when a preview opens, so that `open` stays the same function for the cards.
-  const labelsRef = useRef(labels);
-  labelsRef.current = labels;
+  const labelsRef = useLatest(labels);
 
   const { mutateAsync: post } = useMutation({
     mutationFn: async (v: {
@@ -115,7 +115,7 @@ export function useMerge({ target, labels, setError, ask }: MergeInput) {
       });
       void preview(source, "merge");
     },
-    [preview, setError],
+    [preview, setError, labelsRef],
   );
 
   const setMode = useCallback(

@@ -1,6 +1,7 @@
 "use client";
-import { useCallback, useMemo, useRef, useState } from "react";
+import { useCallback, useMemo, useState } from "react";
 import { useArchive } from "./use-big-trees";
+import { useLatest } from "./use-stable-callback";
 import {
   breadcrumbs,
   choiceMap,
@@ -40,15 +41,17 @@ export function useTreeNavigation({ graph, flow, guide, chosen, onFocusStep, ope
   const [folds, setFolds] = useState<ReadonlyMap<string, boolean>>(new Map());
   const shownFlow = useMemo(() => (graph && flow ? foldFlow(graph, flow, folds) : null), [graph, flow, folds]);
   const [centre, setCentre] = useState<{ nodeId: string; tick: number } | null>(null);
-  const graphRef = useRef<Graph | undefined>(undefined);
-  graphRef.current = graph;
-  const onFold = useCallback((threadId: string) => {
-    setFolds((prev) => {
-      const thread = graphRef.current?.threads.find((t) => t.thread_id === threadId);
-      if (thread === undefined) return prev;
-      return new Map(prev).set(threadId, !isFolded(thread, prev));
-    });
-  }, []);
+  const graphRef = useLatest<Graph | undefined>(graph);
+  const onFold = useCallback(
+    (threadId: string) => {
+      setFolds((prev) => {
+        const thread = graphRef.current?.threads.find((t) => t.thread_id === threadId);
+        if (thread === undefined) return prev;
+        return new Map(prev).set(threadId, !isFolded(thread, prev));
+      });
+    },
+    [graphRef],
+  );
   const tree = useMemo(() => (graph ? treeIndex(graph) : null), [graph]);
   const siblings = useMemo(() => {
     const out = new Map<string, Siblings>();

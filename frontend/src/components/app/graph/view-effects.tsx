@@ -9,6 +9,7 @@ import {
   type ReactFlowProps,
 } from "@xyflow/react";
 import { useEffect, useLayoutEffect, useRef, useState, type RefObject } from "react";
+import { useLatest } from "@/hooks/use-stable-callback";
 import { addedCards } from "@/lib/big-trees";
 import { carryMeasured } from "@/lib/flow-identity";
 
@@ -165,11 +166,10 @@ export function FitOnChange({
   const { fitView, getNode, getViewport, setViewport } = useReactFlow();
   const domSize = useStore((st) => ({ width: st.width, height: st.height }), sameSize);
   const first = useRef(true);
-  const focusRef = useRef(focus);
-  focusRef.current = focus;
+  // (set by layout effects declared before the ones below, so theirs read the new values)
+  const focusRef = useLatest(focus);
   const shown = useRef("");
-  const sizeRef = useRef(domSize);
-  sizeRef.current = domSize;
+  const sizeRef = useLatest(domSize);
   // (a layout effect: a card added outside the view is brought in before the browser paints)
   useLayoutEffect(() => {
     const added = keepView ? addedCards(shown.current, signature) : null;
@@ -215,7 +215,7 @@ export function FitOnChange({
       first.current = false;
     }, 80);
     return () => window.clearTimeout(id);
-  }, [signature, fitView, minZoom, getNode, getViewport, setViewport, keepView]);
+  }, [signature, fitView, minZoom, getNode, getViewport, setViewport, keepView, focusRef, sizeRef]);
   // A window resized (a phone turned, a laptop's half screen) frames the same cards again.
   useEffect(() => {
     let id: number | undefined;
@@ -231,6 +231,6 @@ export function FitOnChange({
       window.clearTimeout(id);
       window.removeEventListener("resize", onResize);
     };
-  }, [fitView, minZoom]);
+  }, [fitView, minZoom, focusRef]);
   return null;
 }
