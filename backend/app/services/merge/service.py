@@ -42,6 +42,7 @@ committed (a kill in between leaves it for the next start to compute).
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -177,10 +178,9 @@ async def _apply(
     retains: bool,
 ) -> tuple[MergeOut, pruning.PruneResult | None, NodeId | None]:
     async with db.transaction() as s:
-        conv, branch, head, active, read_only, loaded = await _lock(
-            s, thread_id=thread_id, user_id=user_id, source=source
-        )
-        if active is not None:
+        locked = await _lock(s, thread_id=thread_id, user_id=user_id, source=source)
+        conv, branch, head = locked.conv, locked.branch, locked.head
+        if locked.active is not None:
             raise TurnInProgress("a turn is running in this conversation; wait or cancel it")
         if expected is not UNSET and expected != head.head_turn_id:
             raise Conflict(
@@ -191,8 +191,8 @@ async def _apply(
         if head.working_thread_id != conv.thread_id:
             if draft:
                 raise NotFound("this restored view was discarded by a later checkout")
-            read_only = False  # the implicit checkout writes
-            loaded = None  # (and may move what the walks read)
+            locked.read_only = False  # the implicit checkout writes
+            locked.loaded = None  # (and may move what the walks read)
             await heads.make_working_in(s, head, conv, branch, force=body.force, user_id=user_id)
             if head.working_thread_id != conv.thread_id:
                 raise Conflict("this thread's latest turns were pruned; send a message there first")
@@ -205,8 +205,8 @@ async def _apply(
             target=conv,
             source=source,
             mode=body.mode,
-            beside=db if read_only else None,
-            loaded=loaded,
+            beside=db if locked.read_only else None,
+            loaded=locked.loaded,
         )
         plan = planner.plan(sides.base, sides.ours, sides.theirs)
         try:
@@ -271,35 +271,37 @@ async def _apply(
         return merged, pruned, unvectored
 
 
-async def _lock(
-    s: AsyncSession, *, thread_id: str, user_id: int, source: NodeId
-) -> tuple[
-    Conversation,
-    ConversationBranch | None,
-    ChatHead,
-    ActiveTurn | None,
-    bool,
-    lineage_repo.Loaded | None,
-]:
+@dataclass
+class _Locked:
+    conv: Conversation
+    branch: ConversationBranch | None
+    head: ChatHead
+    active: ActiveTurn | None
+    # Nothing written yet (the head row existed).
+    read_only: bool
+    # PostgreSQL: the walks up from the source's thread and the target, read with the
+    # lock (None: `load_sides` walks them).
+    loaded: lineage_repo.Loaded | None
+
+
+async def _lock(s: AsyncSession, *, thread_id: str, user_id: int, source: NodeId) -> _Locked:
     """`heads.lock_owned_with_head` (waiting) with the family's active turn as of the
-    locks, in one read when the head row exists; whether nothing was written (the head
-    row existed); and on PostgreSQL, read in the same statement, the walks up from the
-    source's thread and the target (`lineage.lock_with_lineages`) when they hold."""
-    found: Any
+    locks, in one read when the head row exists; on PostgreSQL that read also walks
+    both threads up (`lineage.lock_with_lineages`)."""
     if dialect_of(s).is_postgres:
         found = await lineage_repo.lock_with_lineages(s, thread_id, (source.thread_id, thread_id))
     else:
-        found = await heads_repo.lock_with_head_and_turn(s, thread_id)
-        found = None if found is None else (*found, None)
+        plain = await heads_repo.lock_with_head_and_turn(s, thread_id)
+        found = None if plain is None else (*plain, None)
     if found is None:
         conv, branch, head = await heads.lock_owned_with_head(
             s, thread_id=thread_id, user_id=user_id
         )
         active = await heads_repo.get_active_turn(s, conv.root_thread_id)
-        return conv, branch, head, active, False, None
+        return _Locked(conv, branch, head, active, read_only=False, loaded=None)
     conv, branch, head, active, loaded = found
     await check_owned(s, conv, branch, user_id=user_id, need=Role.EDITOR)
-    return conv, branch, head, active, True, loaded
+    return _Locked(conv, branch, head, active, read_only=True, loaded=loaded)
 
 
 def _check_limits(s: AsyncSession, side: planner.Side) -> None:
