@@ -243,10 +243,21 @@ async def _with_turn(
     row = (await s.execute(statement, {"thread": thread_id})).first()
     if row is None:
         return None
-    conv, branch, head, active, seen = row
-    if head.version != seen:
-        active = await get_active_turn(s, head.root_thread_id, fresh=True)
+    conv, branch, head, active, _ = await as_of_lock(s, row)
     return conv, branch, head, active
+
+
+async def as_of_lock(
+    s: AsyncSession, row: Sequence[Any]
+) -> tuple[Conversation, ConversationBranch | None, ChatHead, ActiveTurn | None, bool]:
+    """A `THREAD_HEAD_AND_TURN` row read with its locks (the first five columns), the
+    active turn read again when the lock waited for a change of the family (the locked
+    head row is not the version the statement's snapshot saw); and whether it did."""
+    conv, branch, head, active, seen = row[:5]
+    waited = head.version != seen
+    if waited:
+        active = await get_active_turn(s, head.root_thread_id, fresh=True)
+    return conv, branch, head, active, waited
 
 
 async def advance_head_if_working(

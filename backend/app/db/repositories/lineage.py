@@ -21,7 +21,7 @@ from app.db.models import (
     ConversationBranch,
     WorkspaceSnapshot,
 )
-from app.db.repositories.heads import THREAD_HEAD_AND_TURN, get_active_turn
+from app.db.repositories.heads import THREAD_HEAD_AND_TURN, as_of_lock
 from app.db.repositories.merge import MergeRecord
 from app.db.repositories.threads import LINEAGE_CACHE, LineageEntry
 
@@ -98,9 +98,8 @@ async def lock_with_lineages(
     rows = (await s.execute(_LOCK_WITH_LINEAGES, {"thread": thread_id, "thread_ids": wanted})).all()
     if not rows:
         return None
-    conv, branch, head, active, seen = rows[0][:5]
-    if head.version != seen:
-        active = await get_active_turn(s, head.root_thread_id, fresh=True)
+    conv, branch, head, active, waited = await as_of_lock(s, rows[0])
+    if waited:
         return conv, branch, head, active, None
     walked = [row[5:] for row in rows if row[5] is not None]
     return conv, branch, head, active, _loaded(s, wanted, walked)

@@ -251,7 +251,8 @@ async def load_sides(
             theirs_state = as_of(state_of_rows(src, rows)[1], source.turn)
         elif not at_tip:
             theirs_state = await resolve_restore_state(s, src, source.turn, bare=loaded.bare)
-        base_node, base = await _base(s, source, src, target, mode, loaded)
+        target_path = await _target_path(s, target)
+        base_node, base = await _base(s, source, src, target_path, mode, loaded)
         if two is not None:
             ours_rows, rows = await two
             theirs_state = as_of(state_of_rows(src, rows)[1], source.turn)
@@ -260,7 +261,6 @@ async def load_sides(
             two.cancel()
             await asyncio.gather(two, return_exceptions=True)
     assert theirs_state is not None
-    target_path = await _target_path(s, target)
     if ours_rows is None:
         ours_rows = await live_repo.live_rows(s, target.thread_id)
     _, ours_state = state_of_rows(target, ours_rows)
@@ -286,7 +286,7 @@ async def _base(
     s: AsyncSession,
     source: NodeId,
     src: Conversation,
-    target: Conversation,
+    target_path: list[NodeId],
     mode: MergeMode,
     loaded: lineage_repo.Loaded,
 ) -> tuple[NodeId | None, Side]:
@@ -296,7 +296,7 @@ async def _base(
         base_node = source_path[-2] if len(source_path) >= 2 else None
         base_state = await resolve_restore_state(s, src, source.turn - 1, bare=loaded.bare)
         return base_node, await side_of(s, base_state)
-    found = await _merge_base(s, source_path, await _target_path(s, target), loaded.merges)
+    found = await _merge_base(s, source_path, target_path, loaded.merges)
     if found.recorded is not None:
         return found.node, await recorded_side(s, found.recorded)
     if found.node is not None:
