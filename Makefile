@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-long install lock lint typecheck pytest bench clean studio dev-frontend openapi \
+.PHONY: run user test test-long install lock lint typecheck pytest bench clean studio wheel dev-frontend openapi \
 	frontend-test frontend-lint frontend-typecheck frontend-unit frontend-bench frontend-openapi-check \
 	frontend-e2e chromium caddy rest-docs quickstart-shots
 
@@ -60,13 +60,38 @@ $(STUDIO_OUT): $(NPM_STAMP) $(STUDIO_SOURCES)
 
 studio: $(STUDIO_OUT)
 
-## Serve HAICO on the embedded default (SQLite, offline agent) at http://localhost:8000
+## The installable wheel, dist/haico-<version>-py3-none-any.whl: the server, the CLI, the
+## migrations and the built studio (haico/studio), no tests, no source maps. backend/setup.py
+## copies the studio and refuses to build without its index.html. `pip install` it into any
+## Python 3.11 environment, then `haico serve`: no clone, no Node.js (docs/operations.md).
+## `make test` builds it before `pytest`, whose tests/deploy/test_wheel.py installs it in
+## a clean venv with no Node.js on PATH (that test builds one itself when this is stale).
+HAICO_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' backend/pyproject.toml)
+WHEEL := dist/haico-$(HAICO_VERSION)-py3-none-any.whl
+WHEEL_SOURCES := $(shell find backend/haico backend/alembic -type f -not -path '*/__pycache__/*' \
+	2>/dev/null) backend/pyproject.toml backend/setup.py
+$(WHEEL): $(STAMP) $(STUDIO_OUT) $(WHEEL_SOURCES)
+	rm -rf backend/build $(WHEEL)
+	$(BIN)/pip wheel --quiet --no-deps --wheel-dir dist ./backend
+	rm -rf backend/build
+	@ls -l $(WHEEL)
+
+wheel: $(WHEEL)
+
+## Serve HAICO on the embedded default (SQLite, offline agent) at http://localhost:8000.
+## `make run AUTH=token` starts it in token mode (sign-in and sharing); `make user NAME=ada`
+## creates a user there and prints its token (both act on backend/data, as `make run` does).
+AUTH ?=
 run: install studio
-	cd backend && ../$(BIN)/haico serve --host $${HAICO_HOST:-127.0.0.1} --port $${HAICO_PORT:-8000}
+	cd backend && $(if $(AUTH),HAICO_AUTH=$(AUTH) )../$(BIN)/haico serve --host $${HAICO_HOST:-127.0.0.1} --port $${HAICO_PORT:-8000}
+
+user: install
+	@test -n "$(NAME)" || { echo "usage: make user NAME=ada" >&2; exit 2; }
+	cd backend && ../$(BIN)/haico users create $(NAME)
 
 lint: install
-	cd backend && ../$(BIN)/ruff check app tests alembic ../bench ../scripts
-	cd backend && ../$(BIN)/ruff format --check app tests alembic ../bench ../scripts
+	cd backend && ../$(BIN)/ruff check haico tests alembic ../bench ../scripts
+	cd backend && ../$(BIN)/ruff format --check haico tests alembic ../bench ../scripts
 	cd backend && ../$(BIN)/lint-imports --no-cache
 	cd backend && ../$(BIN)/vulture
 
@@ -87,14 +112,16 @@ pytest: install caddy
 
 ## The long runs, not part of `make test` nor CI: the races at 1000 rounds, the fuzzers
 ## at about 100 examples per operation (REST: 100 per operation and mode; stateful: 250
-## scenarios of 8 steps; AHP: 2600 frames, about 100 requests per method), then the
-## soak (SOAK_MINUTES, default 10, 50 researchers on PostgreSQL; 0 skips it).
+## scenarios of 8 steps; AHP: 2600 frames, about 100 requests per method; any-Unicode
+## text: 600 over 22 fields; import documents: 300), then the soak (SOAK_MINUTES,
+## default 10, 50 researchers on PostgreSQL; 0 skips it).
 SOAK_MINUTES ?= 10
 test-long: install
 	cd backend && HAICO_RACE_ROUNDS=1000 HAICO_FUZZ_EXAMPLES=100 HAICO_FUZZ_STATEFUL_EXAMPLES=250 \
-	  HAICO_FUZZ_AHP_FRAMES=2600 ../$(BIN)/pytest -q -rs --durations=25 \
-	  tests/test_race_rounds.py tests/test_openapi_contract.py tests/test_openapi_stateful.py \
-	  tests/test_ahp_fuzz.py
+	  HAICO_FUZZ_AHP_FRAMES=2600 HAICO_FUZZ_TEXT_EXAMPLES=600 HAICO_FUZZ_IMPORT_EXAMPLES=300 \
+	  ../$(BIN)/pytest -q -rs --durations=25 \
+	  tests/maintenance/test_race_rounds.py tests/api/test_openapi_contract.py tests/api/test_openapi_stateful.py \
+	  tests/api/test_fuzz_text.py tests/api/test_fuzz_import.py tests/ahp/test_fuzz.py
 	test "$(SOAK_MINUTES)" = 0 || $(BIN)/python -m bench.soak --minutes $(SOAK_MINUTES) --researchers 50
 
 ## Hot-reloading studio on http://localhost:3000; /api goes to the backend on :8000
@@ -107,7 +134,7 @@ openapi: install $(NPM_STAMP)
 	cd $(FRONTEND) && bash scripts/openapi.sh
 
 ## Regenerate docs/rest.md (the REST reference) from the backend's OpenAPI document;
-## backend/tests/test_rest_docs.py fails while it is stale.
+## backend/tests/api/test_rest_docs.py fails while it is stale.
 rest-docs: install
 	$(BIN)/python scripts/rest_docs.py
 
@@ -122,7 +149,7 @@ frontend-lint: $(NPM_STAMP)
 frontend-typecheck: $(NPM_STAMP)
 	cd $(FRONTEND) && npx tsc --noEmit
 
-## Vitest on the pure modules in src/lib, with the 90% line-coverage gate.
+## Vitest on the pure modules (src/lib and each feature's lib), with the 90% line-coverage gate.
 frontend-unit: $(NPM_STAMP)
 	cd $(FRONTEND) && npx vitest run --coverage
 
@@ -137,7 +164,7 @@ chromium:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 ## Debian's Caddy, the proxy the replica test runs in front of three `haico serve`
-## processes (backend/tests/test_replicas_proxy.py, with deploy/Caddyfile).
+## processes (backend/tests/deploy/test_replicas_proxy.py, with deploy/Caddyfile).
 caddy:
 	@command -v caddy >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -165,7 +192,17 @@ frontend-test: frontend-lint frontend-openapi-check frontend-typecheck frontend-
 ## Everything CI runs: lint, types, the tests on SQLite and PostgreSQL, and the studio's
 ## checks (lint and format, OpenAPI client freshness, types, unit tests + coverage, bench,
 ## build, browser).
-test: lint typecheck pytest frontend-test
+test: lint typecheck wheel pytest frontend-test test-compose
+
+.PHONY: test-compose
+## The compose deployment built and run for real (backend/tests/compose): the single app
+## and two replicas behind Caddy, one killed under load. Installs a Docker engine and
+## Compose v2 when missing, starts its own dockerd when none answers (stopped at the
+## end), builds stand-in base images from Debian where no registry is reachable, once
+## (kept in HAICO_COMPOSE_CACHE, default /var/lib/haico-compose). No engine: skipped,
+## or failed under CI=true. scripts/compose/test-compose.sh says the rest.
+test-compose: install
+	bash scripts/compose/test-compose.sh
 
 bench: install
 	$(BIN)/python -m bench

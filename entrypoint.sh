@@ -25,8 +25,8 @@ wait_for_database() {
 import asyncio
 import sys
 
-from app.config import get_settings
-from app.db.engine import Database
+from haico.config import get_settings
+from haico.db.engine import Database
 
 
 async def ping() -> bool:

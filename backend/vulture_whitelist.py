@@ -23,7 +23,7 @@ obj
 reflected
 
 # The NOTIFY payload's format as Python; the append statement builds the same text in
-# SQL, and tests/test_batched_writes.py checks parse_notice against it.
+# SQL, and tests/db/test_batched_writes.py checks parse_notice against it.
 notify_payload
 
 # Response fields (pydantic): filled by keyword, read by the clients, not by app/.
@@ -38,6 +38,7 @@ removed_lines
 exported_at
 parent_node_id
 conflict_fields
+mean
 
 # The context window's size, read by the tests of the window.
 shown_turns
@@ -59,3 +60,36 @@ b_step
 totals
 # Sharing: who made a share (kept for the audit, written by the constructor).
 created_by
+# Coding: the agreement's pooled figures, a wire field read by clients.
+overall
+
+# haico.client's public methods: called from notebooks and scripts (docs/analysis.md,
+# tests/client/), never from haico/ itself. `Route.many` and `routes.ALL` are read by
+# tests/client/test_routes.py, which holds every route against the OpenAPI document.
+_.conversation
+_.create_conversation
+_.to_pandas
+_.delete_conversation
+_.set_document
+_.say
+_.merge_preview
+_.add_note
+_.edit_note
+_.cancel_job
+_.create_codebook
+_.create_study
+_.edit_study
+_.add_member
+_.study_csv
+_.edit_codebook
+_.code_suggestions
+_.delete_coding
+_.dataset
+_.study_dataset
+_.many
+ALL
+
+# SQLAlchemy's TypeDecorator protocol (haico.db.base.Stamp): read by SQLAlchemy.
+_.impl
+_.cache_ok
+_.process_bind_param

@@ -30,6 +30,7 @@ BENCHMARKS = (
     "reads",
     "search",
     "ledger",
+    "coding",
     "replay",
     "branching",
     "turns",
@@ -38,6 +39,7 @@ BENCHMARKS = (
     "workers",
     "ahp",
     "studio",
+    "studies",
     "storage",
 )
 ROOT = Path(__file__).resolve().parent.parent

@@ -227,7 +227,7 @@ async def run() -> int:
                 "HAICO_SECRET_KEY": "bench",
             }
             server = spawn(
-                [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+                [sys.executable, "-m", "haico.cli.main", "serve", "--port", str(port)],
                 cwd=ROOT / "backend",
                 env=env,
                 stdout=subprocess.DEVNULL,

@@ -45,7 +45,7 @@ def make_model(client: str, base_url: str) -> ChatOpenAI:
     }
     if client == "lean":
         sys.path.insert(0, "backend")
-        from app.agent.openai_stream import LeanChatOpenAI
+        from haico.agent.openai_stream import LeanChatOpenAI
 
         return LeanChatOpenAI(**kwargs)
     return ChatOpenAI(**kwargs)

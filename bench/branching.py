@@ -31,9 +31,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, MessagesState, StateGraph
 
-from app.agent.runtime import AgentRuntime
-from app.services.branching import create_branch, transcript_prefix
 from bench.common import Harness, median, print_table, random_text, report, temp_settings
+from haico.agent.runtime import AgentRuntime
+from haico.services.history.branching import create_branch
+from haico.services.history.seeding import transcript_prefix
 
 POINTS = (5, 50, 500)
 RUNS = 7
@@ -99,7 +100,7 @@ async def run() -> int:
             for run_no in range(WARMUP + RUNS):
                 start = time.perf_counter()
                 await create_branch(
-                    h.db, h.runtime, user_id=h.user_id, thread_id=source, from_turn=turns
+                    h.db, h.runtime, principal=h.principal, thread_id=source, from_turn=turns
                 )
                 ours_ms = (time.perf_counter() - start) * 1000
                 start = time.perf_counter()

@@ -26,8 +26,6 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from app.services import workspace
-from app.services.history import checkout
 from bench.common import (
     Harness,
     median,
@@ -37,6 +35,8 @@ from bench.common import (
     report,
     temp_settings,
 )
+from haico.services.history.state import checkout
+from haico.services.workspace import edits as workspace
 
 TURNS = 20
 INTERIOR = 10
@@ -62,17 +62,26 @@ async def run() -> int:
         thread_id = await h.new_conversation("checkout bench")
         await workspace.put_document(
             h.db,
-            user_id=h.user_id,
+            principal=h.principal,
             thread_id=thread_id,
             content=random_text(DOCUMENT_CHARS, "doc"),
             title="bench",
         )
         for i in range(ITEMS):
             await workspace.add_preference(
-                h.db, user_id=h.user_id, thread_id=thread_id, text=f"preference {i}", locked=False
+                h.db,
+                principal=h.principal,
+                thread_id=thread_id,
+                text=f"preference {i}",
+                locked=False,
             )
             await workspace.add_todo(
-                h.db, user_id=h.user_id, thread_id=thread_id, text=f"todo {i}", done=False, depth=0
+                h.db,
+                principal=h.principal,
+                thread_id=thread_id,
+                text=f"todo {i}",
+                done=False,
+                depth=0,
             )
         for i in range(1, TURNS + 1):
             await h.send(thread_id, random_text(200, f"turn {i}:"))
@@ -84,7 +93,11 @@ async def run() -> int:
             for target, bucket in ((interior, to_interior), (tip, to_tip)):
                 start = time.perf_counter()
                 out = await checkout(
-                    h.db, user_id=h.user_id, thread_id=thread_id, turn_id=target, retains=retains
+                    h.db,
+                    principal=h.principal,
+                    thread_id=thread_id,
+                    turn_id=target,
+                    retains=retains,
                 )
                 ms = (time.perf_counter() - start) * 1000
                 if out.head_turn_id != target:
@@ -104,7 +117,7 @@ async def run() -> int:
             await graph.aget_state(past)
             if n >= WARMUP:
                 raw.append((time.perf_counter() - start) * 1000)
-        ws = await workspace.get_workspace(h.db, user_id=h.user_id, thread_id=thread_id)
+        ws = await workspace.get_workspace(h.db, principal=h.principal, thread_id=thread_id)
         assert ws.document is not None and len(ws.document.content) == DOCUMENT_CHARS
         assert len(ws.preferences) == ITEMS and len(ws.todos) == ITEMS
     rows = [

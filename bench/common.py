@@ -19,17 +19,19 @@ from typing import Any
 import asyncpg
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from app.agent.checkpointer import setup_checkpointer
-from app.agent.runtime import AgentRuntime
-from app.config import Settings
-from app.db import models  # noqa: F401  (registers every table on Base.metadata)
-from app.db.base import Base
-from app.db.engine import Database
-from app.events.bus import EventBus
-from app.main import quiet_collector
-from app.services import conversations, users
-from app.services.agent_workspace import AgentWorkspace
-from app.services.turns import TurnManager
+from haico.agent.checkpointer import setup_checkpointer
+from haico.agent.runtime import AgentRuntime
+from haico.config import Settings
+from haico.db import models  # noqa: F401  (registers every table on Base.metadata)
+from haico.db.base import Base
+from haico.db.engine import Database
+from haico.events.bus import EventBus
+from haico.main import quiet_collector
+from haico.services.access import users
+from haico.services.access.principal import Principal
+from haico.services.families import conversations
+from haico.services.turns.agent_port import AgentWorkspace
+from haico.services.turns.manager import TurnManager
 
 ADMIN_URL = os.environ.get(
     "HAICO_BENCH_PG_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -86,7 +88,11 @@ class Harness:
     db: Database
     runtime: AgentRuntime
     turns: TurnManager
-    user_id: int
+    principal: Principal
+
+    @property
+    def user_id(self) -> int:
+        return self.principal.id
 
     @classmethod
     @asynccontextmanager
@@ -103,7 +109,7 @@ class Harness:
             turns = TurnManager(settings, db, runtime, bus)
             await turns.start()
             quiet_collector(settings)
-            yield cls(settings, db, runtime, turns, user.id)
+            yield cls(settings, db, runtime, turns, user)
         finally:
             if turns is not None:
                 await turns.close()
@@ -112,7 +118,7 @@ class Harness:
             await db.dispose()
 
     async def new_conversation(self, title: str = "bench") -> str:
-        conv = await conversations.create(self.db, user_id=self.user_id, title=title)
+        conv = await conversations.create(self.db, principal=self.principal, title=title)
         return conv.thread_id
 
     async def send(self, thread_id: str, content: str) -> tuple[str, float]:
@@ -122,7 +128,7 @@ class Harness:
         """
         start = time.perf_counter()
         turn = await self.turns.start_turn(
-            user_id=self.user_id, thread_id=thread_id, content=content
+            principal=self.principal, thread_id=thread_id, content=content
         )
         reply: str | None = None
         async for event in turn.events():

@@ -246,7 +246,7 @@ async def run_size(
 
 def start_server(port: int, env: dict[str, str], data_dir: str) -> subprocess.Popen[bytes]:
     return spawn(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "haico.cli.main", "serve", "--port", str(port)],
         cwd=ROOT / "backend",
         env={**env, "HAICO_DATA_DIR": data_dir},
         stdout=subprocess.DEVNULL,

@@ -28,11 +28,12 @@ from typing import Any
 import asyncpg
 from sqlalchemy import event, insert, text
 
-from app.db import models
-from app.db.base import Base
-from app.db.engine import Database
-from app.domain import NodeState
-from app.services.graph import build_graph
+from haico.db import models
+from haico.db.base import Base
+from haico.db.engine import Database
+from haico.domain import NodeState
+from haico.services.access.principal import Principal
+from haico.services.history.graph import build_graph
 
 ADMIN_URL = os.environ.get(
     "HAICO_BENCH_PG_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -185,7 +186,9 @@ async def insert_family(db: Database, family: Family, *, user_id: int, body_hash
                 await s.execute(insert(table), rows[start : start + 2000])
 
 
-async def measure(db: Database, *, user_id: int, thread_id: str) -> tuple[float, int, int, bool]:
+async def measure(
+    db: Database, *, principal: Principal, thread_id: str
+) -> tuple[float, int, int, bool]:
     """Median milliseconds over RUNS, statements per request, nodes returned, truncated."""
     count = 0
 
@@ -194,16 +197,16 @@ async def measure(db: Database, *, user_id: int, thread_id: str) -> tuple[float,
         count += 1
 
     for _ in range(2):  # warm the pool and the plan cache
-        await build_graph(db, user_id=user_id, thread_id=thread_id, node_cap=NODE_CAP)
+        await build_graph(db, principal=principal, thread_id=thread_id, node_cap=NODE_CAP)
     event.listen(db.engine.sync_engine, "before_cursor_execute", on_execute)
     try:
-        result = await build_graph(db, user_id=user_id, thread_id=thread_id, node_cap=NODE_CAP)
+        result = await build_graph(db, principal=principal, thread_id=thread_id, node_cap=NODE_CAP)
     finally:
         event.remove(db.engine.sync_engine, "before_cursor_execute", on_execute)
     timings = []
     for _ in range(RUNS):
         start = time.perf_counter()
-        await build_graph(db, user_id=user_id, thread_id=thread_id, node_cap=NODE_CAP)
+        await build_graph(db, principal=principal, thread_id=thread_id, node_cap=NODE_CAP)
         timings.append((time.perf_counter() - start) * 1000)
     return statistics.median(timings), count, len(result.nodes), result.truncated
 
@@ -232,6 +235,7 @@ async def run(seed: int) -> int:
             s.add(models.DocumentBody(hash=digest, content=body))
             await s.flush()
             user_id = user.id
+            principal = Principal(user.id, user.name)
         rng = random.Random(seed)
         families = {size: plan_family(size, rng) for size in SIZES}
         for family in families.values():
@@ -243,7 +247,7 @@ async def run(seed: int) -> int:
         for family in families.values():
             target = family.deepest()
             ms, queries, nodes, truncated = await measure(
-                db, user_id=user_id, thread_id=target.thread_id
+                db, principal=principal, thread_id=target.thread_id
             )
             rows.append(
                 {

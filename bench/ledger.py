@@ -39,9 +39,10 @@ from typing import Any
 
 from sqlalchemy import insert, select
 
-from app.config import Settings
-from app.db.engine import Database
-from app.db.models import (
+from bench.common import median, print_table, random_text, report, temp_settings
+from haico.config import Settings
+from haico.db.engine import Database
+from haico.db.models import (
     Conversation,
     ConversationBranch,
     DocumentBody,
@@ -49,10 +50,11 @@ from app.db.models import (
     Note,
     WorkspaceSnapshot,
 )
-from app.domain import BranchStatus, NodeState, new_thread_id, now
-from app.services import analysis_export, path_doc, users
-from app.services.snapshots import resolve_restore_state
-from bench.common import median, print_table, random_text, report, temp_settings
+from haico.domain import BranchStatus, NodeState, new_thread_id, now
+from haico.services.access import users
+from haico.services.access.principal import Principal
+from haico.services.reports import analysis_export, path_doc
+from haico.services.workspace.snapshots import resolve_restore_state
 
 ROOT_TURNS, BRANCH_AT, BRANCH_TURNS = 3000, 1000, 2000
 PATH_TURNS = 400
@@ -258,6 +260,7 @@ def _csv_in_child(url: str, ids: dict[str, str], naive: bool) -> dict[str, Any]:
 async def _path(settings: Settings, ids: dict[str, str]) -> tuple[dict[str, float], float]:
     db = Database(settings.sql_url)
     user_id, tid = int(ids["user_id"]), ids["path"]
+    principal = Principal(user_id, "bench")
     node = f"{tid}:{PATH_TURNS}"
     out: dict[str, float] = {}
     try:
@@ -266,7 +269,7 @@ async def _path(settings: Settings, ids: dict[str, str]) -> tuple[dict[str, floa
             for n in range(REPEAT + 1):
                 start = time.perf_counter()
                 await path_doc.path_document(
-                    db, user_id=user_id, thread_id=tid, node=node, fmt=fmt, notes=True
+                    db, principal=principal, thread_id=tid, node=node, fmt=fmt, notes=True
                 )
                 if n:
                     samples.append((time.perf_counter() - start) * 1000)

@@ -32,13 +32,14 @@ import sys
 import time
 from typing import Any
 
-from app.schemas_merge import MergeIn
-from app.services import branching, workspace
-from app.services.compare import compare
-from app.services.history import checkout
-from app.services.merge import service as merge_service
 from bench.checkout import MAX_P50_MS as MAX_CHECKOUT_P50_MS
 from bench.common import Harness, median, percentile, print_table, report, temp_settings
+from haico.schemas.merge import MergeIn
+from haico.services.compare.nodes import compare
+from haico.services.history import branching
+from haico.services.history.state import checkout
+from haico.services.merge import service as merge_service
+from haico.services.workspace import edits as workspace
 
 LINES = 2_000
 LINE_CHARS = 50
@@ -79,31 +80,35 @@ async def timed(results: list[float], coro: Any, *, keep: bool) -> Any:
 
 async def run() -> int:
     async with temp_settings() as settings, Harness.open(settings) as h:
-        user = h.user_id
+        user = h.principal
         root = await h.new_conversation("merge bench")
         await workspace.put_document(
-            h.db, user_id=user, thread_id=root, content=document(), title="bench"
+            h.db, principal=user, thread_id=root, content=document(), title="bench"
         )
         for i in range(ITEMS):
             await workspace.add_preference(
-                h.db, user_id=user, thread_id=root, text=f"preference {i}", locked=False
+                h.db, principal=user, thread_id=root, text=f"preference {i}", locked=False
             )
             await workspace.add_todo(
-                h.db, user_id=user, thread_id=root, text=f"todo {i}", done=False, depth=0
+                h.db, principal=user, thread_id=root, text=f"todo {i}", done=False, depth=0
             )
         await h.send(root, "objective: measure merges")
         side = (
             await branching.create_branch(
-                h.db, h.runtime, user_id=user, thread_id=root, from_turn=1
+                h.db, h.runtime, principal=user, thread_id=root, from_turn=1
             )
         ).thread_id
         await workspace.put_document(
-            h.db, user_id=user, thread_id=side, content=document("side", 0), title="bench"
+            h.db, principal=user, thread_id=side, content=document("side", 0), title="bench"
         )
         await h.send(side, "prefer: from the side; todo: from the side")
         await h.send(root, "objective: measure merges well")
         await workspace.put_document(
-            h.db, user_id=user, thread_id=root, content=document("root", EVERY // 2), title="bench"
+            h.db,
+            principal=user,
+            thread_id=root,
+            content=document("root", EVERY // 2),
+            title="bench",
         )
         source = f"{side}:2"
         body = MergeIn(source=source, mode="merge")
@@ -113,7 +118,7 @@ async def run() -> int:
         targets = []
         for _ in range(WARMUP + ROUNDS):
             b = await branching.create_branch(
-                h.db, h.runtime, user_id=user, thread_id=root, from_turn=2
+                h.db, h.runtime, principal=user, thread_id=root, from_turn=2
             )
             targets.append(b.thread_id)
         previews: list[float] = []
@@ -125,13 +130,13 @@ async def run() -> int:
             keep = n >= WARMUP
             plan = await timed(
                 previews,
-                merge_service.preview(h.db, user_id=user, thread_id=root, body=preview_in),
+                merge_service.preview(h.db, principal=user, thread_id=root, body=preview_in),
                 keep=keep,
             )
             changes = len(plan.changes)
             await timed(
                 compares,
-                compare(h.db, user_id=user, thread_id=root, a=f"{root}:2", b=source),
+                compare(h.db, principal=user, thread_id=root, a=f"{root}:2", b=source),
                 keep=keep,
             )
         retains = settings.history_retains_branches
@@ -143,7 +148,7 @@ async def run() -> int:
                 merge_service.merge(
                     h.db,
                     h.runtime,
-                    user_id=user,
+                    principal=user,
                     thread_id=target,
                     body=body,
                     vectors=h.turns.vectors,
@@ -158,11 +163,15 @@ async def run() -> int:
                 raise RuntimeError(f"the merge made {out.node_id}")
             await timed(
                 checkouts,
-                checkout(h.db, user_id=user, thread_id=root, turn_id=f"{root}:1", retains=retains),
+                checkout(
+                    h.db, principal=user, thread_id=root, turn_id=f"{root}:1", retains=retains
+                ),
                 keep=keep,
             )
-            await checkout(h.db, user_id=user, thread_id=root, turn_id=f"{root}:2", retains=retains)
-        merged = await workspace.get_workspace(h.db, user_id=user, thread_id=targets[-1])
+            await checkout(
+                h.db, principal=user, thread_id=root, turn_id=f"{root}:2", retains=retains
+            )
+        merged = await workspace.get_workspace(h.db, principal=user, thread_id=targets[-1])
         assert merged.document is not None
         assert merged.document.content.count(" changed") == 2 * LINES // EVERY
         assert len(merged.preferences) == ITEMS + 1 and len(merged.todos) == ITEMS + 2

@@ -46,7 +46,7 @@ from bench.concurrency import (
 PARTS: list[tuple[str, tuple[str, ...]]] = [
     ("delta coalescer", ("events/coalescer.py",)),
     ("action log writes", ("events/log.py", "events/actions.py")),
-    ("AHP fan-out", ("app/ahp/",)),
+    ("AHP fan-out", ("haico/ahp/",)),
     ("SSE encoding", ("fastapi/sse", "sse_starlette", "api/turns.py", "event_stream.py")),
     ("our token path", ("services/running_turn.py", "services/turns.py", "agent/graph.py")),
     ("upstream HTTP + parsing", ("httpx/", "httpcore/", "h11/", "openai/", "openai_stream.py")),

@@ -36,9 +36,6 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from app.agent.checkpointer import RECORDS
-from app.schemas_shares import ShareCreate
-from app.services import conversations, shares, turn_views, users
 from bench.common import (
     Harness,
     median,
@@ -48,6 +45,13 @@ from bench.common import (
     report,
     temp_settings,
 )
+from haico.agent.checkpointer import RECORDS
+from haico.schemas.shares import ShareCreate
+from haico.services.access import users
+from haico.services.access.principal import Principal
+from haico.services.families import conversations
+from haico.services.sharing import shares
+from haico.services.turns import views as turn_views
 
 TURNS = 200
 REPEAT = 30
@@ -69,26 +73,26 @@ async def measure(backend: str) -> dict[str, Any]:
         theirs: list[float] = []
         count = 0
         for n in range(WARMUP + REPEAT):
-            for bucket, user_id in (
-                (cold, h.user_id),
-                (ours, h.user_id),
+            for bucket, caller in (
+                (cold, h.principal),
+                (ours, h.principal),
                 (theirs, grantee),
             ):
                 if bucket is cold:
                     RECORDS.clear()
                 start = time.perf_counter()
                 messages = await turn_views.transcript(
-                    h.db, h.runtime, user_id=user_id, thread_id=tid
+                    h.db, h.runtime, principal=caller, thread_id=tid
                 )
                 ms = (time.perf_counter() - start) * 1000
                 count = len(messages)
                 if n >= WARMUP:
                     bucket.append(ms)
-        gets: dict[int, list[float]] = {h.user_id: [], grantee: []}
+        gets: dict[Principal, list[float]] = {h.principal: [], grantee: []}
         for n in range(WARMUP + GET_REPEAT):
-            for user_id, times in gets.items():
+            for caller, times in gets.items():
                 start = time.perf_counter()
-                await conversations.get(h.db, user_id=user_id, thread_id=tid)
+                await conversations.get(h.db, principal=caller, thread_id=tid)
                 if n >= WARMUP:
                     times.append((time.perf_counter() - start) * 1000)
         graph = h.runtime.graph_for(tid)
@@ -105,7 +109,7 @@ async def measure(backend: str) -> dict[str, Any]:
         "p50_ms": median(ours),
         "p95_ms": percentile(ours, 95),
         "grantee_p50_ms": median(theirs),
-        "get_owner_p50_ms": median(gets[h.user_id]),
+        "get_owner_p50_ms": median(gets[h.principal]),
         "get_grantee_p50_ms": median(gets[grantee]),
         "cold_p50_ms": median(cold),
         "cold_p95_ms": percentile(cold, 95),
@@ -114,12 +118,12 @@ async def measure(backend: str) -> dict[str, Any]:
     }
 
 
-async def _grantee(h: Harness, thread_id: str) -> int:
+async def _grantee(h: Harness, thread_id: str) -> Principal:
     """A user the owner shared the family with, as a viewer."""
     grantee, _ = await users.create(h.db, name="bench-grantee")
     body = ShareCreate(role="viewer", user=grantee.name)
-    await shares.create(h.db, user_id=h.user_id, thread_id=thread_id, body=body)
-    return grantee.id
+    await shares.create(h.db, principal=h.principal, thread_id=thread_id, body=body)
+    return grantee
 
 
 async def run() -> int:

@@ -31,10 +31,12 @@ import asyncio
 import sys
 import time
 
-from app.schemas_whatif import ProfileIn, ProfileParams, ReplayIn
-from app.services import profiles, replay
-from app.services.handles import Handles
 from bench.common import Harness, print_table, random_text, report, temp_settings
+from haico.schemas.whatif import ProfileIn, ProfileParams, ReplayIn
+from haico.services.profiles import service as profiles
+from haico.services.studies.join_queue import JoinQueue
+from haico.services.whatif import replay
+from haico.wiring.handles import Handles
 
 STEPS = 50
 ROUNDS = 5
@@ -52,7 +54,7 @@ async def _normal(h: Harness, profile_id: str) -> list[float]:
     profile as the replay (the same model settings and reply lengths on both sides)."""
     tid = await h.new_conversation()
     await profiles.set_branch_profile(
-        h.db, h.settings, user_id=h.user_id, thread_id=tid, profile_id=profile_id
+        h.db, h.settings, principal=h.principal, thread_id=tid, profile_id=profile_id
     )
     return [(await h.send(tid, message(k)))[1] for k in range(1, STEPS + 1)]
 
@@ -66,10 +68,10 @@ async def _round(h: Harness, handles: Handles, profile_id: str) -> tuple[float, 
         await h.send(tid, message(k))
     body = ReplayIn(from_node=f"{tid}:1", to_node=f"{tid}:{STEPS}", profile_id=profile_id)
     start = time.perf_counter()
-    job = await replay.start(handles, user_id=h.user_id, thread_id=tid, body=body)
+    job = await replay.start(handles, principal=h.principal, thread_id=tid, body=body)
     await h.turns.jobs.tasks[job.id]
     wall = (time.perf_counter() - start) * 1000
-    done = await replay.get_job(h.db, user_id=h.user_id, job_id=job.id)
+    done = await replay.get_job(h.db, principal=h.principal, job_id=job.id)
     if done.state != "done" or done.progress.done != STEPS:
         raise RuntimeError(f"the replay ended {done.state}: {done.error}")
     after = await _normal(h, profile_id)
@@ -81,11 +83,11 @@ async def run(backend: str) -> dict[str, float]:
         warm = await h.new_conversation("warm-up")
         for k in range(5):
             await h.send(warm, message(k))
-        handles = Handles(settings, h.db, h.runtime, h.turns.bus, h.turns)
+        handles = Handles(settings, h.db, h.runtime, h.turns.bus, h.turns, JoinQueue(h.db))
         p = await profiles.create_profile(
             h.db,
             settings,
-            user_id=h.user_id,
+            principal=h.principal,
             body=ProfileIn(
                 name="bench",
                 provider="offline",

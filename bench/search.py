@@ -27,10 +27,11 @@ from typing import Any
 
 from sqlalchemy import text
 
-from app.db.models import Conversation, ConversationBranch
-from app.domain import BranchStatus, new_thread_id, now
-from app.services import search, users
 from bench.common import Harness, median, percentile, print_table, report, temp_settings
+from haico.db.models import Conversation, ConversationBranch
+from haico.domain import BranchStatus, new_thread_id, now
+from haico.services.access import users
+from haico.services.search import service as search
 
 FAMILIES = 50
 TURNS = 200
@@ -140,10 +141,12 @@ async def run() -> int:
         rows: list[dict[str, Any]] = []
         all_ours: list[float] = []
         for label, q in queries.items():
-            hits = len((await search.search(h.db, user_id=h.user_id, query=q, limit=20)).results)
+            hits = len(
+                (await search.search(h.db, principal=h.principal, query=q, limit=20)).results
+            )
 
             async def ours(q: str = q) -> None:
-                await search.search(h.db, user_id=h.user_id, query=q, limit=20)
+                await search.search(h.db, principal=h.principal, query=q, limit=20)
 
             async def naive(q: str = q) -> None:
                 pattern = f"%{q.strip(chr(34)).split()[0]}%"

@@ -51,7 +51,6 @@ from typing import Any
 
 import httpx
 
-from app.domain import NodeState
 from bench.common import ADMIN_URL, admin, median, percentile, print_table, report
 from bench.concurrency import ROOT, free_port, spawn, wait_http
 from bench.soak_researcher import (
@@ -70,6 +69,7 @@ from bench.soak_support import (
     tree_cpu_s,
     tree_rss_mb,
 )
+from haico.domain import NodeState
 
 # ---- the end state ----
 
@@ -163,7 +163,7 @@ async def soak(minutes: float, researchers: int, workers: int) -> int:
             }
             server = spawn(
                 [
-                    *(sys.executable, "-m", "app.cli", "serve", "--port", str(port)),
+                    *(sys.executable, "-m", "haico.cli.main", "serve", "--port", str(port)),
                     *("--workers", str(workers)),
                 ],
                 cwd=ROOT / "backend",

@@ -21,8 +21,8 @@ import asyncio
 import sys
 import time
 
-from app.services.graph import build_graph
 from bench.common import Harness, median, percentile, print_table, report, temp_settings
+from haico.services.history.graph import build_graph
 
 CONVERSATIONS = 16
 TURNS = 6  # per conversation
@@ -43,7 +43,7 @@ async def _reads_while(h: Harness, tid: str, stop: asyncio.Event) -> list[float]
     times = []
     while not stop.is_set():
         start = time.perf_counter()
-        await build_graph(h.db, user_id=h.user_id, thread_id=tid, node_cap=500)
+        await build_graph(h.db, principal=h.principal, thread_id=tid, node_cap=500)
         times.append((time.perf_counter() - start) * 1000)
         await asyncio.sleep(0.05)
     return times

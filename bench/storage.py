@@ -38,10 +38,10 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow, dict_row
 from sqlalchemy import text
 
-from app.agent.runtime import DURABILITY, message_text
-from app.config import Settings
-from app.services import workspace
 from bench.common import Harness, print_table, random_text, report, temp_settings
+from haico.agent.runtime import DURABILITY, message_text
+from haico.config import Settings
+from haico.services.workspace import edits as workspace
 
 POINTS = (50, 200, 400)
 MESSAGE_CHARS = 1000
@@ -113,7 +113,7 @@ async def run_ours(settings: Settings) -> tuple[list[dict[str, Any]], list[tuple
                 body = edited(body, turn // EDIT_EVERY)
                 versions.add(body)
                 await workspace.put_document(
-                    h.db, user_id=h.user_id, thread_id=thread_id, content=body, title="bench"
+                    h.db, principal=h.principal, thread_id=thread_id, content=body, title="bench"
                 )
             message = random_text(MESSAGE_CHARS, f"turn {turn}:")
             reply, _ = await h.send(thread_id, message)
@@ -246,7 +246,7 @@ async def run() -> int:
     )
     print(
         f"note: checkpoint_blobs ({last['transcript_blobs']:,} B at {last['turns']} turns) hold "
-        "one turn record per checkpoint, that turn's messages only (app/agent/state.py); "
+        "one turn record per checkpoint, that turn's messages only (haico/agent/state.py); "
         "the rest is the per-turn checkpoint row."
     )
     checks = {

@@ -6,7 +6,9 @@ Serves them with `haico serve` and the built studio (`make studio`), and drives
 Debian's chromium with playwright-core (`frontend/tests/bench/studio.mjs`):
 
 - first paint: navigation to the first graph card drawn (median of 3 loads), and
-  whether any request repeats during a load;
+  whether any request repeats during a load; the mark is the first animation frame
+  whose page holds a card, before that frame's layout and paint: the cold figure's
+  parts also give when the card is on screen (a task queued from that frame);
 - pan and zoom: frames per second from `requestAnimationFrame` during a scripted drag
   and wheel zoom (median frame interval);
 - one added node: from the turn's `turn_started` event (the earlier of the turn's own
@@ -43,16 +45,18 @@ from typing import Any
 
 from sqlalchemy import insert
 
-from app.config import Settings
-from app.db import models
-from app.db.engine import Database
-from app.services import suggestions, users
 from bench.common import print_table, report
 from bench.graph_bench import Family, Thread, insert_family, new_id
+from haico.config import Settings
+from haico.db import models
+from haico.db.engine import Database
+from haico.services.access import users
+from haico.services.access.principal import Principal
+from haico.services.big_trees import suggestions
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "frontend" / "tests" / "bench" / "studio.mjs"
-HAICO = ROOT / ".venv" / "bin" / "haico"
+HAICO = Path(os.environ.get("HAICO_BIN", ROOT / ".venv" / "bin" / "haico"))
 SIZES = ((200, 15), (2000, 150))
 TARGETS = {"first_paint_ms": 1000.0, "fps": 50.0, "add_node_ms": 50.0}
 BODY = "A document body for the benchmark families.\n" * 20
@@ -96,25 +100,27 @@ async def build(data_dir: Path) -> list[dict[str, Any]]:
                 "branches": len(family.threads) - 1,
                 "root": family.root.thread_id,
                 "thread": deepest.thread_id,
-                **await time_suggestions(db, user_id=user.id, root=family.root.thread_id),
+                **await time_suggestions(
+                    db, principal=Principal(user.id, user.name), root=family.root.thread_id
+                ),
             }
         )
     await db.dispose()
     return out
 
 
-async def time_suggestions(db: Database, *, user_id: int, root: str) -> dict[str, Any]:
+async def time_suggestions(db: Database, *, principal: Principal, root: str) -> dict[str, Any]:
     """`GET …/suggestions` as the service answers it: median ms of 5 (after one warm-up)
     and how many branches it suggested."""
     idle = timedelta(days=Settings().suggest_idle_days)
     found = await suggestions.suggest(
-        db, user_id=user_id, thread_id=root, idle_after=idle, now=datetime.now(UTC)
+        db, principal=principal, thread_id=root, idle_after=idle, now=datetime.now(UTC)
     )
     times = []
     for _ in range(5):
         start = time.perf_counter()
         await suggestions.suggest(
-            db, user_id=user_id, thread_id=root, idle_after=idle, now=datetime.now(UTC)
+            db, principal=principal, thread_id=root, idle_after=idle, now=datetime.now(UTC)
         )
         times.append((time.perf_counter() - start) * 1000)
     return {"suggestions_ms": statistics.median(times), "suggested": len(found)}
@@ -163,6 +169,20 @@ def serve(data_dir: Path, log: Any) -> tuple[subprocess.Popen[bytes], str]:
         time.sleep(0.25)
 
 
+def waits_text(waits: dict[str, Any]) -> str:
+    """What a first paint waited for, in the order it happened (ms from navigation)."""
+
+    def ms(key: str) -> str:
+        value = waits.get(key)
+        return "?" if value is None else f"{value:.0f}"
+
+    return (
+        f"html {ms('html_ms')}, bundle {ms('bundle_ms')} ({waits.get('bundle_kb', '?')} KB), "
+        f"graph request {ms('graph_start_ms')}-{ms('graph_end_ms')}, "
+        f"layout and render {ms('layout_ms')}; the card on screen at {ms('on_screen_ms')}"
+    )
+
+
 def main() -> None:
     if not (ROOT / "frontend" / "out" / "index.html").exists():
         sys.exit("build the studio first: make studio")
@@ -208,6 +228,7 @@ def main() -> None:
             ("nodes", "nodes"),
             ("branches", "branches"),
             ("first paint ms", "first_paint_ms"),
+            ("cold first paint ms", "first_paint_cold_ms"),
             ("repeated requests", "repeated"),
             ("pan/zoom fps", "fps"),
             ("add node ms", "add_node_ms"),
@@ -219,6 +240,7 @@ def main() -> None:
     big, small = rows[-1], rows[0]
     checks = {
         "first_paint_le_1s": big["first_paint_ms"] <= TARGETS["first_paint_ms"],
+        "cold_first_paint_le_1s": big["first_paint_cold_ms"] <= TARGETS["first_paint_ms"],
         "no_request_repeats": big["repeated"] == 0,
         "pan_zoom_ge_50fps": big["fps"] >= TARGETS["fps"],
         "add_node_le_50ms": big["add_node_ms"] <= TARGETS["add_node_ms"],
@@ -233,6 +255,13 @@ def main() -> None:
             "measured": f"{big['first_paint_ms']:.0f} ms",
             "baseline": f"{small['first_paint_ms']:.0f} ms, {base_label}",
             "ok": checks["first_paint_le_1s"],
+        },
+        {
+            "figure": f"studio first paint, cold (first visit, new browser context), {label}",
+            "target": "<= 1000 ms",
+            "measured": f"{big['first_paint_cold_ms']:.0f} ms ({waits_text(big['cold_waits'])})",
+            "baseline": f"{small['first_paint_cold_ms']:.0f} ms, {base_label}",
+            "ok": checks["cold_first_paint_le_1s"],
         },
         {
             "figure": f"requests repeated during a load, {label}",

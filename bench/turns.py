@@ -39,9 +39,9 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from app.agent.runtime import DURABILITY, TURN_KEY
-from app.config import Settings
 from bench.common import Harness, median, print_table, random_text, report, temp_settings
+from haico.agent.runtime import DURABILITY, TURN_KEY
+from haico.config import Settings
 
 TURNS = 400
 WINDOW = 10
@@ -188,13 +188,13 @@ def explain(row: dict[str, Any]) -> str:
         lines.append(
             "  - Every transaction that appends to the action log (start, streamed deltas, "
             "finish: 3+ per turn) takes one global pg_advisory_xact_lock "
-            "(app/events/log.py), so those commits queue one behind another across all "
+            "(haico/events/log.py), so those commits queue one behind another across all "
             "conversations."
         )
     else:
         lines.append(
             "  - SQLite has one writer: every transaction takes the write lock at BEGIN "
-            "(BEGIN IMMEDIATE, app/db/engine.py) and the checkpointer has one connection, "
+            "(BEGIN IMMEDIATE, haico/db/engine.py) and the checkpointer has one connection, "
             "so the writes of all conversations are serialised."
         )
     return "\n".join(lines)

@@ -193,7 +193,7 @@ async def measure(workers: int) -> dict[str, Any]:
             }
             server = spawn(
                 [
-                    *(sys.executable, "-m", "app.cli", "serve", "--port", str(port)),
+                    *(sys.executable, "-m", "haico.cli.main", "serve", "--port", str(port)),
                     *("--workers", str(workers)),
                 ],
                 cwd=ROOT / "backend",

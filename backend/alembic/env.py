@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from alembic import context
-from app.config import get_settings
-from app.db import models  # noqa: F401  (registers the tables)
-from app.db.base import Base
-from app.db.migrations import include_object
+from haico.config import get_settings
+from haico.db import models  # noqa: F401  (registers the tables)
+from haico.db.base import Base
+from haico.db.migrations import include_object
 
 config = context.config
 target_metadata = Base.metadata

@@ -1,5 +1,5 @@
 """`python -m tests.fault_server PORT STEP`: `haico serve` whose process SIGKILLs
-itself when a multi-step write reaches STEP (an `app.db.faults.Step` passed to the
+itself when a multi-step write reaches STEP (an `haico.db.faults.Step` passed to the
 Database's fault seam), but only in a request that carries the header
 `x-haico-test-kill: 1`: the requests before it build the family the write then
 works on. A step no request reaches (`UNASKED`: the stale-turn sweep, which the
@@ -17,10 +17,10 @@ from typing import Any
 
 import uvicorn
 
-from app.cli import migrate
-from app.config import get_settings
-from app.db.faults import Seam, Step
-from app.main import create_app
+from haico.cli.schema import migrate
+from haico.config import get_settings
+from haico.db.faults import Seam, Step
+from haico.main import create_app
 
 KILL_HEADER = "x-haico-test-kill"
 UNASKED = frozenset({Step.SWEEP})

@@ -17,14 +17,17 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import event
 
-from app.db.dialect import Write
-from app.db.engine import Database
-from app.db.models import Conversation, ConversationBranch
-from app.db.repositories import heads as heads_repo
-from app.domain import BranchStatus, new_thread_id, now
-from app.schemas import ConversationOut
-from app.services import conversations, users, workspace
-from app.services.users import Principal
+from haico.db.dialect import Write
+from haico.db.engine import Database
+from haico.db.models import Conversation, ConversationBranch
+from haico.db.repositories import heads as heads_repo
+from haico.domain import BranchStatus, new_thread_id, now
+from haico.schemas.conversations import ConversationOut
+from haico.services.access import users
+from haico.services.access.principal import Principal
+from haico.services.access.rule import Role
+from haico.services.families import conversations
+from haico.services.workspace import edits as workspace
 
 
 @dataclass
@@ -38,12 +41,17 @@ class Seeded:
 def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """`haico <args>` as a process on the database `env` names; its output as text."""
     return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
+        [sys.executable, "-m", "haico.cli.main", *args],
         env={"PATH": os.environ.get("PATH", ""), **env},
         capture_output=True,
         text=True,
         timeout=180,
     )
+
+
+def as_user(user_id: int) -> Principal:
+    """User `user_id` as a caller (tests that know only a row's id)."""
+    return Principal(user_id, f"user {user_id}")
 
 
 def db_of(app: FastAPI) -> Database:
@@ -68,15 +76,15 @@ async def local_and_strangers_thread(app: FastAPI) -> Seeded:
 async def seed_conversation(app: FastAPI, owner: Principal) -> Seeded:
     """A conversation of `owner` with one preference, todo and artifact."""
     db = db_of(app)
-    conv: ConversationOut = await conversations.create(db, user_id=owner.id, title="seed")
+    conv: ConversationOut = await conversations.create(db, principal=owner, title="seed")
     pref = await workspace.add_preference(
-        db, user_id=owner.id, thread_id=conv.thread_id, text="p", locked=False
+        db, principal=owner, thread_id=conv.thread_id, text="p", locked=False
     )
     todo = await workspace.add_todo(
-        db, user_id=owner.id, thread_id=conv.thread_id, text="t", done=False, depth=0
+        db, principal=owner, thread_id=conv.thread_id, text="t", done=False, depth=0
     )
     async with db.transaction() as s:
-        row, _ = await conversations.get_owned(s, thread_id=conv.thread_id, user_id=owner.id)
+        row, _ = await conversations.get_for(s, owner, thread_id=conv.thread_id, need=Role.OWNER)
         art = await workspace.create_artifact_in(s, row, title="a", content="body")
         art_id = art.id
     assert pref.id is not None and todo.id is not None

@@ -16,7 +16,7 @@ import uvicorn
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
-from app.db.models import ActionLogEntry, Conversation, ConversationBranch
+from haico.db.models import ActionLogEntry, Conversation, ConversationBranch
 from tests.helpers import db_of
 from tests.server import free_port
 from tests.sse_client import send_turn

@@ -18,8 +18,8 @@ from pathlib import Path
 import httpx
 from fastapi import FastAPI
 
-from app.config import Settings
-from app.main import create_app
+from haico.config import Settings
+from haico.main import create_app
 
 # Output files of servers still unremoved (a test that ended its server itself): removed
 # when the test session ends.
@@ -28,7 +28,7 @@ atexit.register(lambda: [p.unlink(missing_ok=True) for p in list(_LOGS)])
 
 
 # What a test's server process runs with unless its environment says otherwise:
-# CPython's allocator, so that `haico serve` does not start twice (`app.allocator`).
+# CPython's allocator, so that `haico serve` does not start twice (`haico.process.allocator`).
 SYSTEM_ALLOCATOR = {"HAICO_ALLOCATOR": "system"}
 
 
@@ -43,7 +43,7 @@ class Server:
         """`kill_at`: serve through `tests.fault_server`, which SIGKILLs itself when a
         multi-step write reaches that step. The server runs on CPython's allocator
         unless `env` names one (`HAICO_ALLOCATOR`): re-executing under jemalloc would
-        start every test server twice (only tests/test_allocator.py asks for it)."""
+        start every test server twice (only tests/process/test_allocator.py asks for it)."""
         self.env = {**SYSTEM_ALLOCATOR, **env}
         self.kill_at = kill_at
         self.port = free_port()
@@ -82,7 +82,7 @@ class Server:
             self.log = Path(log_path)
             _LOGS.add(self.log)
         out = open(log_path, "ab")  # noqa: SIM115
-        command = ["-m", "app.cli", "serve", "--port", str(self.port)]
+        command = ["-m", "haico.cli.main", "serve", "--port", str(self.port)]
         if self.kill_at is not None:
             command = ["-m", "tests.fault_server", str(self.port), self.kill_at]
         self.proc = subprocess.Popen(

@@ -12,9 +12,9 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy import update
 
-from app.db.models import Share
-from app.services import users
-from app.services.users import Principal
+from haico.db.models import Share
+from haico.services.access import users
+from haico.services.access.principal import Principal
 from tests.helpers import Seeded, db_of, seed_conversation
 
 
@@ -83,8 +83,8 @@ def soon() -> str:
     return (datetime.now(UTC) + timedelta(hours=1)).isoformat()
 
 
-async def expire(app: FastAPI, share_id: int) -> None:
+async def expire(app: FastAPI, share_id: str) -> None:
     """The share's time has come (set in the row rather than waited for)."""
     async with db_of(app).transaction() as s:
         past = datetime.now(UTC) - timedelta(seconds=1)
-        await s.execute(update(Share).where(Share.id == share_id).values(expires_at=past))
+        await s.execute(update(Share).where(Share.uid == share_id).values(expires_at=past))

@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # create_app() builds the schema without touching storage (no lifespan runs).
 (cd "$repo/backend" && HAICO_DATA_DIR="$tmp/data" "$python" -c \
-  'import json; from app.main import create_app; print(json.dumps(create_app().openapi(), sort_keys=True))') \
+  'import json; from haico.main import create_app; print(json.dumps(create_app().openapi(), sort_keys=True))') \
   > "$tmp/openapi.json"
 "$here/node_modules/.bin/openapi-typescript" "$tmp/openapi.json" -o "$tmp/schema.d.ts" --silent
 {

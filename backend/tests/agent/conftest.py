@@ -10,14 +10,17 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 
-from app.agent.checkpointer import setup_checkpointer
-from app.agent.runtime import AgentEvent, AgentRuntime
-from app.config import Settings
-from app.db.engine import Database
-from app.db.models import Conversation
-from app.schemas import WorkspaceOut
-from app.services import conversations, users, workspace
-from app.services.agent_workspace import AgentWorkspace
+from haico.agent.checkpointer import setup_checkpointer
+from haico.agent.runtime import AgentEvent, AgentRuntime
+from haico.config import Settings
+from haico.db.engine import Database
+from haico.db.models import Conversation
+from haico.schemas.workspace import WorkspaceOut
+from haico.services.access import users
+from haico.services.families import conversations
+from haico.services.turns.agent_port import AgentWorkspace
+from haico.services.workspace import edits as workspace
+from tests.helpers import as_user
 
 
 @dataclass
@@ -56,7 +59,7 @@ class Thread:
 
     async def workspace(self) -> WorkspaceOut:
         return await workspace.get_workspace(
-            self.db, user_id=self.user_id, thread_id=self.thread_id
+            self.db, principal=as_user(self.user_id), thread_id=self.thread_id
         )
 
     def kinds(self, kind: str) -> list[dict[str, Any]]:
@@ -67,7 +70,7 @@ async def new_thread(rt: AgentRuntime, title: str = "agent test") -> Thread:
     assert isinstance(rt.workspace, AgentWorkspace)
     db = rt.workspace.db
     user = await users.ensure_local(db, name=rt.settings.local_user_name)
-    conv = await conversations.create(db, user_id=user.id, title=title)
+    conv = await conversations.create(db, principal=user, title=title)
     return Thread(rt, db, user.id, conv.thread_id)
 
 

@@ -15,21 +15,22 @@ from typing import Any
 
 import pytest
 
-from app.agent.port import AddPreference, AddTodo
-from app.db.engine import Database
-from app.db.faults import Window
-from app.db.models import Conversation
-from app.events import log as action_log
-from app.services import conversations, users
-from app.services import workspace as workspace_service
-from app.services.agent_workspace import AgentWorkspace
+from haico.agent.port import AddPreference, AddTodo
+from haico.db.engine import Database
+from haico.db.faults import Window
+from haico.db.models import Conversation
+from haico.events import log as action_log
+from haico.services.access import users
+from haico.services.families import conversations
+from haico.services.turns.agent_port import AgentWorkspace
+from haico.services.workspace import edits as workspace_service
 from tests.agent.conftest import updated_at
-from tests.helpers import recorded_sql
+from tests.helpers import as_user, recorded_sql
 
 
 async def _thread(db: Database) -> tuple[int, str]:
     user = await users.ensure_local(db, name="adds")
-    return user.id, (await conversations.create(db, user_id=user.id, title="adds")).thread_id
+    return user.id, (await conversations.create(db, principal=user, title="adds")).thread_id
 
 
 async def _logged_items(db: Database, thread_id: str) -> list[dict[str, Any]]:
@@ -55,7 +56,7 @@ async def test_an_added_item_lands_at_the_end_and_is_logged_as_stored(db: Databa
     await ws.apply(tid, AddTodo("outline"))
     await ws.apply(tid, AddTodo("sources", depth=1))
     await ws.apply(tid, AddPreference("short"))
-    live = await workspace_service.get_workspace(db, user_id=user_id, thread_id=tid)
+    live = await workspace_service.get_workspace(db, principal=as_user(user_id), thread_id=tid)
     assert [(p.text, p.locked, p.position) for p in live.preferences] == [
         ("plain words", True, 0),
         ("short", False, 1),
@@ -111,16 +112,18 @@ async def test_a_list_changed_between_the_read_and_the_write(db: Database, meanw
     async def edit() -> None:
         if meanwhile == "added":
             await workspace_service.add_todo(
-                db, user_id=user_id, thread_id=tid, text="by hand", done=False, depth=0
+                db, principal=as_user(user_id), thread_id=tid, text="by hand", done=False, depth=0
             )
         else:
-            await workspace_service.delete_todo(db, user_id=user_id, thread_id=tid, todo_id=first)
+            await workspace_service.delete_todo(
+                db, principal=as_user(user_id), thread_id=tid, todo_id=first
+            )
 
     seen = _once_between(db, edit)
     await ws.apply(tid, AddTodo("agent"))
     # The agent's add read once (then ran the locked way); a REST add reads too.
     assert seen.count(Window.APPEND_READ) == (2 if meanwhile == "added" else 1)
-    live = await workspace_service.get_workspace(db, user_id=user_id, thread_id=tid)
+    live = await workspace_service.get_workspace(db, principal=as_user(user_id), thread_id=tid)
     expected = ["a", "b", "by hand", "agent"] if meanwhile == "added" else ["b", "agent"]
     assert [(t.text, t.position) for t in live.todos] == [(x, i) for i, x in enumerate(expected)]
     # Followers place the item where its logged change says: where it is.
@@ -136,14 +139,20 @@ async def test_on_postgres_the_agents_read_is_one_statement(db: Database) -> Non
     ws = AgentWorkspace(db)
     for edit in (AddPreference("plain", locked=True), AddTodo("outline"), AddTodo("x", depth=1)):
         await ws.apply(tid, edit)
-    await workspace_service.set_objective(db, user_id=user_id, thread_id=tid, text="a report")
+    await workspace_service.set_objective(
+        db, principal=as_user(user_id), thread_id=tid, text="a report"
+    )
     await workspace_service.put_document(
-        db, user_id=user_id, thread_id=tid, content="Cities are for people.", title="Notes"
+        db,
+        principal=as_user(user_id),
+        thread_id=tid,
+        content="Cities are for people.",
+        title="Notes",
     )
     with recorded_sql(db) as statements:
         view = await ws.read(tid)
     assert len(statements) == 1
-    rest = await workspace_service.get_workspace(db, user_id=user_id, thread_id=tid)
+    rest = await workspace_service.get_workspace(db, principal=as_user(user_id), thread_id=tid)
     assert view.objective == rest.objective == "a report"
     assert view.document is not None and rest.document is not None
     assert (view.document.title, view.document.content) == (

@@ -8,7 +8,7 @@ import time
 import pytest
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from app.agent.runtime import AgentRuntime
+from haico.agent.runtime import AgentRuntime
 from tests.agent.conftest import Thread, new_thread
 
 pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)

@@ -25,20 +25,15 @@ from langchain_core.messages import (
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import Field
 
-from app.agent.checkpointer import setup_checkpointer
-from app.agent.graph import TURN_INDEX_KEY
-from app.agent.models import OfflineChatModel
-from app.agent.prompts import system_prompt
-from app.agent.runtime import AgentRuntime
-from app.agent.state import (
-    CONTEXT_TOKENS,
-    CONTEXT_TURNS,
-    context_window,
-    estimate_tokens,
-)
-from app.config import Settings
-from app.db.engine import Database
-from app.services.agent_workspace import AgentWorkspace
+from haico.agent.checkpointer import setup_checkpointer
+from haico.agent.graph import TURN_INDEX_KEY
+from haico.agent.models import OfflineChatModel
+from haico.agent.prompts import system_prompt
+from haico.agent.runtime import AgentRuntime
+from haico.agent.state import CONTEXT_TOKENS, CONTEXT_TURNS, context_window, estimate_tokens
+from haico.config import Settings
+from haico.db.engine import Database
+from haico.services.turns.agent_port import AgentWorkspace
 from tests.agent.conftest import new_thread
 from tests.agent.test_providers import FakeServer, openai_app
 
@@ -147,7 +142,7 @@ def test_turns_too_old_to_be_read_count_as_left_out() -> None:
 
 
 def test_the_prompt_says_how_many_turns_were_left_out() -> None:
-    from app.agent.port import WorkspaceView
+    from haico.agent.port import WorkspaceView
 
     ws = WorkspaceView(objective="Ship", document=None)
     assert "not shown" not in system_prompt(ws)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from app.agent.models import MAX_WAIT_SECONDS, OfflineChatModel, parse_commands, plan_reply
-from app.agent.prompts import SUMMARY_PREFIX
-from app.agent.tools import TOOLS_BY_NAME
+from haico.agent.models import MAX_WAIT_SECONDS, OfflineChatModel, parse_commands, plan_reply
+from haico.agent.prompts import SUMMARY_PREFIX
+from haico.agent.tools import TOOLS_BY_NAME
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from itertools import pairwise
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.agent.models import is_command, parse_commands, split_parts
+from haico.agent.models import is_command, parse_commands, split_parts
 
 EXAMPLES = int(os.environ.get("HAICO_FUZZ_EXAMPLES", "60"))
 

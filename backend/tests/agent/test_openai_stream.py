@@ -1,4 +1,4 @@
-"""The lean reader of OpenAI-compatible streams (`app.agent.openai_stream`).
+"""The lean reader of OpenAI-compatible streams (`haico.agent.openai_stream`).
 
 A fake server plays one scripted answer per test: text with SSE comments and ids in
 between, an error event in the middle of the stream, an HTTP error, a stream that
@@ -19,14 +19,19 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from app.agent.checkpointer import setup_checkpointer
-from app.agent.models import make_chat_model
-from app.agent.openai_stream import LeanChatOpenAI, StreamStalled, sse_payloads, untransformed
-from app.agent.runtime import AgentRuntime
-from app.config import Settings
-from app.db.engine import Database
-from app.domain import NodeState
-from app.services.agent_workspace import AgentWorkspace
+from haico.agent.checkpointer import setup_checkpointer
+from haico.agent.models import make_chat_model
+from haico.agent.openai_stream import (
+    LeanChatOpenAI,
+    StreamStalled,
+    sse_payloads,
+    untransformed,
+)
+from haico.agent.runtime import AgentRuntime
+from haico.config import Settings
+from haico.db.engine import Database
+from haico.domain import NodeState
+from haico.services.turns.agent_port import AgentWorkspace
 from tests.agent.conftest import Thread, new_thread
 from tests.agent.test_providers import FakeServer
 

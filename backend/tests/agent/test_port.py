@@ -14,9 +14,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import ValidationError
 
-from app.agent.graph import build_graph
-from app.agent.models import OfflineChatModel
-from app.agent.port import (
+from haico.agent.graph import build_graph
+from haico.agent.models import OfflineChatModel
+from haico.agent.port import (
     AddPreference,
     AddTodo,
     ArtifactView,
@@ -34,14 +34,15 @@ from app.agent.port import (
     WorkspaceView,
     resolve,
 )
-from app.agent.tools import TOOLS_BY_NAME
-from app.db.engine import Database
-from app.db.repositories import live as live_repo
-from app.db.repositories import workspace as workspace_repo
-from app.errors import InvalidInput, NotFound
-from app.schemas import MAX_DEPTH
-from app.services import conversations, users
-from app.services.agent_workspace import AgentWorkspace
+from haico.agent.tools import TOOLS_BY_NAME
+from haico.db.engine import Database
+from haico.db.repositories import live as live_repo
+from haico.db.repositories import workspace as workspace_repo
+from haico.errors import InvalidInput, NotFound
+from haico.schemas.workspace import MAX_DEPTH
+from haico.services.access import users
+from haico.services.families import conversations
+from haico.services.turns.agent_port import AgentWorkspace
 from tests.agent.conftest import updated_at
 
 THREAD = "th_memory"
@@ -132,9 +133,10 @@ async def _call(port: WorkspacePort, name: str, **args: Any) -> tuple[str, list[
 
 def test_the_agent_package_imports_neither_storage_nor_services() -> None:
     code = (
-        "import sys, app.agent.runtime, app.agent.graph, app.agent.tools, app.agent.prompts\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[:2] in (['app', 'db'], "
-        "['app', 'services'], ['app', 'api']))\n"
+        "import sys, haico.agent.runtime, haico.agent.graph, haico.agent.tools\n"
+        "import haico.agent.prompts\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[:2] in (['haico', 'db'], "
+        "['haico', 'services'], ['haico', 'api']))\n"
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=BACKEND, check=True)
@@ -240,7 +242,7 @@ async def test_the_graph_runs_turns_on_a_workspace_without_a_database() -> None:
 
 async def test_agent_workspace_refuses_a_bad_edit_and_writes_nothing(db: Database) -> None:
     user = await users.ensure_local(db, name="port-test")
-    thread_id = (await conversations.create(db, user_id=user.id, title="port")).thread_id
+    thread_id = (await conversations.create(db, principal=user, title="port")).thread_id
     ws = AgentWorkspace(db)
     assert isinstance(ws, WorkspacePort)
     await ws.apply(thread_id, AddPreference("one", locked=True))
@@ -286,7 +288,7 @@ async def test_agent_workspace_reads_only_what_an_edit_is_checked_against(
     """An edit reads the lists `reads(edit)` names; never the document or artifacts
     (a tool call on a conversation with a large document does not load it)."""
     user = await users.ensure_local(db, name="port-test")
-    thread_id = (await conversations.create(db, user_id=user.id, title="port")).thread_id
+    thread_id = (await conversations.create(db, principal=user, title="port")).thread_id
     ws = AgentWorkspace(db)
     for edit in (SetDocument(content="x" * 50_000), AddPreference("p"), AddTodo("t")):
         await ws.apply(thread_id, edit)

@@ -19,11 +19,11 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import StreamingResponse
 
-from app.agent.checkpointer import setup_checkpointer
-from app.agent.runtime import AgentRuntime
-from app.config import Settings
-from app.db.engine import Database
-from app.services.agent_workspace import AgentWorkspace
+from haico.agent.checkpointer import setup_checkpointer
+from haico.agent.runtime import AgentRuntime
+from haico.config import Settings
+from haico.db.engine import Database
+from haico.services.turns.agent_port import AgentWorkspace
 from tests.agent.conftest import new_thread
 
 ANSWER = ["Added ", "the ", "todo ", "for ", "you."]

@@ -3,7 +3,7 @@ estimate of the bytes it holds, least recently used out first."""
 
 from __future__ import annotations
 
-from app.agent.checkpointer import DECODED_PER_STORED_BYTE, RecordCache
+from haico.agent.checkpointer import DECODED_PER_STORED_BYTE, RecordCache
 
 
 def test_the_byte_budget_evicts_the_least_recently_used() -> None:

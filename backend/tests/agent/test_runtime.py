@@ -21,17 +21,18 @@ from langchain_core.messages import (
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import Field
 
-from app.agent.checkpointer import setup_checkpointer
-from app.agent.models import OfflineChatModel, split_words
-from app.agent.runtime import AgentRuntime
-from app.agent.state import CONTEXT_TURNS
-from app.config import Settings
-from app.db.engine import Database
-from app.db.models import Conversation
-from app.domain import NodeState
-from app.services import workspace
-from app.services.agent_workspace import AgentWorkspace
+from haico.agent.checkpointer import setup_checkpointer
+from haico.agent.models import OfflineChatModel, split_words
+from haico.agent.runtime import AgentRuntime
+from haico.agent.state import CONTEXT_TURNS
+from haico.config import Settings
+from haico.db.engine import Database
+from haico.db.models import Conversation
+from haico.domain import NodeState
+from haico.services.turns.agent_port import AgentWorkspace
+from haico.services.workspace import edits as workspace
 from tests.agent.conftest import Thread, new_thread
+from tests.helpers import as_user
 
 
 @asynccontextmanager
@@ -134,7 +135,7 @@ async def test_every_offline_command_edits_the_workspace(thread: Thread) -> None
     assert [(a.title, a.turn_index) for a in ws.artifacts] == [("Summary", 8)]
     art = await workspace.get_artifact(
         thread.db,
-        user_id=thread.user_id,
+        principal=as_user(thread.user_id),
         thread_id=thread.thread_id,
         artifact_id=ws.artifacts[0].id,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from app.agent.state import join_records, last_turns, turn_messages
+from haico.agent.state import join_records, last_turns, turn_messages
 
 
 def _turn(n: int, *, tool: bool = False) -> list[HumanMessage | AIMessage | ToolMessage]:

@@ -11,8 +11,8 @@ import psycopg
 import pytest
 from langchain_core.runnables import RunnableConfig
 
-from app.agent.runtime import AgentRuntime
-from app.config import Settings
+from haico.agent.runtime import AgentRuntime
+from haico.config import Settings
 from tests.agent.conftest import Thread
 
 pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)

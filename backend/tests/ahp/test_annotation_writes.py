@@ -14,7 +14,8 @@ from typing import Any
 from fastapi import FastAPI
 from httpx import AsyncClient
 
-from app.services import conversations, users
+from haico.services.access import users
+from haico.services.families import conversations
 from tests.ahp.live import connected, session_of
 from tests.ahp.wire import AhpClient
 from tests.helpers import db_of
@@ -109,7 +110,7 @@ async def test_what_is_not_this_sessions_or_the_callers_is_refused(
     await turn_ok(client, other, "objective: elsewhere")
     note = (await client.post(f"{API}/{other}/nodes/1/notes", json={"text": "theirs"})).json()
     stranger, _ = await users.create(db_of(app), name=f"s-{uuid.uuid4().hex[:8]}")
-    foreign = await conversations.create(db_of(app), user_id=stranger.id)
+    foreign = await conversations.create(db_of(app), principal=stranger)
     channel = session_of(tid) + "/annotations"
     foreign_channel = session_of(foreign.thread_id) + "/annotations"
     async with live_server(app) as base:

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.ahp.cli_client import ws_url
+from haico.ahp.cli_client import ws_url
 from tests.ahp.live import chat_of
 from tests.server import Server
 from tests.sse_client import send_turn
@@ -51,7 +51,7 @@ async def test_the_cli_client_prints_a_rest_turn(
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "app.cli",
+            "haico.cli.main",
             "ahp",
             server.url,
             env=server_env,

@@ -13,10 +13,10 @@ import pytest
 from fastapi import FastAPI
 from httpx import AsyncClient
 
-from app.ahp.reducer import reduce_chat
-from app.domain import now
-from app.events import log as action_log
-from app.services import janitor
+from haico.ahp.reducer import reduce_chat
+from haico.domain import now
+from haico.events import log as action_log
+from haico.wiring import janitor
 from tests.ahp.live import chat_of, connected, notified, send, session_of, until
 from tests.helpers import db_of
 from tests.history_helpers import (

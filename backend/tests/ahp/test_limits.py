@@ -10,8 +10,8 @@ import pytest
 from fastapi import FastAPI
 from httpx import AsyncClient
 
-from app.events import log as action_log
-from app.services import turn_views
+from haico.events import log as action_log
+from haico.services.turns import views as turn_views
 from tests.ahp.live import chat_of, connected
 from tests.ahp.wire import RpcFailure
 from tests.helpers import db_of
@@ -51,7 +51,7 @@ async def test_a_chat_snapshot_reads_only_its_window_of_the_log(
     app: FastAPI, client: AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = db_of(app)
-    user = app.state.local_user.id
+    user = app.state.local_user
     tid = await new_thread(client)
     await turn_ok(client, tid, "objective: the old turn")
     # A long history of logged activity before the window (a long-streamed old turn).
@@ -71,7 +71,7 @@ async def test_a_chat_snapshot_reads_only_its_window_of_the_log(
         return page
 
     monkeypatch.setattr(action_log, "read_before", counting)
-    window = await turn_views.chat_material(db, user_id=user, root_thread_id=tid, limit=2)
+    window = await turn_views.chat_material(db, principal=user, root_thread_id=tid, limit=2)
     assert [t.user_message for t in window.path.turns] == [
         "objective: recent one",
         "objective: recent two",
@@ -80,7 +80,7 @@ async def test_a_chat_snapshot_reads_only_its_window_of_the_log(
     assert all(window.path.actions[t.id] for t in window.path.turns)
     assert sum(read) <= 500  # one page: the filler before the window is never read
     read.clear()
-    whole = await turn_views.chat_material(db, user_id=user, root_thread_id=tid, limit=3)
+    whole = await turn_views.chat_material(db, principal=user, root_thread_id=tid, limit=3)
     first = whole.path.turns[0]
     kinds = [a["type"] for a in whole.path.actions[first.id]]
     assert kinds[0] == "chat/turnStarted" and kinds[-1] == "chat/turnComplete"

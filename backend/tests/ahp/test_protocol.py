@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from app.ahp.adapter import negotiate
-from app.config import Settings
-from app.db.engine import Database
-from app.services import users
+from haico.ahp.adapter import negotiate
+from haico.config import Settings
+from haico.db.engine import Database
+from haico.services.access import users
 from tests.ahp.wire import AhpClient, RpcFailure
 from tests.server import Server
 

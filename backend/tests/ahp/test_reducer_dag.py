@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.ahp.reducer import reduce_chat, selected_path
+from haico.ahp.reducer import reduce_chat, selected_path
 
 Json = dict[str, Any]
 NOW = "1970-01-01T00:00:09.999Z"

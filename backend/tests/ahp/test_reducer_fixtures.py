@@ -1,4 +1,4 @@
-"""The upstream 0.7.0 `chat` reducer fixtures against `app.ahp.reducer`, converted to
+"""The upstream 0.7.0 `chat` reducer fixtures against `haico.ahp.reducer`, converted to
 the "Chats as a DAG" shapes: `turns` (initial and expected) become a record keyed by
 id. Of the release's 123 chat fixtures, `vendor/` holds the 112 this reducer runs; the
 11 about `chat/truncated` and the array-shaped `chat/turnsLoaded` were left out,
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app.ahp.reducer import reduce_chat
+from haico.ahp.reducer import reduce_chat
 from tests.ahp.wire import VENDOR
 
 FIXTURES = sorted((VENDOR / "0.7.0" / "test-cases" / "reducers").glob("*.json"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from app.ahp.reducer import reduce_chat, selected_path
+from haico.ahp.reducer import reduce_chat, selected_path
 from tests.ahp.wire import AhpClient
 from tests.server import Server
 

@@ -17,9 +17,9 @@ import pytest
 from fastapi import FastAPI
 from httpx import AsyncClient
 
-from app.ahp import outbox
-from app.ahp.protocol import SLOW_CONSUMER
-from app.ahp.state import ConnectionState
+from haico.ahp import outbox
+from haico.ahp.protocol import SLOW_CONSUMER
+from haico.ahp.state import ConnectionState
 from tests.ahp.live import chat_of, connected, until
 from tests.ahp.rawws import RawWs
 from tests.history_helpers import live_server, new_thread, turn_ok

@@ -19,7 +19,7 @@ from websockets.exceptions import ConnectionClosed
 
 # Upstream's JSON Schemas (and reducer fixtures), vendored: see vendor/README.md.
 VENDOR = Path(__file__).resolve().parent / "vendor"
-APP = Path(__file__).resolve().parents[2] / "app"
+APP = Path(__file__).resolve().parents[2] / "haico"
 DAG = APP / "ahp" / "schemas" / "dag-extension.schema.json"
 WORKSPACE_CHANGED = APP / "events" / "schemas" / "haico-workspaceChanged.schema.json"
 DAG_ACTIONS = ("ChatHistoryCheckedOutAction", "ChatTurnsPrunedAction")

@@ -1,6 +1,6 @@
 "use client";
 import { createContext, useContext } from "react";
-import type { Access } from "@/lib/share-link";
+import type { Access } from "@/features/sharing/lib/share-link";
 
 /** What the studio offers on the family shown (`accessOf` the caller's role), for the
  * controls deep in the page: a viewer or commenter is never offered a write the server

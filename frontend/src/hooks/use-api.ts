@@ -1,12 +1,12 @@
 "use client";
 import { createContext, useContext } from "react";
-import type { Client, TokenStore } from "@/lib/api/client";
+import type { Client, TokenStore, Upload } from "@/lib/api/client";
 
 export interface ApiContextValue {
   client: Client;
   tokens: TokenStore;
-  /** Ask for a token again (a request answered 401). */
-  requireSignIn: () => void;
+  /** an upload with progress, through the client's token and 401 handler */
+  upload: Upload;
 }
 
 export const ApiContext = createContext<ApiContextValue | null>(null);

@@ -1,6 +1,12 @@
 "use client";
 import { useCallback, useState } from "react";
-import type { ConfirmState } from "@/components/app/confirm-dialog";
+
+/** The question the confirm dialog shows, and what each answer does. */
+export interface ConfirmState {
+  message: string;
+  onDiscard: () => void;
+  onCancel?: () => void;
+}
 
 /** The server's refusal to drop unsaved edits (a checkout, or a send from a draft). */
 export const DISCARD_REFUSED = "checkout_would_discard_changes";

@@ -3,7 +3,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { useApi } from "./use-api";
 import { invalidate } from "./use-studio-data";
-import { authHeaders } from "@/lib/api/client";
+import { streamOf } from "@/lib/api/client";
 import {
   backoff,
   hasEffects,
@@ -16,11 +16,11 @@ import {
   type LiveTurn,
   type StreamState,
 } from "@/lib/events";
-import { withStartedNode } from "@/lib/big-trees";
-import type { Graph } from "@/lib/graph";
+import { withStartedNode } from "@/features/graph/lib/big-trees";
+import type { Graph } from "@/features/graph/lib/graph";
 import { every, keys, staleQueries } from "@/lib/query-keys";
 import { parseData, readSse } from "@/lib/sse";
-import { jobOfAction, laterJob, type Job } from "@/lib/whatif";
+import { jobOfAction, laterJob, type Job } from "@/features/whatif/lib/whatif";
 
 /**
  * Follows the family's event stream (`GET …/events?after=`), resuming from the last
@@ -36,7 +36,7 @@ export function useFamilyEvents(
   anchor: string | null,
   startAfter: number | null,
 ): { live: LiveTurn | null; connected: boolean } {
-  const { tokens, requireSignIn } = useApi();
+  const { client } = useApi();
   const qc = useQueryClient();
   const [live, setLive] = useState<LiveTurn | null>(null);
   const [connected, setConnected] = useState(false);
@@ -88,19 +88,18 @@ export function useFamilyEvents(
       let attempt = 0;
       while (!abort.signal.aborted) {
         try {
-          const res = await fetch(`/api/conversations/${anchor}/events?after=${state.lastSeq}`, {
-            headers: { Accept: "text/event-stream", ...authHeaders(tokens) },
+          const res = await client.GET("/api/conversations/{thread_id}/events", {
+            params: { path: { thread_id: anchor }, query: { after: state.lastSeq } },
+            headers: { Accept: "text/event-stream" },
+            parseAs: "stream",
             signal: abort.signal,
           });
-          if (res.status === 401) {
-            requireSignIn();
-            return;
-          }
-          if (res.status === 404 || res.status === 403) return;
-          if (!res.ok || res.body === null) throw new Error(`events: ${res.status}`);
+          // (a 401 asked for a token already: the client's one handler)
+          if ([401, 403, 404].includes(res.response.status)) return;
+          const body = streamOf(res);
           setConnected(true);
           attempt = 0;
-          for await (const event of readSse(res.body)) {
+          for await (const event of readSse(body)) {
             if (event.event === "action") {
               const env = parseData<ActionEnvelope>(event);
               if (env !== null && typeof env.serverSeq === "number" && env.action) apply(reduceAction(state, env), env);
@@ -120,7 +119,7 @@ export function useFamilyEvents(
       setConnected(false);
       setLive(null);
     };
-  }, [anchor, start, qc, tokens, requireSignIn]);
+  }, [anchor, start, qc, client]);
 
   return { live, connected };
 }

@@ -1,15 +1,17 @@
 "use client";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useCallback } from "react";
 import { useApi } from "./use-api";
 import { DISCARD_REFUSED } from "./use-confirm-discard";
 import { invalidate, useRefreshAll } from "./use-studio-data";
-import { useTransfer } from "./use-transfer";
-import { newThreadId, pendingUrl } from "./use-new-conversation";
-import { useTurn } from "./use-turn";
-import { ApiError, unwrap, type Conversation } from "@/lib/api/client";
+import { useTransfer } from "@/features/conversations/hooks/use-transfer";
+import { newThreadId, pendingUrl } from "@/features/conversations/hooks/use-new-conversation";
+import { useTurn } from "@/features/chat/hooks/use-turn";
+import { ApiError, messageOf, unwrap, type Conversation } from "@/lib/api/client";
 import { every, keys } from "@/lib/query-keys";
+import type { Dataset } from "@/features/coding/lib/exports";
+import type { ExportFormat } from "@/lib/research";
 
 export interface StudioActionsInput {
   /** the thread the URL names */
@@ -26,11 +28,15 @@ export interface StudioActionsInput {
   onCheckedOut: () => void;
 }
 
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : "Something went wrong.";
+/** Drops (and stops fetching) every cached answer about one thread. */
+function forgetThread(qc: QueryClient, thread: string): void {
+  for (const key of [keys.graph(thread), keys.messages(thread), keys.workspace(thread), keys.suggestions(thread)]) {
+    void qc.cancelQueries({ queryKey: key, exact: true });
+    qc.removeQueries({ queryKey: key, exact: true });
+  }
 }
 
-function codeOf(error: unknown): string | null {
+export function codeOf(error: unknown): string | null {
   return error instanceof ApiError ? error.code : null;
 }
 
@@ -88,6 +94,10 @@ export function useStudioActions({ anchor, displayed, familyRoot, setError, ask,
       const attempt = async (force: boolean): Promise<boolean> => {
         try {
           const history = await postCheckout({ via, turnId, force });
+          // The thread left is no longer the one shown: a restored step's draft is gone
+          // from the server (a checkout elsewhere discards it). Its cached answers are
+          // dropped, not refetched: asking for them would only answer 404.
+          if (history.working_thread_id !== via) forgetThread(qc, via);
           if (anchor) qc.setQueryData(keys.history(anchor), history);
         } catch (e) {
           if (codeOf(e) === DISCARD_REFUSED) return (await ask(messageOf(e))) && attempt(true);
@@ -178,9 +188,9 @@ export function useStudioActions({ anchor, displayed, familyRoot, setError, ask,
   );
 
   const exportConversation = useCallback(
-    async (c: Conversation) => {
+    async (c: Conversation, format: ExportFormat | Dataset = "json") => {
       try {
-        await exportFamily(c.thread_id, c.title);
+        await exportFamily(c.thread_id, c.title, format);
       } catch (e) {
         setError(messageOf(e));
       }

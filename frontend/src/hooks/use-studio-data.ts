@@ -2,7 +2,8 @@
 import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useCallback } from "react";
 import { useApi } from "./use-api";
-import { unwrap, type History } from "@/lib/api/client";
+import { unwrap, type History, type Schemas } from "@/lib/api/client";
+import { earlyGraph, earlyHistory, takeEarlyAnswers } from "@/lib/api/early";
 import { FAMILY_STALE, keys, type QueryKey } from "@/lib/query-keys";
 
 export function useConversations() {
@@ -20,10 +21,25 @@ export const SERVER_SEQ_HEADER = "X-Haico-Server-Seq";
  * on a history a checkout answered). */
 export function useHistory(anchor: string | null) {
   const { client } = useApi();
+  const qc = useQueryClient();
   return useQuery({
     queryKey: keys.history(anchor ?? ""),
     enabled: anchor !== null,
     queryFn: async (): Promise<History & { server_seq?: number }> => {
+      // A cold visit's history and graph were asked for before the bundle ran
+      // (lib/api/early): both are taken together, the graph put in the cache before the
+      // history is answered, so that the render the history brings draws the family
+      // (its graph query finds its answer), where the graph would be asked for then.
+      const answers = await takeEarlyAnswers(anchor ?? "");
+      if (answers !== null) {
+        qc.setQueryData(keys.graph(answers.thread), answers.graph);
+        return answers.history;
+      }
+      const early = await earlyHistory(anchor ?? "");
+      if (early !== null) {
+        const seq = Number(early.headers.get(SERVER_SEQ_HEADER) ?? "0");
+        return { ...((await early.json()) as History), server_seq: Number.isFinite(seq) ? seq : 0 };
+      }
       const result = await client.GET("/api/conversations/{thread_id}/history", {
         params: { path: { thread_id: anchor ?? "" } },
       });
@@ -39,10 +55,13 @@ export function useGraph(thread: string | null) {
     queryKey: keys.graph(thread ?? ""),
     enabled: thread !== null,
     placeholderData: (previous) => previous,
-    queryFn: async () =>
-      unwrap(
+    queryFn: async (): Promise<Schemas["GraphOut"]> => {
+      const early = await earlyGraph(thread ?? "");
+      if (early !== null) return (await early.json()) as Schemas["GraphOut"];
+      return unwrap(
         await client.GET("/api/conversations/{thread_id}/graph", { params: { path: { thread_id: thread ?? "" } } }),
-      ),
+      );
+    },
   });
 }
 

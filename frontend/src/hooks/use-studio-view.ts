@@ -1,9 +1,15 @@
 "use client";
 import { useMemo, useState } from "react";
 import type { Conversation, Workspace } from "@/lib/api/client";
-import { withOneCardAdded } from "@/lib/flow-add";
-import { keepLayout, keepUnchanged } from "@/lib/flow-identity";
-import { activePathGuide, buildFlowGraph, type FlowGraph, type Graph, type GuideStep } from "@/lib/graph";
+import { withOneCardAdded } from "@/features/graph/lib/flow-add";
+import { keepLayout, keepUnchanged } from "@/features/graph/lib/flow-identity";
+import {
+  activePathGuide,
+  buildFlowGraph,
+  type FlowGraph,
+  type Graph,
+  type GuideStep,
+} from "@/features/graph/lib/graph";
 import { rejectedByStep } from "@/lib/research";
 import {
   cardDetails,
@@ -15,7 +21,7 @@ import {
   restoredAt,
   stepQuestions,
 } from "@/lib/studio-view";
-import type { Message } from "@/lib/transcript";
+import type { Message } from "@/features/chat/lib/transcript";
 
 const EMPTY_GUIDE: ReadonlyMap<number, GuideStep> = new Map();
 

@@ -70,6 +70,21 @@ describe("event reducer", () => {
     expect([...any.effects.workspace]).toEqual(["*"]);
   });
 
+  it("refreshes the notes and codings (not the transcript) when an annotation changes", () => {
+    for (const type of ["annotations/set", "annotations/removed"]) {
+      const r = reduceAction(initialStreamState, env(4, { type, annotation: {} }));
+      expect(r.effects).toMatchObject({ annotations: true, history: false, messages: false, graph: false });
+      expect(hasEffects(r.effects)).toBe(true);
+    }
+  });
+
+  it("refetches the codings and the reveal flag (nothing else) when codings are revealed", () => {
+    const action = { type: "haico/threadChanged", threadId: "th_a", change: "revealed", reveal: true };
+    const r = reduceAction(initialStreamState, env(5, action));
+    expect(r.effects).toMatchObject({ reveal: true, conversations: true, graph: false, history: false });
+    expect(hasEffects(r.effects)).toBe(true);
+  });
+
   it("ignores replayed actions at or below the last sequence number", () => {
     const s: StreamState = { lastSeq: 10, live: null };
     const r = reduceAction(s, env(10, { type: "chat/historyCheckedOut" }));

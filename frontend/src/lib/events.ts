@@ -17,6 +17,10 @@ export interface Effects {
   messages: boolean;
   conversations: boolean;
   workspace: Set<string>;
+  /** a note or a coding was made or deleted (the family's annotations) */
+  annotations?: boolean;
+  /** the family's (or its study's) codings were revealed or hidden again */
+  reveal?: boolean;
 }
 
 export interface LiveTurn {
@@ -49,11 +53,21 @@ export function mergeEffects(a: Effects, b: Effects): Effects {
     messages: a.messages || b.messages,
     conversations: a.conversations || b.conversations,
     workspace: new Set([...a.workspace, ...b.workspace]),
+    annotations: Boolean(a.annotations || b.annotations),
+    reveal: Boolean(a.reveal || b.reveal),
   };
 }
 
 export function hasEffects(e: Effects): boolean {
-  return e.graph || e.history || e.messages || e.conversations || e.workspace.size > 0;
+  return (
+    e.graph ||
+    e.history ||
+    e.messages ||
+    e.conversations ||
+    e.workspace.size > 0 ||
+    Boolean(e.annotations) ||
+    Boolean(e.reveal)
+  );
 }
 
 function str(value: unknown): string {
@@ -96,9 +110,19 @@ export function reduceAction(state: StreamState, env: ActionEnvelope): { state: 
     case "chat/turnsLoaded":
       return { state: next, effects: all() };
     case "haico/threadChanged":
+      // the codings a coder sees, and the flag the studio shows (a conversation's)
+      if (a.change === "revealed") {
+        effects.reveal = effects.conversations = true;
+        break;
+      }
       effects.graph = effects.conversations = true;
       // a new summary or an archive moves no head
       if (a.change !== "summarized" && a.change !== "archived") effects.history = true;
+      break;
+    // a note or a coding: the ledger, the cards' code chips and the codings
+    case "annotations/set":
+    case "annotations/removed":
+      effects.annotations = true;
       break;
     case "haico/workspaceChanged": {
       const thread = str(a.threadId);

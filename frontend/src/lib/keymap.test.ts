@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildFlowGraph } from "./graph";
+import { buildFlowGraph } from "@/features/graph/lib/graph";
 import { actionOf, initialSelection, isTyping, KEYMAP, keyName, neighbour } from "./keymap";
 import { family } from "./testing/fixtures";
 
@@ -38,6 +38,7 @@ describe("the keymap", () => {
 
   it("maps presses to actions; modified keys and pending bindings do nothing", () => {
     expect(actionOf({ key: "c" }, "page")).toBe("composer");
+    expect(actionOf({ key: "k" }, "page")).toBe("code");
     expect(actionOf({ key: "/" }, "page")).toBe("search");
     expect(actionOf({ key: "?" }, "page")).toBe("help");
     expect(actionOf({ key: "c", ctrlKey: true }, "page")).toBeNull();

@@ -7,7 +7,7 @@
  * left to its parent, right to its child on the path shown (else its first child),
  * up and down to the step of the same number on the neighbouring path.
  */
-import type { FlowCard, FlowGraph } from "./graph";
+import type { FlowCard, FlowGraph } from "@/features/graph/lib/graph";
 
 export type KeyAction =
   | "help"
@@ -15,6 +15,7 @@ export type KeyAction =
   | "search"
   | "graph"
   | "new"
+  | "code"
   | "leave"
   | "parent"
   | "child"
@@ -42,16 +43,27 @@ export const KEYMAP: readonly KeyBinding[] = [
   { keys: ["g"], action: "graph", scope: "page", what: "go to the trajectory (the graph of steps)" },
   { keys: ["n"], action: "new", scope: "page", what: "start a new conversation" },
   {
+    keys: ["k"],
+    action: "code",
+    scope: "page",
+    what: "code the text selected in a message, or the step of the focused message (the codebook's picker)",
+  },
+  {
     keys: ["Escape"],
     action: "leave",
     scope: "page",
-    what: "close a menu, a dialog or this list; on a restored step, go back to where you were",
+    what: "close a menu, a dialog, a step's details, the coding drawer or this list; leave Maximise; on a restored step, go back to where you were",
   },
   { keys: ["ArrowLeft"], action: "parent", scope: "graph", what: "select the step before (its parent)" },
   { keys: ["ArrowRight"], action: "child", scope: "graph", what: "select the next step along the path" },
   { keys: ["ArrowUp"], action: "up", scope: "graph", what: "select the same step on the path above" },
   { keys: ["ArrowDown"], action: "down", scope: "graph", what: "select the same step on the path below" },
-  { keys: ["Enter", " "], action: "open", scope: "graph", what: "open the selected step's menu" },
+  {
+    keys: ["Enter", " "],
+    action: "open",
+    scope: "graph",
+    what: "open the selected step's menu (its details are there)",
+  },
   { keys: ["r"], action: "restore", scope: "graph", what: "restore the selected step" },
   { keys: ["x"], action: "compare", scope: "graph", what: "compare: pick the selected step, then another" },
   { keys: ["b"], action: "bring", scope: "graph", what: "bring the selected step into the current path" },

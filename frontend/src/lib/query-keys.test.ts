@@ -24,6 +24,8 @@ describe("query keys", () => {
   it("refresh after a checkout what a turn refreshes, and the comparisons", () => {
     expect(TURN_STALE).not.toContainEqual(every.compare);
     expect(FAMILY_STALE).toEqual([...TURN_STALE, every.compare, every.suggestions]);
+    expect(keys.codings("R").slice(0, 1)).toEqual(every.coding);
+    expect(keys.agreement("R", "a,b")).toEqual(["coding", "agreement", "R", "a,b"]);
     expect(keys.suggestions("R")).toEqual(["suggestions", "R"]);
     expect(keys.chosenPath("R")).toEqual(["chosen-path", "R"]);
   });
@@ -41,5 +43,13 @@ describe("query keys", () => {
     ]);
     const two = mergeEffects(noEffects(), { ...noEffects(), workspace: new Set(["A", "B"]) });
     expect(staleQueries(two)).toEqual([keys.workspace("A"), keys.workspace("B"), every.ledger]);
+    // a note or a coding: the ledger, the cards' chips (the graph), the codings
+    const noted = mergeEffects(noEffects(), { ...noEffects(), annotations: true });
+    expect(staleQueries(noted)).toEqual([every.ledger, every.graph, every.coding]);
+    expect(staleQueries({ ...noted, graph: true })).toEqual([every.graph, every.ledger, every.coding]);
+    // a reveal: the conversations (the flag), the codings, a study's family as read alone
+    const revealed = mergeEffects(noEffects(), { ...noEffects(), conversations: true, reveal: true });
+    expect(staleQueries(revealed)).toEqual([every.conversations, every.coding, keys.studyFamilies]);
+    expect(keys.studyFamily("R").slice(0, 2)).toEqual(keys.studyFamilies);
   });
 });

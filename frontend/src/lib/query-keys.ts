@@ -20,6 +20,10 @@ export const every = {
   chosenPath: ["chosen-path"],
   /** what if: model profiles, replay jobs, aligned comparisons */
   whatif: ["whatif"],
+  /** studies: the list, one study, its participants and figures, a participant's own view */
+  studies: ["studies"],
+  /** coding: codebooks, a family's codings, agreement, judgments */
+  coding: ["coding"],
 } as const;
 
 export type QueryKind = keyof typeof every;
@@ -47,6 +51,19 @@ export const keys = {
   branchProfile: (thread: string) => [...every.whatif, "branch", thread] as const,
   job: (id: string) => [...every.whatif, "job", id] as const,
   comparePaths: (a: string, b: string) => [...every.whatif, "paths", a, b] as const,
+  studies: [...every.studies, "list"] as const,
+  study: (id: string) => [...every.studies, "study", id] as const,
+  participants: (id: string) => [...every.studies, "participants", id] as const,
+  metrics: (id: string) => [...every.studies, "metrics", id] as const,
+  me: [...every.studies, "me"] as const,
+  /** a study's family as its owner or a member reads it (its study, its reveal) */
+  studyFamily: (root: string) => [...every.studies, "family", root] as const,
+  studyFamilies: [...every.studies, "family"] as const,
+  /** the codebooks a family's codings draw on ("" : the caller's own) */
+  codebooks: (thread: string) => [...every.coding, "codebooks", thread] as const,
+  codings: (thread: string) => [...every.coding, "codings", thread] as const,
+  agreement: (thread: string, coders: string) => [...every.coding, "agreement", thread, coders] as const,
+  judgments: (thread: string) => [...every.coding, "judgments", thread] as const,
 };
 
 /** What a turn can change: the family's history, graph, transcripts and workspaces, and
@@ -74,6 +91,16 @@ export function staleQueries(effects: Effects): QueryKey[] {
   if (effects.workspace.has("*")) stale.push(every.workspace);
   else for (const thread of effects.workspace) stale.push(keys.workspace(thread));
   // A workspace change is an edit the ledger records; a graph change may be a turn.
-  if (effects.graph || effects.workspace.size > 0) stale.push(every.ledger);
+  if (effects.graph || effects.workspace.size > 0 || effects.annotations) stale.push(every.ledger);
+  // A note's codes show on the cards (the graph); a coding on its message.
+  if (effects.annotations) {
+    if (!effects.graph) stale.push(every.graph);
+    stale.push(every.coding);
+  }
+  // A reveal: the codings the caller sees, and the flag (a study's family reads its study's).
+  if (effects.reveal) {
+    if (!effects.annotations) stale.push(every.coding);
+    stale.push(keys.studyFamilies);
+  }
   return stale;
 }

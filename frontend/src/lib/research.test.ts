@@ -187,6 +187,7 @@ describe("export and import helpers", () => {
     expect(exportFileName("  ***  ", when)).toBe("haico-conversation-2026-05-17.json");
     expect(exportFileName("Café déjà vu", when)).toBe("haico-cafe-deja-vu-2026-05-17.json");
     expect(exportFileName("a".repeat(39) + " bcd", when)).toBe(`haico-${"a".repeat(39)}-2026-05-17.json`);
+    expect(exportFileName("Bike lanes", when, "csv")).toBe("haico-bike-lanes-2026-05-17.csv");
   });
 
   it("shows the server's message for a failed upload", () => {

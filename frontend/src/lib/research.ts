@@ -175,9 +175,13 @@ export function highlight(snippet: string, query: string): SnippetPart[] {
 // ---------------------------------------------------------------------------------
 // Export and import
 
+/** What a family downloads as: the whole family (`json`, for import) or one row per
+ * step for analysis (`csv`). */
+export type ExportFormat = "json" | "csv";
+
 /** A file name for a family's export: `haico-<title>-<date>.json`, the title reduced to
  * letters, digits and dashes. */
-export function exportFileName(title: string, when: Date): string {
+export function exportFileName(title: string, when: Date, format: ExportFormat = "json"): string {
   const slug = title
     .normalize("NFKD")
     .replace(/[\u0300-\u036f]/g, "")
@@ -187,7 +191,7 @@ export function exportFileName(title: string, when: Date): string {
     .slice(0, 40)
     .replace(/-+$/, "");
   const day = when.toISOString().slice(0, 10);
-  return `haico-${slug || "conversation"}-${day}.json`;
+  return `haico-${slug || "conversation"}-${day}.${format}`;
 }
 
 /** The user-facing message of a failed upload: the server's `{message}` (or a

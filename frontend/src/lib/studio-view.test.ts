@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Conversation } from "./api/client";
-import { activePathGuide, buildFlowGraph } from "./graph";
+import { activePathGuide, buildFlowGraph } from "@/features/graph/lib/graph";
 import {
   cardDetails,
   chatTurns,
@@ -12,7 +12,7 @@ import {
   stepQuestions,
 } from "./studio-view";
 import { family } from "./testing/fixtures";
-import type { Message } from "./transcript";
+import type { Message } from "@/features/chat/lib/transcript";
 
 function conversation(thread: string, more: Partial<Conversation> = {}): Conversation {
   return {
@@ -32,6 +32,7 @@ function conversation(thread: string, more: Partial<Conversation> = {}): Convers
     summary: null,
     archived: false,
     profile_id: "default",
+    reveal_codings: false,
     ...more,
   };
 }

@@ -5,8 +5,8 @@
  * each view on its own inputs, so a streamed token recomputes none of them.
  */
 import type { Conversation } from "./api/client";
-import { lineage, ownsNoTurn, type FlowGraph, type Graph, type GuideStep } from "./graph";
-import { groupTurns, type ChatTurn, type Message, type TurnState } from "./transcript";
+import { lineage, ownsNoTurn, type FlowGraph, type Graph, type GuideStep } from "@/features/graph/lib/graph";
+import { groupTurns, type ChatTurn, type Message, type TurnState } from "@/features/chat/lib/transcript";
 
 /** What a commit card shows of its turn besides the question. */
 export interface CardDetail {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Conversation } from "./api/client";
-import { buildFlowGraph, type Graph } from "./graph";
+import { buildFlowGraph, type Graph } from "@/features/graph/lib/graph";
 import { family } from "./testing/fixtures";
 import { familySteps, graphCounts, LABEL_LEGEND, stepsText, whereabouts } from "./where";
 
@@ -65,7 +65,13 @@ describe("where am I", () => {
     // a draft speaks for the path it was restored from
     expect(whereabouts(g, flow, "D").name).toBe("needle");
     expect(whereabouts(g, flow, "R").branchedAt).toBeNull();
-    expect(whereabouts(undefined, null, "R")).toEqual({ name: null, summary: null, branchedAt: null, tip: null });
+    expect(whereabouts(undefined, null, "R")).toEqual({
+      name: null,
+      summary: null,
+      branchedAt: null,
+      tip: null,
+      first: null,
+    });
   });
 
   it("speaks of an unnamed branch by its summary; a name wins", () => {
@@ -82,6 +88,9 @@ describe("where am I", () => {
     expect(whereabouts(g, flow, "B")).toMatchObject({ name: null, summary: "summary of B", branchedAt: "2" });
     expect(whereabouts(g, flow, "A")).toMatchObject({ name: "needle", summary: null });
     expect(whereabouts(g, flow, "R").summary).toBeNull(); // the main path has its title
+    // the short label an unnamed branch goes by: its first own step, as the graph labels it
+    expect(whereabouts(g, flow, "B").first).toBe(flow.labels.get("B:3"));
+    expect(whereabouts(g, flow, "R").first).toBeNull();
   });
 
   it("explains every kind of label", () => {

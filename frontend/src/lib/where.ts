@@ -4,7 +4,7 @@
  * steps and real paths, a family's step count on its root's row. Pure (no React).
  */
 import type { Conversation } from "./api/client";
-import { lineage, nodeId, ownerOf, ownsNoTurn, type FlowGraph, type Graph } from "./graph";
+import { lineage, nodeId, ownerOf, ownsNoTurn, type FlowGraph, type Graph } from "@/features/graph/lib/graph";
 
 /** What the labels on steps mean (the legend, and the `?` list). */
 export const LABEL_LEGEND: readonly { example: string; meaning: string }[] = [
@@ -47,21 +47,25 @@ export interface Whereabouts {
   branchedAt: string | null;
   /** the label of the newest step of the path shown */
   tip: string | null;
+  /** a branch's short label: the graph's label of its first own step (null: none yet, the main path) */
+  first: string | null;
 }
 
 /** Where the displayed thread is: its name, the graph's label of its branch point (a
  * draft's name and point are its nearest listed ancestor's), and its newest step. */
 export function whereabouts(graph: Graph | undefined, flow: FlowGraph | null, displayed: string | null): Whereabouts {
-  const none = { name: null, summary: null, branchedAt: null, tip: null };
+  const none = { name: null, summary: null, branchedAt: null, tip: null, first: null };
   if (!graph || !flow || displayed === null) return none;
   const threads = new Map(graph.threads.map((t) => [t.thread_id, t] as const));
   let name: string | null = null;
   let summary: string | null = null;
   let branchedAt: string | null = null;
+  let branch: string | null = null;
   for (const t of lineage(threads, displayed)) {
     if (t.parent_thread_id === null) break;
     if (ownsNoTurn(t) && t.thread_id === displayed && t.name === null) continue; // a restore: its parent names it
     name = t.name;
+    branch = t.thread_id;
     summary = t.name === null ? (t.summary ?? null) : null;
     const bp = t.branch_point_turn ?? 0;
     const owner = bp > 0 ? ownerOf(threads, t.parent_thread_id, bp) : null;
@@ -69,5 +73,6 @@ export function whereabouts(graph: Graph | undefined, flow: FlowGraph | null, di
     break;
   }
   const path = flow.cards.filter((c) => c.active && c.kind === "turn").sort((a, b) => b.turn - a.turn);
-  return { name, summary, branchedAt, tip: path[0]?.label ?? null };
+  const first = branch === null ? null : (path.findLast((c) => c.threadId === branch)?.label ?? null);
+  return { name, summary, branchedAt, tip: path[0]?.label ?? null, first };
 }

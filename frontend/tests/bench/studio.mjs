@@ -34,12 +34,41 @@ async function firstPaint(browser, url) {
     if (r.url().includes("/api/") && !r.url().includes("/events")) requests.push(`${r.method()} ${r.url()}`);
   });
   await page.goto(url, { waitUntil: "commit" });
+  // The mark is the animation frame whose page first holds a card; that frame's layout
+  // and paint come after its callbacks, so a task queued from it (run after the paint)
+  // marks the card on screen.
   const handle = await page.waitForFunction(
-    () => (document.querySelector('[data-testid="graph-node"]') ? performance.now() : null),
+    () => {
+      if (!document.querySelector('[data-testid="graph-node"]')) return null;
+      setTimeout(() => (window.__haicoOnScreen = performance.now()), 0);
+      return performance.now();
+    },
     null,
     { timeout: 60_000, polling: "raf" },
   );
   const ms = await handle.jsonValue();
+  const onScreen = await (await page.waitForFunction(() => window.__haicoOnScreen ?? null)).jsonValue();
+  // What the first paint waited for: the bundle (the last script the page loaded before
+  // the card), the graph request (its start and its end), and the rest (the layout and
+  // the render after the graph arrived).
+  const waits = await page.evaluate(
+    ([paint, shown]) => {
+      const entries = performance.getEntriesByType("resource").filter((e) => e.responseEnd <= paint);
+      const scripts = entries.filter((e) => e.initiatorType === "script" || e.name.endsWith(".js"));
+      const graph = entries.find((e) => /\/api\/conversations\/[^/]+\/graph/.test(e.name));
+      const nav = performance.getEntriesByType("navigation")[0];
+      return {
+        html_ms: nav ? nav.responseEnd : null,
+        bundle_ms: scripts.length ? Math.max(...scripts.map((e) => e.responseEnd)) : null,
+        graph_start_ms: graph ? graph.startTime : null,
+        graph_end_ms: graph ? graph.responseEnd : null,
+        layout_ms: graph ? paint - graph.responseEnd : null,
+        on_screen_ms: shown,
+        bundle_kb: Math.round(scripts.reduce((n, e) => n + (e.encodedBodySize || 0), 0) / 1024),
+      };
+    },
+    [ms, onScreen],
+  );
   // Where the time went: each request's start and end, from the navigation on.
   const timeline = await page.evaluate(() =>
     performance
@@ -50,7 +79,7 @@ async function firstPaint(browser, url) {
   if (process.env.HAICO_BENCH_TIMELINE) console.error(`first paint ${Math.round(ms)} ms\n  ${timeline.join("\n  ")}`);
   await quiet(requests);
   const repeated = requests.filter((r, i) => requests.indexOf(r) !== i).length;
-  return { ms, repeated, page, context };
+  return { ms, repeated, page, context, waits };
 }
 
 async function panFps(page) {
@@ -170,7 +199,7 @@ async function streamRenders(page) {
   // as the next turn starts is drawn while its reply streams: it changes the card that
   // shows it (the lane's first, in view), a change of the family and not a cost of
   // streaming. (It once rendered the lane's 55 cards, each carrying the summary; fixed
-  // in lib/graph.ts's turnCard.) So the reply is sent once the summary is in: past the
+  // in features/graph/lib/graph.ts's turnCard.) So the reply is sent once the summary is in: past the
   // debounce, and no request made for a second (the refetch it causes answered).
   await page.waitForTimeout(SUMMARY_DEBOUNCE_MS + 500);
   await quiet(requests);
@@ -217,6 +246,11 @@ try {
     const paints = [];
     let repeated = 0;
     let kept = null;
+    // Cold: the first visit to this family, in a new browser context (nothing cached in
+    // the browser) and the first time the server is asked for it; then warm: the median
+    // of 3 more visits (each in a new context too, the server and the OS caches warm).
+    const cold = await firstPaint(chrome.browser, url);
+    await cold.context.close();
     for (let i = 0; i < 3; i++) {
       const run = await firstPaint(chrome.browser, url);
       paints.push(run.ms);
@@ -224,6 +258,7 @@ try {
       if (kept) await kept.context.close();
       kept = run;
     }
+    const keptWaits = kept.waits;
     await kept.context.addInitScript(() => {
       window.__haicoRenders = {};
     });
@@ -240,6 +275,9 @@ try {
       nodes: f.nodes,
       branches: f.branches,
       first_paint_ms: median(paints),
+      first_paint_cold_ms: cold.ms,
+      cold_waits: cold.waits,
+      warm_waits: keptWaits,
       repeated,
       fps,
       add_node_ms: addMs,

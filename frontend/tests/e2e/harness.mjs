@@ -33,7 +33,7 @@ export async function startBackend(env = {}) {
   if (!existsSync(join(frontendDir, "out", "index.html"))) throw new Error("build the studio first (npm run build)");
   const dataDir = mkdtempSync(join(tmpdir(), "haico-e2e-"));
   const port = await freePort();
-  // CPython's allocator: under jemalloc `haico serve` would start twice (app/allocator.py).
+  // CPython's allocator: under jemalloc `haico serve` would start twice (haico/process/allocator.py).
   const fullEnv = { ...process.env, HAICO_DATA_DIR: dataDir, HAICO_LLM: "offline", HAICO_ALLOCATOR: "system", ...env };
   delete fullEnv.HAICO_DATABASE_URL;
   const base = `http://127.0.0.1:${port}`;

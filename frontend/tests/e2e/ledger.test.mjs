@@ -36,8 +36,8 @@ test("a step's provenance, notes, codes, hand edits and path export", async () =
   await handEdit.scrollIntoViewIfNeeded();
   await screenshot(page, "ledger-hand-edit");
 
-  // Click a card: its details open with the provenance.
-  await s.node(`${root}:1`).click();
+  // A card's details button: its details open with the provenance.
+  await s.openDetails(`${root}:1`);
   const details = s.byTest("node-details");
   await details.waitFor();
   assert.equal(await details.getAttribute("data-node-id"), `${root}:1`);

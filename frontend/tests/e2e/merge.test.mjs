@@ -174,3 +174,145 @@ test("a todo edited on both paths is settled field by field", async () => {
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+async function sendTurn(base, thread, content) {
+  const r = await fetch(`${base}/api/conversations/${thread}/turns`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ content }),
+  });
+  const text = await r.text();
+  assert.ok(r.ok, `send: ${r.status} ${text}`);
+}
+
+const seen = (ws) => ({
+  objective: ws.objective,
+  document: ws.document,
+  todos: ws.todos.map((t) => [t.uid, t.text, t.done]),
+  preferences: ws.preferences.map((p) => [p.uid, p.text]),
+});
+
+test("undoing a bring-in makes a new step with the workspace from before it", async () => {
+  const { server } = studio;
+  const { context, page, errors, s } = await openStudio(studio, { width: 1440, height: 900 });
+  const root = (await api(server.base, "POST", "/conversations", { title: "Undo" })).thread_id;
+  await sendTurn(server.base, root, "objective: plan; todo: read papers");
+  const side = (await api(server.base, "POST", `/conversations/${root}/branch`, { from_turn: 1 })).thread_id;
+  await sendTurn(server.base, side, "objective: plan a survey; todo: interview riders");
+  await api(server.base, "POST", `/conversations/${root}/checkout`, { turn_id: `${root}:1` });
+  await sendTurn(server.base, root, "todo: draft outline");
+  const before = await api(server.base, "GET", `/conversations/${root}/workspace`);
+  await page.goto(`${server.base}/?thread=${root}`);
+  await s.expectCount("graph-node", 3);
+  await s.expectCount("todo-item", 2);
+
+  await s.clickSettled(s.node(`${side}:2`).locator('[data-testid="graph-node-bring"]'));
+  const dialog = s.byTest("merge-dialog");
+  await dialog.locator('[data-testid="merge-change"]').first().waitFor({ timeout: T });
+  await s.byTest("merge-apply").click();
+  await s.byTest("merge-result").waitFor({ timeout: T });
+  await s.expectHead(`${root}:3`);
+  await s.expectCount("todo-item", 3);
+
+  await s.byTest("merge-undo").click();
+  const undone = s.byTest("merge-undone");
+  await undone.waitFor({ timeout: T });
+  assert.match(await undone.innerText(), /Undid step 3: Brought in from 2\.1/);
+  await screenshot(page, "merge-5-undone");
+  await s.byTest("merge-close").click();
+
+  // A new step 4 on the path, after the merge step (kept); the workspace is as before.
+  await s.expectHead(`${root}:4`);
+  await s.expectCount("graph-node", 5);
+  assert.equal(await s.node(`${root}:3`).getAttribute("data-kind"), "merge");
+  assert.equal(await s.node(`${root}:4`).getAttribute("data-kind"), "merge");
+  await s.expectCount("todo-item", 2);
+  await s.expectObjective("plan");
+  const after = await api(server.base, "GET", `/conversations/${root}/workspace`);
+  assert.deepEqual(seen(after), seen(before));
+  const h = await api(server.base, "GET", `/conversations/${root}/history`);
+  assert.equal(h.head_turn_id, `${root}:4`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("a document conflict picked line by line keeps a new paragraph from each side", async () => {
+  const { server } = studio;
+  const { context, page, errors, s } = await openStudio(studio, { width: 1440, height: 900 });
+  // Each path appends two paragraphs at the same place (one conflicting hunk).
+  const root = (await api(server.base, "POST", "/conversations", { title: "Lines" })).thread_id;
+  await sendTurn(server.base, root, "objective: essay; write: Cycling is healthy.");
+  const side = (await api(server.base, "POST", `/conversations/${root}/branch`, { from_turn: 1 })).thread_id;
+  await sendTurn(server.base, side, "write: Bikes are cheap.");
+  await sendTurn(server.base, side, "write: Bikes are quiet.");
+  await api(server.base, "POST", `/conversations/${root}/checkout`, { turn_id: `${root}:1` });
+  await sendTurn(server.base, root, "write: Lanes make cycling safe.");
+  await sendTurn(server.base, root, "write: Lanes need money.");
+  await page.goto(`${server.base}/?thread=${root}`);
+  await s.expectCount("graph-node", 5);
+
+  await s.clickSettled(s.node(`${side}:3`).locator('[data-testid="graph-node-bring"]'));
+  const dialog = s.byTest("merge-dialog");
+  const conflict = dialog.locator('[data-testid="merge-change"][data-conflict="true"]');
+  await conflict.waitFor({ timeout: T });
+  assert.match(await conflict.getAttribute("data-change-id"), /^document:/);
+  await conflict.locator('[data-testid="merge-choose-lines"]').check();
+  const lines = conflict.locator('[data-testid="merge-line"]');
+  await lines.first().waitFor({ timeout: T });
+  const listed = await lines.evaluateAll((boxes) =>
+    boxes.map((b) => [b.dataset.side, b.closest("label").innerText.trim(), b.checked]),
+  );
+  assert.deepEqual(
+    listed.map(([side, text]) => [side, text]),
+    [
+      ["ours", "Cycling is healthy."],
+      ["ours", "(blank line)"],
+      ["ours", "Lanes make cycling safe."],
+      ["ours", "(blank line)"],
+      ["ours", "Lanes need money."],
+      ["theirs", "Cycling is healthy."],
+      ["theirs", "(blank line)"],
+      ["theirs", "Bikes are cheap."],
+      ["theirs", "(blank line)"],
+      ["theirs", "Bikes are quiet."],
+    ],
+  );
+  assert.ok(
+    listed.every(([, , checked]) => checked),
+    "the pick starts from every line",
+  );
+  // Drop the step's repeated opening, "Lanes need money." and "Bikes are cheap.": the
+  // last by keyboard (Tab from the one before it, then Space).
+  const box = (side, text) =>
+    conflict
+      .locator(`[data-testid="merge-line"][data-side="${side}"]`)
+      .nth(listed.filter(([sd]) => sd === side).findIndex(([, t]) => t === text));
+  await box("theirs", "Cycling is healthy.").uncheck();
+  await box("theirs", "(blank line)").uncheck();
+  await box("ours", "Lanes need money.").uncheck();
+  await box("theirs", "(blank line)").focus();
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Space");
+  assert.equal(await box("theirs", "Bikes are cheap.").isChecked(), false, "Space unticks the focused line");
+  assert.match(await conflict.locator(".merge-lines-count").innerText(), /6 of 10 lines kept/);
+  for (const width of [1440, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    await page.waitForTimeout(200);
+    const outer = await dialog.boundingBox();
+    const picker = await conflict.locator('[data-testid="merge-lines"]').boundingBox();
+    assert.ok(picker.x >= outer.x && picker.x + picker.width <= outer.x + outer.width + 0.5, `fits at ${width}px`);
+    await conflict.scrollIntoViewIfNeeded();
+    await screenshot(page, `merge-6-line-pick-${width}`);
+  }
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await s.byTest("merge-apply").click();
+  await s.byTest("merge-result").waitFor({ timeout: T });
+  await s.byTest("merge-close").click();
+  await s.expectHead(`${root}:4`);
+
+  const ws = await api(server.base, "GET", `/conversations/${root}/workspace`);
+  const paragraphs = ws.document.content.split("\n").filter((l) => l.trim() !== "");
+  assert.deepEqual(paragraphs, ["Cycling is healthy.", "Lanes make cycling safe.", "Bikes are quiet."]);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -31,14 +31,22 @@ async function buildFamily(s, page, branchText = "Trams are quiet too.") {
   return { root, branch: branchNodeId.split(":")[0], branchNodeId };
 }
 
+/** Show the main path again: the sibling switcher on step 2.1 goes back to step 2.
+ * (Reopening the family from the menu would not do: it opens on the path chosen last.) */
+async function showMainPath(s, page, root, branchNodeId) {
+  await page
+    .locator(`[data-testid="sibling-switcher"][data-node-id="${branchNodeId}"] [data-testid="sibling-prev"]`)
+    .click();
+  await s.expectHead(`${root}:2`);
+}
+
 test("branch names, rejected decisions and compare", async () => {
   const { context, page, errors, s } = await openStudio(studio, VIEWPORT);
   const { root, branch, branchNodeId } = await buildFamily(s, page);
 
   // The decision map: step 2 rejected "short sentences"; the card shows it struck
   // through on the displayed path, the workspace lists it only under "Rejected".
-  await s.openFromHistory(root);
-  await s.expectHead(`${root}:2`);
+  await showMainPath(s, page, root, branchNodeId);
   const struck = s.node(`${root}:2`).locator('[data-testid="rejected-decision"]');
   await struck.waitFor();
   assert.match(await struck.innerText(), /short sentences/);
@@ -183,8 +191,7 @@ test("branch names, rejected decisions and compare", async () => {
 test("search across conversations and jump to a node off the displayed path", async () => {
   const { context, page, errors, s } = await openStudio(studio, VIEWPORT);
   const { root, branchNodeId } = await buildFamily(s, page, "Zeppelins hover quietly.");
-  await s.openFromHistory(root); // the branch is now off the displayed path
-  await s.expectHead(`${root}:2`);
+  await showMainPath(s, page, root, branchNodeId); // the branch is now off the displayed path
   assert.equal(await s.node(branchNodeId).getAttribute("data-active"), "false");
   // Another conversation on screen: the hit is in a different family.
   const other = await s.newConversation();

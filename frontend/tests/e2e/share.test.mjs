@@ -46,8 +46,7 @@ test("share a family by link: read-only for the reviewer, notes live for the own
   await screenshot(page, "share-dialog");
   await s.byTest("share-close").click();
   // The owner keeps the step's details open, to see notes arrive.
-  await s.node(`${thread}:1`).click();
-  await s.byTest("node-details").waitFor();
+  await s.openDetails(`${thread}:1`);
 
   // A second browser opens the link: straight on the family, read-only, with a banner.
   const guestCtx = await chrome.browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -75,7 +74,7 @@ test("share a family by link: read-only for the reviewer, notes live for the own
   await screenshot(guest, "share-reviewer");
 
   // The reviewer comments on the step; the owner's open details show it without a reload.
-  await g.node(`${thread}:1`).click();
+  await g.openDetails(`${thread}:1`);
   const details = g.byTest("node-details");
   await details.waitFor();
   await details.locator('[data-testid="note-input"]').fill("Is the frame right here?");
@@ -192,7 +191,7 @@ test("a viewer is offered no write; an editor's step names the editor", async ()
   assert.equal(await g.byTest("branch-name").count(), 0);
   assert.equal(await g.byTest("suggestions-button").isVisible(), false);
   assert.equal(await g.byTest("workspace-objective").isDisabled(), true);
-  await g.node(`${thread}:2`).click();
+  await g.openDetails(`${thread}:2`);
   const details = g.byTest("node-details");
   await details.waitFor();
   await details.locator('[data-testid="node-author"]').waitFor();
@@ -206,13 +205,12 @@ test("a viewer is offered no write; an editor's step names the editor", async ()
   await page.goto(`${server.base}/?thread=${thread}`);
   await s.expectObjective("ed's frame");
   await s.byTest("title-edit").waitFor();
-  await s.node(`${thread}:2`).click();
+  await s.openDetails(`${thread}:2`);
   const author = s.byTest("node-details").locator('[data-testid="node-author"]');
   await author.waitFor();
   assert.equal(await author.innerText(), "Sent by ed");
   await screenshot(page, "share-sent-by");
-  // (the card's question: its middle is the compare button)
-  await s.node(`${thread}:1`).locator(".q").click();
+  await s.openDetails(`${thread}:1`);
   const first = page.locator(`[data-testid="node-details"][data-node-id="${thread}:1"]`);
   await first.locator('[data-testid="provenance"]').waitFor();
   assert.equal(await first.locator('[data-testid="node-author"]').count(), 0);

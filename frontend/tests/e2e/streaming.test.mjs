@@ -114,7 +114,8 @@ test("a turn's end re-renders only the cards whose content changed, not every ca
     .filter((name) => name.startsWith("graph-node:"))
     .map((name) => name.slice("graph-node:".length));
   t.diagnostic(`cards in view ${after.inView.length}; renders at the turn: ${JSON.stringify(after.renders)}`);
-  assert.equal(after.inView.length, EARLIER + 1, "every step of the conversation is in view");
+  // (the view opens legible on the newest steps: the older ones may lie outside it)
+  assert.ok(after.inView.includes(added), "the new step is in view");
   assert.ok(rendered.includes(added), "the new card rendered");
   assert.notEqual(before.cards[`${root}:${EARLIER}`], after.cards[`${root}:${EARLIER}`], "the old head's mark moved");
   const needless = rendered.filter((id) => id !== added && before.cards[id] === after.cards[id]);

@@ -66,6 +66,12 @@ export class StudioPage {
   node(id) {
     return this.page.locator(`[data-testid="graph-node"][data-node-id="${id}"]`);
   }
+  /** Opens a step's details (the drawer): its card's details button; a click on the
+   *  card only selects it. */
+  async openDetails(id) {
+    await this.node(id).locator('[data-testid="graph-node-details"]').click();
+    await this.page.waitForSelector(`[data-testid="node-details"][data-node-id="${id}"]`, { timeout: T });
+  }
   nodeByLabel(label) {
     return this.page.locator(`[data-testid="graph-node"][data-label="${label}"]`);
   }

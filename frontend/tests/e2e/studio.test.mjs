@@ -54,7 +54,10 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   await s.expectCount("artifact-item", 0);
   await s.expectHead(`${root}:2`);
   await s.expectStepLabels(["1", "2"]);
-  assert.equal(await s.node(`${root}:3`).getAttribute("data-active"), "false");
+  // (the graph's answer, which says which cards are on the path, may come a moment after the head's)
+  await page.waitForSelector(`[data-testid="graph-node"][data-node-id="${root}:3"][data-active="false"]`, {
+    timeout: 30_000,
+  });
   await screenshot(page, "03-restored-step-2");
 
   // 4. Edit the preview, try to switch away: the server refuses, the dialog asks.
@@ -177,7 +180,7 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   console.log(`walkthrough: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 });
 
-// Preferences and todos share one row (components/app/item-row.tsx): both move up and
+// Preferences and todos share one row (features/workspace/components/item-row.tsx): both move up and
 // down (todos had no "move down"), and both can be removed.
 async function texts(page, kind) {
   return page.locator(`[data-testid="${kind}-item"] .item-text`).allInnerTexts();

@@ -26,7 +26,7 @@ test("replay a path with another profile, watch it, compare the paths", async ()
   const { context, page, errors, s, root } = await threeSteps();
 
   // The first step's details: the "what if" actions.
-  await s.node(`${root}:1`).click();
+  await s.openDetails(`${root}:1`);
   const details = s.byTest("node-details");
   await details.waitFor();
   await details.locator('[data-testid="replay-open"]').click();
@@ -84,7 +84,7 @@ test("replay a path with another profile, watch it, compare the paths", async ()
   await dialog.locator('[data-testid="replay-close"]').click();
 
   // Try 3 alternatives of step 2: three siblings, and the step's switcher counts them.
-  await s.node(`${root}:2`).dispatchEvent("click");
+  await s.node(`${root}:2`).locator('[data-testid="graph-node-details"]').dispatchEvent("click");
   await details.locator('[data-testid="try-alternatives"]').click();
   await page.waitForFunction(
     () =>
@@ -140,11 +140,20 @@ test("one click on a card tries 3 alternatives; a range of two cards replays", a
   assert.equal(siblings.length, 3);
   for (const t of siblings) await s.node(`${t.thread_id}:2`).waitFor({ state: "attached", timeout: 20_000 });
   await screenshot(page, "whatif-card-alternatives");
+  // each alternative opens in the aligned comparison, named as the graph names steps
+  assert.equal(await alternatives.locator('[data-testid="alternatives-compare"]').count(), 3);
+  await alternatives.locator('[data-testid="alternatives-compare"]').first().click();
+  const paths = s.byTest("paths-compare");
+  await paths.waitFor();
+  await paths.locator('[data-testid="paths-pair"]').first().waitFor();
+  assert.match(await paths.locator('[data-testid="paths-step"]').first().innerText(), /^step 2 · 2\.\d$/);
+  assert.doesNotMatch(await paths.innerText(), /th_[0-9a-f]/);
+  await paths.locator('[data-testid="paths-close"]').click();
   await alternatives.locator('[data-testid="alternatives-close"]').click();
   await alternatives.waitFor({ state: "detached" });
 
   // A range of two cards: step 2's "Replay with…" → "a step I pick on the graph…".
-  await s.node(`${root}:2`).dispatchEvent("click");
+  await s.node(`${root}:2`).locator('[data-testid="graph-node-details"]').dispatchEvent("click");
   const details = s.byTest("node-details");
   await page.waitForSelector(`[data-testid="node-details"][data-node-id="${root}:2"]`);
   await details.locator('[data-testid="replay-open"]').click();
@@ -203,7 +212,7 @@ test("one click on a card tries 3 alternatives; a range of two cards replays", a
 
   // The server's refusal shows in the dialog: from step 2 to the head, which is now on
   // a branch made at step 1 (the head moved with the replays), is not a range.
-  await s.node(`${root}:2`).dispatchEvent("click");
+  await s.node(`${root}:2`).locator('[data-testid="graph-node-details"]').dispatchEvent("click");
   await page.waitForSelector(`[data-testid="node-details"][data-node-id="${root}:2"]`);
   await details.locator('[data-testid="replay-open"]').click();
   await dialog.waitFor();
@@ -211,13 +220,14 @@ test("one click on a card tries 3 alternatives; a range of two cards replays", a
   await dialog.locator('[data-testid="replay-start"]').click();
   const refused = dialog.locator('[data-testid="replay-error"]');
   await refused.waitFor();
-  assert.match(await refused.innerText(), /does not descend from from_node/);
+  // in the studio's words: step labels, never the server's ids
+  assert.match(await refused.innerText(), /^step [\d.]+ does not descend from step 2$/);
   await screenshot(page, "whatif-range-server-refusal");
   await dialog.locator('[data-testid="replay-close"]').click();
 
   // A card and "the head": from step 1 to the head (the replayed branch's last step).
   const head = await s.headNodeId();
-  await s.node(`${root}:1`).dispatchEvent("click");
+  await s.node(`${root}:1`).locator('[data-testid="graph-node-details"]').dispatchEvent("click");
   await page.waitForSelector(`[data-testid="node-details"][data-node-id="${root}:1"]`);
   await details.locator('[data-testid="replay-open"]').click();
   await s.byTest("replay-to").selectOption("pick");

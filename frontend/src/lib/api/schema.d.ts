@@ -5,6 +5,73 @@
  */
 
 export interface paths {
+    "/api/codebooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Codebooks
+         * @description The caller's codebooks; with `thread_id`, the codebooks that family's codings
+         *     draw on (its owner's), for any reader of it.
+         */
+        get: operations["list_codebooks_api_codebooks_get"];
+        put?: never;
+        /**
+         * Create Codebook
+         * @description A codebook of the caller's with its first codes (`parent`: an id, or the name
+         *     of a code listed before it).
+         */
+        post: operations["create_codebook_api_codebooks_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/codebooks/suggestions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Code Suggestions
+         * @description The free-text codes of the caller's notes that none of their codebooks holds.
+         */
+        get: operations["code_suggestions_api_codebooks_suggestions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/codebooks/{codebook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Codebook */
+        get: operations["get_codebook_api_codebooks__codebook_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Patch Codebook
+         * @description Rename the codebook; add, rename and retire codes (never delete), all or none.
+         */
+        patch: operations["patch_codebook_api_codebooks__codebook_id__patch"];
+        trace?: never;
+    };
     "/api/codes": {
         parameters: {
             query?: never;
@@ -20,6 +87,23 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/codings/{coding_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Coding */
+        delete: operations["delete_coding_api_codings__coding_id__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -80,7 +164,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Conversation */
+        /**
+         * Get Conversation
+         * @description The thread; a study's family, read by the study's owner or a member, names its
+         *     study and answers the study's reveal.
+         */
         get: operations["get_conversation_api_conversations__thread_id__get"];
         put?: never;
         post?: never;
@@ -90,6 +178,27 @@ export interface paths {
         head?: never;
         /** Rename Conversation */
         patch: operations["rename_conversation_api_conversations__thread_id__patch"];
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/agreement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Family Agreement
+         * @description Percent agreement, Cohen's κ and Krippendorff's α among `coders` (names, comma
+         *     separated; default: every coder of the family), per code and pooled.
+         */
+        get: operations["family_agreement_api_conversations__thread_id__agreement_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/conversations/{thread_id}/artifacts/{artifact_id}": {
@@ -161,6 +270,27 @@ export interface paths {
          * @description Remember `node_id`'s path: every fork above it remembers the child it takes.
          */
         put: operations["put_chosen_path_api_conversations__thread_id__chosen_path_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/codings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Codings
+         * @description The caller's own codings of the family; every coder's once revealed (the
+         *     owner always sees all).
+         */
+        get: operations["list_codings_api_conversations__thread_id__codings_get"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -308,6 +438,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{thread_id}/export.jsonl": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Family Jsonl
+         * @description `format=tree`: every message with its parent (OpenAssistant's tree shape);
+         *     `format=preferences`: a line per judgment that prefers a side.
+         */
+        get: operations["family_jsonl_api_conversations__thread_id__export_jsonl_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/export.parquet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Family Parquet
+         * @description The analysis table (the CSV export's columns), typed.
+         */
+        get: operations["family_parquet_api_conversations__thread_id__export_parquet_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/export.qdpx": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Family Qdpx
+         * @description The family as a REFI-QDA project (ATLAS.ti, NVivo, MAXQDA, QualCoder).
+         */
+        get: operations["family_qdpx_api_conversations__thread_id__export_qdpx_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{thread_id}/fork": {
         parameters: {
             query?: never;
@@ -379,6 +570,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{thread_id}/judgments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Judgments */
+        get: operations["list_judgments_api_conversations__thread_id__judgments_get"];
+        put?: never;
+        /**
+         * Create Judgment
+         * @description Which of two sibling nodes is better (`a`, `b` or `tie`); 422 `not_siblings`.
+         */
+        post: operations["create_judgment_api_conversations__thread_id__judgments_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{thread_id}/merge": {
         parameters: {
             query?: never;
@@ -399,6 +611,30 @@ export interface paths {
          *     `checkout_would_discard_changes` unless `force`.
          */
         post: operations["merge_api_conversations__thread_id__merge_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/merge/{k}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revert Merge
+         * @description Undo the bring-in that made step `k` of this thread: a new step whose workspace
+         *     is the one before it (artifacts it copied stay); the merge step stays in the
+         *     history and the head moves onto the new step. Only while step `k` is the head of
+         *     its family and this thread's newest step (409 `conflict`, naming the steps, when
+         *     not); 422 when step `k` is no bring-in; 409 `turn_in_progress` during a turn.
+         */
+        post: operations["revert_merge_api_conversations__thread_id__merge__k__revert_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -436,6 +672,26 @@ export interface paths {
         get: operations["get_node_api_conversations__thread_id__nodes__k__get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/conversations/{thread_id}/nodes/{k}/codings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Coding
+         * @description Code node `k` of the thread's path: the whole step, or a span (code points).
+         */
+        post: operations["create_coding_api_conversations__thread_id__nodes__k__codings_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -915,6 +1171,345 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/studies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Studies
+         * @description The studies the caller owns or is a member of, newest first.
+         */
+        get: operations["list_studies_api_studies_get"];
+        put?: never;
+        /**
+         * Create Study
+         * @description A new open study: the task, its conditions in order (features default on), the
+         *     consent text. The answer carries the join token.
+         */
+        post: operations["create_study_api_studies_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join Study
+         * @description Join a study by its link's token (no other credential): a participant with a
+         *     family of its own under the condition with the fewest participants, and its token.
+         */
+        post: operations["join_study_api_studies_join_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/participants/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Me
+         * @description A participant's own session: its pseudonym, study, condition, family and state.
+         */
+        get: operations["get_me_api_studies_participants_me_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/participants/me/consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Consent
+         * @description Record the participant's consent; its first turn may follow.
+         */
+        post: operations["consent_api_studies_participants_me_consent_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/participants/me/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish
+         * @description End the participant's session: its family is read-only for it from now on.
+         */
+        post: operations["finish_api_studies_participants_me_finish_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/{study_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Study
+         * @description The study, for its owner and members (the join token for the owner only).
+         */
+        get: operations["get_study_api_studies__study_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Patch Study
+         * @description Rename or describe the study, close or reopen it, reveal codings. Owner only.
+         */
+        patch: operations["patch_study_api_studies__study_id__patch"];
+        trace?: never;
+    };
+    "/api/studies/{study_id}/agreement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Study Agreement
+         * @description Agreement over every family of the study (default: the study's coders).
+         */
+        get: operations["study_agreement_api_studies__study_id__agreement_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/{study_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Study Stream
+         * @description The study's joins, consents and finishes and every turn action of its families
+         *     after `after` (or `Last-Event-ID`), in serverSeq order; `event: action`,
+         *     `id: <serverSeq>`. A member's stream ends (an `event: error` first) within seconds
+         *     of being removed from the study.
+         */
+        get: operations["study_stream_api_studies__study_id__events_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/{study_id}/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Study Csv
+         * @description Every node of every participant's family as a CSV row, `participant` and
+         *     `condition` first (see docs/studies.md).
+         */
+        get: operations["export_study_csv_api_studies__study_id__export_csv_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/{study_id}/export.jsonl": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Study Jsonl
+         * @description As a family's, each line with `participant` and `condition`.
+         */
+        get: operations["study_jsonl_api_studies__study_id__export_jsonl_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/{study_id}/export.parquet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Study Parquet
+         * @description The analysis table of every participant's family, `participant` and
+         *     `condition` first.
+         */
+        get: operations["study_parquet_api_studies__study_id__export_parquet_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/{study_id}/export.qdpx": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Study Qdpx
+         * @description Every participant's family: one Case per participant with a `condition`.
+         */
+        get: operations["study_qdpx_api_studies__study_id__export_qdpx_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/{study_id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Members
+         * @description The study's members (owner and members read it).
+         */
+        get: operations["list_members_api_studies__study_id__members_get"];
+        put?: never;
+        /**
+         * Add Member
+         * @description Make a user a coder or viewer of the study (again: change its role). Owner only.
+         */
+        post: operations["add_member_api_studies__study_id__members_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/{study_id}/members/{user}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove Member
+         * @description Take a member off the study. Owner only.
+         */
+        delete: operations["remove_member_api_studies__study_id__members__user__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/{study_id}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Study Metrics
+         * @description Mean and median of each count per condition.
+         */
+        get: operations["study_metrics_api_studies__study_id__metrics_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/{study_id}/participants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Participants
+         * @description Every participant in join order: condition, state, and what it did.
+         */
+        get: operations["list_participants_api_studies__study_id__participants_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -925,6 +1520,16 @@ export interface components {
             parent_turn_id: string | null;
             /** Turn Id */
             turn_id: string;
+        };
+        /** AgreementOut */
+        AgreementOut: {
+            /** Coders */
+            coders: string[];
+            /** Codes */
+            codes: components["schemas"]["CodeAgreement"][];
+            overall: components["schemas"]["Statistics"];
+            /** Units */
+            units: number;
         };
         /** ArtifactOut */
         ArtifactOut: {
@@ -1041,12 +1646,133 @@ export interface components {
             /** Root Thread Id */
             root_thread_id: string;
         };
+        /** CodeAgreement */
+        CodeAgreement: {
+            /** Code Id */
+            code_id: number;
+            /** Cohen Kappa */
+            cohen_kappa: number | null;
+            /** Krippendorff Alpha */
+            krippendorff_alpha: number | null;
+            /** Name */
+            name: string;
+            /** Percent Agreement */
+            percent_agreement: number | null;
+            /** Units */
+            units: number;
+        };
         /** CodeCount */
         CodeCount: {
             /** Code */
             code: string;
             /** Count */
             count: number;
+        };
+        /**
+         * CodeIn
+         * @description A new code; `parent` names a code of the same codebook by its id, or (in one
+         *     create or one PATCH's `add`) a code listed before it by its name.
+         */
+        CodeIn: {
+            /** Color */
+            color?: string | null;
+            /** Description */
+            description?: string | null;
+            /** Name */
+            name: string;
+            /** Parent */
+            parent?: number | string | null;
+        };
+        /** CodeOut */
+        CodeOut: {
+            /** Color */
+            color: string | null;
+            /** Description */
+            description: string;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Parent Id */
+            parent_id: number | null;
+            /** Retired */
+            retired: boolean;
+        };
+        /**
+         * CodeSuggestion
+         * @description A free-text code of the caller's notes that no codebook of theirs holds yet.
+         */
+        CodeSuggestion: {
+            /** Code */
+            code: string;
+            /** Count */
+            count: number;
+        };
+        /** CodebookIn */
+        CodebookIn: {
+            /** Codes */
+            codes?: components["schemas"]["CodeIn"][];
+            /** Name */
+            name: string;
+        };
+        /** CodebookOut */
+        CodebookOut: {
+            /** Codes */
+            codes: components["schemas"]["CodeOut"][];
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Owner */
+            owner?: string | null;
+        };
+        /**
+         * CodebookPatch
+         * @description Rename the codebook, add codes, rename codes, retire codes (never delete).
+         */
+        CodebookPatch: {
+            /** Add */
+            add?: components["schemas"]["CodeIn"][];
+            /** Name */
+            name?: string | null;
+            /** Rename */
+            rename?: components["schemas"]["Rename"][];
+            /** Retire */
+            retire?: number[];
+        };
+        /** CodingIn */
+        CodingIn: {
+            /** Code Id */
+            code_id: number;
+            /** Memo */
+            memo?: string | null;
+            span?: components["schemas"]["Span"] | null;
+        };
+        /** CodingOut */
+        CodingOut: {
+            /** Code Id */
+            code_id: number;
+            /** Coder */
+            coder: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Imported Author */
+            imported_author?: string | null;
+            /** Memo */
+            memo: string;
+            /**
+             * Mine
+             * @default false
+             */
+            mine: boolean;
+            /** Node Id */
+            node_id: string;
+            span: components["schemas"]["Span"] | null;
         };
         /**
          * CompareNode
@@ -1080,6 +1806,55 @@ export interface components {
             preferences: components["schemas"]["PreferencesDiff"];
             rejected: components["schemas"]["RejectedSides"];
             todos: components["schemas"]["TodosDiff"];
+        };
+        /** ConditionIn */
+        ConditionIn: {
+            features?: components["schemas"]["Features"];
+            /** Name */
+            name: string;
+            /** Profile Id */
+            profile_id?: string | null;
+        };
+        /** ConditionMetrics */
+        ConditionMetrics: {
+            alternatives: components["schemas"]["Stat"];
+            branches: components["schemas"]["Stat"];
+            /**
+             * Condition
+             * @description the condition's name
+             */
+            condition: string;
+            /** Finished */
+            finished: number;
+            input_tokens: components["schemas"]["Stat"];
+            merges: components["schemas"]["Stat"];
+            output_tokens: components["schemas"]["Stat"];
+            /** Participants */
+            participants: number;
+            restores: components["schemas"]["Stat"];
+            /** @description seconds from consent (or join) to finish (or the latest activity) */
+            time_on_task_s: components["schemas"]["Stat"];
+            turns: components["schemas"]["Stat"];
+        };
+        /** ConditionOut */
+        ConditionOut: {
+            features: components["schemas"]["Features"];
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /**
+             * Profile Id
+             * @description null: the server's default model
+             */
+            profile_id: string | null;
+        };
+        /** ConditionRef */
+        ConditionRef: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
         };
         /** ConversationCreate */
         ConversationCreate: {
@@ -1123,8 +1898,14 @@ export interface components {
             profile_id: string;
             /** Reason */
             reason?: string | null;
+            /**
+             * Reveal Codings
+             * @default false
+             */
+            reveal_codings: boolean;
             /** Root Thread Id */
             root_thread_id: string;
+            study?: components["schemas"]["FamilyStudy"] | null;
             /** Summary */
             summary?: string | null;
             /** Thread Id */
@@ -1151,6 +1932,8 @@ export interface components {
             name?: string | null;
             /** Profile Id */
             profile_id?: string | null;
+            /** Reveal Codings */
+            reveal_codings?: boolean | null;
             /** Title */
             title?: string | null;
         };
@@ -1262,6 +2045,61 @@ export interface components {
             /** Uid */
             uid?: string | null;
         };
+        /** ExportCode */
+        ExportCode: {
+            /** Color */
+            color?: string | null;
+            /**
+             * Description
+             * @default
+             */
+            description: string;
+            /** Name */
+            name: string;
+            /** Parent */
+            parent?: string | null;
+            /**
+             * Retired
+             * @default false
+             */
+            retired: boolean;
+        };
+        /**
+         * ExportCodebook
+         * @description A codebook the document's codings use, with all its codes (retired ones too).
+         */
+        ExportCodebook: {
+            /** Codes */
+            codes?: components["schemas"]["ExportCode"][];
+            /** Key */
+            key: string;
+            /** Name */
+            name: string;
+        };
+        /** ExportCoding */
+        ExportCoding: {
+            /** Code */
+            code: string;
+            /** Codebook */
+            codebook: string;
+            /**
+             * Coder
+             * @default
+             */
+            coder: string;
+            /** Created At */
+            created_at?: string | null;
+            /** Imported Author */
+            imported_author?: string | null;
+            /**
+             * Memo
+             * @default
+             */
+            memo: string;
+            /** Node Id */
+            node_id: string;
+            span?: components["schemas"]["Span"] | null;
+        };
         /** ExportDocument */
         ExportDocument: {
             /** Content */
@@ -1306,6 +2144,31 @@ export interface components {
             thread_id: string | null;
             /** Turn Index */
             turn_index: number;
+        };
+        /** ExportJudgment */
+        ExportJudgment: {
+            /** A */
+            a: string;
+            /** B */
+            b: string;
+            /** Created At */
+            created_at?: string | null;
+            /** Criterion */
+            criterion?: string | null;
+            /** Imported Author */
+            imported_author?: string | null;
+            /**
+             * Judge
+             * @default
+             */
+            judge: string;
+            /**
+             * Preferred
+             * @enum {string}
+             */
+            preferred: "a" | "b" | "tie";
+            /** Rationale */
+            rationale?: string | null;
         };
         /**
          * ExportMergeBase
@@ -1380,12 +2243,14 @@ export interface components {
             edits?: components["schemas"]["ExportEdit"][];
             /** Id */
             id: string;
+            /** Imported Author */
+            imported_author?: string | null;
             /**
              * Kind
              * @default turn
              * @enum {string}
              */
-            kind: "turn" | "merge" | "pick";
+            kind: "turn" | "merge" | "pick" | "revert";
             merge_base?: components["schemas"]["ExportMergeBase"] | null;
             /** Merged From */
             merged_from?: string | null;
@@ -1419,6 +2284,8 @@ export interface components {
             codes?: string[];
             /** Created At */
             created_at?: string | null;
+            /** Imported Author */
+            imported_author?: string | null;
             /** Text */
             text: string;
             /** Updated At */
@@ -1579,6 +2446,10 @@ export interface components {
          *     the fork point); threads come parents first.
          */
         FamilyExport: {
+            /** Codebooks */
+            codebooks?: components["schemas"]["ExportCodebook"][];
+            /** Codings */
+            codings?: components["schemas"]["ExportCoding"][];
             /** Exported At */
             exported_at?: string | null;
             forked_from?: components["schemas"]["ExportForkedFrom"] | null;
@@ -1589,6 +2460,8 @@ export interface components {
             format: "haico.family";
             /** Inherited Messages */
             inherited_messages?: components["schemas"]["ExportMessage"][];
+            /** Judgments */
+            judgments?: components["schemas"]["ExportJudgment"][];
             /** Nodes */
             nodes: components["schemas"]["ExportNode"][];
             /** Root Thread Id */
@@ -1597,6 +2470,45 @@ export interface components {
             threads: components["schemas"]["ExportThread"][];
             /** Version */
             version: number;
+        };
+        /**
+         * FamilyStudy
+         * @description The study a participant's family belongs to, as its reader stands on it.
+         */
+        FamilyStudy: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /** Role */
+            role: string;
+        };
+        /**
+         * Features
+         * @description What a condition's interface allows; each defaults to `true`. The server
+         *     enforces `branching`, `merge` and `whatif`; `graph` is the studio's to honour.
+         */
+        Features: {
+            /**
+             * Branching
+             * @default true
+             */
+            branching: boolean;
+            /**
+             * Graph
+             * @default true
+             */
+            graph: boolean;
+            /**
+             * Merge
+             * @default true
+             */
+            merge: boolean;
+            /**
+             * Whatif
+             * @default true
+             */
+            whatif: boolean;
         };
         /** ForkIn */
         ForkIn: {
@@ -1787,6 +2699,104 @@ export interface components {
             /** Total */
             total: number;
         };
+        /** JoinIn */
+        JoinIn: {
+            /** Token */
+            token: string;
+        };
+        /** JoinOut */
+        JoinOut: {
+            condition: components["schemas"]["ConditionRef"];
+            /**
+             * Participant
+             * @description the pseudonym in join order: `P001`, `P002`, …
+             */
+            participant: string;
+            /** Thread Id */
+            thread_id: string;
+            /**
+             * Token
+             * @description the participant's token (`pt_…`), shown once
+             */
+            token: string;
+        };
+        /** JudgmentIn */
+        JudgmentIn: {
+            /** A */
+            a: string;
+            /** B */
+            b: string;
+            /** Criterion */
+            criterion?: string | null;
+            /**
+             * Preferred
+             * @enum {string}
+             */
+            preferred: "a" | "b" | "tie";
+            /** Rationale */
+            rationale?: string | null;
+        };
+        /** JudgmentOut */
+        JudgmentOut: {
+            /** A */
+            a: string;
+            /** B */
+            b: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Criterion */
+            criterion: string | null;
+            /** Id */
+            id: number;
+            /** Imported Author */
+            imported_author?: string | null;
+            /** Judge */
+            judge: string;
+            /**
+             * Preferred
+             * @enum {string}
+             */
+            preferred: "a" | "b" | "tie";
+            /** Rationale */
+            rationale: string | null;
+        };
+        /**
+         * LinePick
+         * @description A document conflict settled line by line: the hunk becomes exactly these lines,
+         *     in this order (each at most once).
+         */
+        LinePick: {
+            /** Lines */
+            lines: components["schemas"]["PickedLine"][];
+        };
+        /** MemberIn */
+        MemberIn: {
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "coder" | "viewer";
+            /** User */
+            user: string;
+        };
+        /** MemberOut */
+        MemberOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "coder" | "viewer";
+            /** User */
+            user: string;
+        };
         /**
          * MergeChange
          * @description One change the source would bring. `ours` is the target's value, `theirs` the
@@ -1832,8 +2842,10 @@ export interface components {
          * @description `source`: any node the caller owns. `expected_head_turn_id`: absent = no
          *     assertion, null = the head is the baseline. `label`: how the client shows the
          *     source (`3.1`), used in the merge node's description. `resolutions` maps a change
-         *     id to `ours` or `theirs`, or `<change id>.<field>` (an item change's field, say
-         *     `todo:<uid>.text`) to settle one field of an item on its own.
+         *     id to `ours` or `theirs` (or, for a document change, `both`: the target's lines
+         *     then the source's, or a `LinePick` of the lines to keep), or
+         *     `<change id>.<field>` (an item change's field, say `todo:<uid>.text`) to settle
+         *     one field of an item on its own.
          */
         MergeIn: {
             /** Expected Head Turn Id */
@@ -1857,7 +2869,7 @@ export interface components {
             preview: boolean;
             /** Resolutions */
             resolutions?: {
-                [key: string]: "ours" | "theirs";
+                [key: string]: ("ours" | "theirs" | "both") | components["schemas"]["LinePick"];
             } | null;
             /** Source */
             source: string;
@@ -1953,6 +2965,8 @@ export interface components {
             completed_at: string | null;
             /** Edits */
             edits: components["schemas"]["NodeEdit"][];
+            /** Imported Author */
+            imported_author?: string | null;
             /**
              * Kind
              * @enum {string}
@@ -2005,6 +3019,8 @@ export interface components {
             created_at: string;
             /** Id */
             id: number;
+            /** Imported Author */
+            imported_author?: string | null;
             /**
              * Mine
              * @default false
@@ -2077,6 +3093,93 @@ export interface components {
             /** Uid */
             uid?: string | null;
         };
+        /** ParticipantCondition */
+        ParticipantCondition: {
+            features: components["schemas"]["Features"];
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+        };
+        /**
+         * ParticipantMe
+         * @description What a participant reads of its own session.
+         */
+        ParticipantMe: {
+            condition: components["schemas"]["ParticipantCondition"];
+            /** Participant */
+            participant: string;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "joined" | "consented" | "finished";
+            study: components["schemas"]["StudyRef"];
+            /** Thread Id */
+            thread_id: string;
+        };
+        /**
+         * ParticipantRow
+         * @description One participant of the study, with what it did in its family.
+         */
+        ParticipantRow: {
+            /**
+             * Alternatives
+             * @description branches made by what-if replays
+             */
+            alternatives: number;
+            /**
+             * Branches
+             * @description threads made by sends off the head or by alternatives
+             */
+            branches: number;
+            /**
+             * Condition
+             * @description the condition's name
+             */
+            condition: string;
+            /**
+             * Joined At
+             * Format: date-time
+             */
+            joined_at: string;
+            /**
+             * Last Active At
+             * Format: date-time
+             * @description the participant's latest step, consent, finish or join
+             */
+            last_active_at: string;
+            /**
+             * Merges
+             * @description merge nodes
+             */
+            merges: number;
+            /**
+             * Participant
+             * @description the pseudonym in join order: `P001`, …
+             */
+            participant: string;
+            /**
+             * Restores
+             * @description checkouts to a node that was not the head
+             */
+            restores: number;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "joined" | "consented" | "finished";
+            /**
+             * Thread Id
+             * @description the participant's family (its root thread)
+             */
+            thread_id: string;
+            /**
+             * Turns
+             * @description completed turns (replayed steps not counted)
+             */
+            turns: number;
+        };
         /** PathChoiceOut */
         PathChoiceOut: {
             /** Child Node Id */
@@ -2138,6 +3241,20 @@ export interface components {
             /** Pairs */
             pairs: components["schemas"]["PathPair"][];
             totals: components["schemas"]["SideTotals"];
+        };
+        /**
+         * PickedLine
+         * @description One line of a document hunk: the `n`th (from 0) of the target's (`ours`) or the
+         *     source's (`theirs`) lines of that hunk.
+         */
+        PickedLine: {
+            /** N */
+            n: number;
+            /**
+             * Side
+             * @enum {string}
+             */
+            side: "ours" | "theirs";
         };
         /** PreferenceChange */
         PreferenceChange: {
@@ -2315,6 +3432,13 @@ export interface components {
             /** B */
             b: components["schemas"]["RejectedOut"][];
         };
+        /** Rename */
+        Rename: {
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+        };
         /** ReplayIn */
         ReplayIn: {
             /** From Node */
@@ -2328,6 +3452,29 @@ export interface components {
             repeats: number;
             /** To Node */
             to_node: string;
+        };
+        /**
+         * RevertIn
+         * @description `expected_head_turn_id`: absent = no assertion, null = the head is the baseline.
+         */
+        RevertIn: {
+            /** Expected Head Turn Id */
+            expected_head_turn_id?: string | null;
+        };
+        /**
+         * RevertOut
+         * @description The new node (`node_id`) that undid the merge node `reverted`, on the same
+         *     thread; `parent_node_id` is the merge node (the head it moved from).
+         */
+        RevertOut: {
+            /** Description */
+            description: string;
+            /** Node Id */
+            node_id: string;
+            /** Parent Node Id */
+            parent_node_id: string | null;
+            /** Reverted */
+            reverted: string;
         };
         /** SearchHit */
         SearchHit: {
@@ -2371,8 +3518,11 @@ export interface components {
             created_at: string;
             /** Expires At */
             expires_at: string | null;
-            /** Id */
-            id: number;
+            /**
+             * Id
+             * @description `shr_` and 24 random hex digits
+             */
+            id: string;
             /** Revoked */
             revoked: boolean;
             /**
@@ -2427,12 +3577,18 @@ export interface components {
             /** Reason */
             reason?: string | null;
             /**
+             * Reveal Codings
+             * @default false
+             */
+            reveal_codings: boolean;
+            /**
              * Role
              * @enum {string}
              */
             role: "viewer" | "commenter" | "editor";
             /** Root Thread Id */
             root_thread_id: string;
+            study?: components["schemas"]["FamilyStudy"] | null;
             /** Summary */
             summary?: string | null;
             /** Thread Id */
@@ -2453,6 +3609,135 @@ export interface components {
             b: components["schemas"]["PathTotals"];
         };
         /**
+         * Span
+         * @description Code points `start..end` (end excluded) of a node's user message or reply.
+         */
+        Span: {
+            /** End */
+            end: number;
+            /**
+             * Field
+             * @enum {string}
+             */
+            field: "user_message" | "reply";
+            /** Start */
+            start: number;
+        };
+        /**
+         * Stat
+         * @description One figure over a condition's participants; null when it has none.
+         */
+        Stat: {
+            /** Mean */
+            mean: number | null;
+            /** Median */
+            median: number | null;
+        };
+        /** Statistics */
+        Statistics: {
+            /** Cohen Kappa */
+            cohen_kappa: number | null;
+            /** Krippendorff Alpha */
+            krippendorff_alpha: number | null;
+            /** Percent Agreement */
+            percent_agreement: number | null;
+        };
+        /** StudyCreate */
+        StudyCreate: {
+            /**
+             * Codebook Id
+             * @description one of the caller's codebooks (`POST /api/codebooks`)
+             */
+            codebook_id?: number | null;
+            /** Conditions */
+            conditions: components["schemas"]["ConditionIn"][];
+            /** Consent */
+            consent?: string | null;
+            /**
+             * Description
+             * @default
+             */
+            description: string;
+            /** Name */
+            name: string;
+            task?: components["schemas"]["Task"];
+        };
+        /** StudyMetrics */
+        StudyMetrics: {
+            /**
+             * Conditions
+             * @description in the study's order
+             */
+            conditions: components["schemas"]["ConditionMetrics"][];
+        };
+        /** StudyOut */
+        StudyOut: {
+            /** Codebook Id */
+            codebook_id: number | null;
+            /** Conditions */
+            conditions: components["schemas"]["ConditionOut"][];
+            /** Consent */
+            consent: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Description */
+            description: string;
+            /**
+             * Id
+             * @description `sy_` and 24 hex digits
+             */
+            id: string;
+            /**
+             * Join Token
+             * @description the join link's token (`st_…`); only the owner is answered it
+             */
+            join_token: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Participants
+             * @description how many have joined
+             */
+            participants: number;
+            /** Reveal */
+            reveal: boolean;
+            /**
+             * Role
+             * @description the caller's role
+             * @enum {string}
+             */
+            role: "owner" | "coder" | "viewer";
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "open" | "closed";
+            task: components["schemas"]["Task"];
+        };
+        /** StudyPatch */
+        StudyPatch: {
+            /** Description */
+            description?: string | null;
+            /** Name */
+            name?: string | null;
+            /** Reveal */
+            reveal?: boolean | null;
+            /** State */
+            state?: ("open" | "closed") | null;
+        };
+        /** StudyRef */
+        StudyRef: {
+            /** Consent */
+            consent: string | null;
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+        };
+        /**
          * SuggestionOut
          * @description A branch worth archiving, and why (`detail` is the sentence the studio shows).
          */
@@ -2466,6 +3751,32 @@ export interface components {
             reason: "idle" | "no_workspace_change" | "same_as_sibling";
             /** Thread Id */
             thread_id: string;
+        };
+        /**
+         * Task
+         * @description The workspace every participant's family starts from.
+         */
+        Task: {
+            document?: components["schemas"]["TaskDocument"] | null;
+            /** Objective */
+            objective?: string | null;
+            /** Preferences */
+            preferences?: string[];
+            /** Todos */
+            todos?: string[];
+        };
+        /** TaskDocument */
+        TaskDocument: {
+            /**
+             * Content
+             * @default
+             */
+            content: string;
+            /**
+             * Title
+             * @default
+             */
+            title: string;
         };
         /** TodoChange */
         TodoChange: {
@@ -2574,6 +3885,338 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    list_codebooks_api_codebooks_get: {
+        parameters: {
+            query?: {
+                thread_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodebookOut"][];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    create_codebook_api_codebooks_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CodebookIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodebookOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    code_suggestions_api_codebooks_suggestions_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeSuggestion"][];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_codebook_api_codebooks__codebook_id__get: {
+        parameters: {
+            query?: {
+                thread_id?: string | null;
+            };
+            header?: never;
+            path: {
+                codebook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodebookOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    patch_codebook_api_codebooks__codebook_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                codebook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CodebookPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodebookOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     list_codes_api_codes_get: {
         parameters: {
             query?: never;
@@ -2599,6 +4242,71 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    delete_coding_api_codings__coding_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                coding_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
             /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
@@ -2994,6 +4702,75 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    family_agreement_api_conversations__thread_id__agreement_get: {
+        parameters: {
+            query?: {
+                coders?: string | null;
+            };
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgreementOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3432,6 +5209,73 @@ export interface operations {
             };
         };
     };
+    list_codings_api_conversations__thread_id__codings_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodingOut"][];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     compare_nodes_api_conversations__thread_id__compare_get: {
         parameters: {
             query: {
@@ -3793,6 +5637,15 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
+            /** @description Too many background jobs (`too_many_jobs`) or open streams (`too_many_streams`) for this user */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
             503: {
                 headers: {
@@ -3889,6 +5742,209 @@ export interface operations {
                 };
                 content: {
                     "text/csv; charset=utf-8": unknown;
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    family_jsonl_api_conversations__thread_id__export_jsonl_get: {
+        parameters: {
+            query?: {
+                format?: "tree" | "preferences";
+            };
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": unknown;
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    family_parquet_api_conversations__thread_id__export_parquet_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apache.parquet": unknown;
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    family_qdpx_api_conversations__thread_id__export_qdpx_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": unknown;
                 };
             };
             /** @description Missing or unknown bearer token (token mode) */
@@ -4237,6 +6293,153 @@ export interface operations {
             };
         };
     };
+    list_judgments_api_conversations__thread_id__judgments_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JudgmentOut"][];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    create_judgment_api_conversations__thread_id__judgments_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JudgmentIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JudgmentOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     merge_api_conversations__thread_id__merge_post: {
         parameters: {
             query?: never;
@@ -4331,6 +6534,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    revert_merge_api_conversations__thread_id__merge__k__revert_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+                k: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RevertIn"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevertOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
             /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
@@ -4452,6 +6736,87 @@ export interface operations {
             };
             /** @description Unknown or deleted thread, item or turn */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    create_coding_api_conversations__thread_id__nodes__k__codings_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+                k: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CodingIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodingOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5090,7 +7455,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorOut"];
                 };
             };
-            /** @description Too many background jobs for this user (`too_many_jobs`) */
+            /** @description Too many background jobs (`too_many_jobs`) or open streams (`too_many_streams`) for this user */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6627,7 +8992,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                share_id: number;
+                share_id: string;
             };
             cookie?: never;
         };
@@ -6647,6 +9012,1353 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    list_studies_api_studies_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyOut"][];
+                };
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    create_study_api_studies_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StudyCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyOut"];
+                };
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    join_study_api_studies_join_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JoinIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JoinOut"];
+                };
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_me_api_studies_participants_me_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ParticipantMe"];
+                };
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    consent_api_studies_participants_me_consent_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ParticipantMe"];
+                };
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    finish_api_studies_participants_me_finish_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ParticipantMe"];
+                };
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_study_api_studies__study_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyOut"];
+                };
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    patch_study_api_studies__study_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StudyPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyOut"];
+                };
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    study_agreement_api_studies__study_id__agreement_get: {
+        parameters: {
+            query?: {
+                coders?: string | null;
+            };
+            header?: never;
+            path: {
+                study_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgreementOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    study_stream_api_studies__study_id__events_get: {
+        parameters: {
+            query?: {
+                after?: number;
+            };
+            header?: {
+                "Last-Event-ID"?: number | null;
+            };
+            path: {
+                study_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description Too many background jobs (`too_many_jobs`) or open streams (`too_many_streams`) for this user */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    export_study_csv_api_studies__study_id__export_csv_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv; charset=utf-8": unknown;
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    study_jsonl_api_studies__study_id__export_jsonl_get: {
+        parameters: {
+            query?: {
+                format?: "tree" | "preferences";
+            };
+            header?: never;
+            path: {
+                study_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": unknown;
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    study_parquet_api_studies__study_id__export_parquet_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apache.parquet": unknown;
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    study_qdpx_api_studies__study_id__export_qdpx_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": unknown;
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    list_members_api_studies__study_id__members_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberOut"][];
+                };
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    add_member_api_studies__study_id__members_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberOut"];
+                };
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict (`turn_in_progress`, `conflict`, `snapshot_missing`, `checkout_would_discard_changes`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    remove_member_api_studies__study_id__members__user__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: string;
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (e.g. a branch at or before its own branch point) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    study_metrics_api_studies__study_id__metrics_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyMetrics"];
+                };
+            };
+            /** @description Missing or unknown bearer token (token mode) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The thread belongs to another user */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unknown or deleted thread, item or turn */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description The request does not match its schema (`invalid_input`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorOut"];
+                };
+            };
+            /** @description The database is unreachable (`store_unavailable`); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    list_participants_api_studies__study_id__participants_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ParticipantRow"][];
                 };
             };
             /** @description Missing or unknown bearer token (token mode) */

@@ -1,5 +1,5 @@
 /** Builds API-shaped family graphs for the pure-module tests and the bench. */
-import type { Graph, GraphEdge, GraphNode, GraphThread } from "../graph";
+import type { Graph, GraphEdge, GraphNode, GraphThread } from "@/features/graph/lib/graph";
 
 export interface ThreadSpec {
   id: string;

@@ -1,0 +1,1 @@
+"""The `haico` command: serve, migrate, users, and the research commands."""

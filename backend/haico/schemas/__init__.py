@@ -1,0 +1,1 @@
+"""Wire shapes (pydantic) by feature, shared by the services and both faces."""

@@ -1,0 +1,1 @@
+"""Who is calling and what they may do: users, tokens and the one access rule."""

@@ -1,0 +1,1 @@
+"""Big trees: branch summaries, pruning suggestions and pruning."""

@@ -1,0 +1,1 @@
+"""Comparing two nodes, two paths, and a branch's net change."""

@@ -1,0 +1,3 @@
+"""Families: conversations, the family model (lineage, ownership, visibility), titles, export
+and import.
+"""

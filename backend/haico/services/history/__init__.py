@@ -1,0 +1,1 @@
+"""History: heads and checkout, branching, the graph, the chosen path and step labels."""

@@ -1,0 +1,1 @@
+"""Who a bearer token names, for the faces: one resolution for REST and AHP."""

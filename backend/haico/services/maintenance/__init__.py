@@ -1,0 +1,1 @@
+"""Maintenance rules: the consistency check behind `haico check`."""

@@ -1,0 +1,1 @@
+"""Search across every branch of the caller's conversations."""

@@ -1,0 +1,1 @@
+"""Sharing a family with a named user or through a link."""

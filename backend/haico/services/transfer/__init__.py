@@ -1,0 +1,1 @@
+"""A family as one document: its export, its import, and the ledger inside it."""

@@ -1,0 +1,1 @@
+"""What if: model profiles, replay jobs and the job runner."""

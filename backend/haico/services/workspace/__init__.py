@@ -1,0 +1,1 @@
+"""The workspace: live edits, items, snapshots and its state at one point."""
