@@ -192,7 +192,7 @@ test("search across conversations and jump to a node off the displayed path", as
   const { context, page, errors, s } = await openStudio(studio, VIEWPORT);
   const { root, branchNodeId } = await buildFamily(s, page, "Zeppelins hover quietly.");
   await showMainPath(s, page, root, branchNodeId); // the branch is now off the displayed path
-  assert.equal(await s.node(branchNodeId).getAttribute("data-active"), "false");
+  await s.expectActive(branchNodeId, false);
   // Another conversation on screen: the hit is in a different family.
   const other = await s.newConversation();
   await s.send("objective: Something unrelated");

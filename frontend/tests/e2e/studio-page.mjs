@@ -100,6 +100,13 @@ export class StudioPage {
       timeout: T,
     });
   }
+  /** The card's place on the displayed path, once the graph has caught up with the head. */
+  async expectActive(nodeId, active) {
+    await this.page.waitForSelector(
+      `[data-testid="graph-node"][data-node-id="${nodeId}"][data-active="${active ? "true" : "false"}"]`,
+      { timeout: T },
+    );
+  }
   async stepLabels() {
     return this.page
       .locator('[data-testid="chat-message"][data-role="user"] [data-testid="step-label"]')

@@ -84,7 +84,7 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   const branchNodeId = await branchNode.getAttribute("data-node-id");
   const branch = branchNodeId.split(":")[0];
   assert.notEqual(branch, root);
-  assert.equal(await branchNode.getAttribute("data-active"), "true");
+  await s.expectActive(branchNodeId, true);
   assert.equal(await branchNode.getAttribute("data-head"), "true");
   for (const [k, label] of [
     [1, "1"],
@@ -93,7 +93,7 @@ test("walkthrough: create, three turns, restore, confirm, branch 3.1, history me
   ]) {
     assert.equal(await s.node(`${root}:${k}`).getAttribute("data-label"), label);
   }
-  assert.equal(await s.node(`${root}:3`).getAttribute("data-active"), "false");
+  await s.expectActive(`${root}:3`, false);
   await s.expectStepLabels(["1", "2", "3.1"]);
   await s.expectObjective("Argue for protected bike lanes"); // the preview edit went onto the branch
   await s.expectCount("todo-item", 3);
