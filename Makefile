@@ -16,6 +16,11 @@ STUDIO_OUT := $(FRONTEND)/out/index.html
 STUDIO_SOURCES := $(shell find $(FRONTEND)/src $(FRONTEND)/public -type f 2>/dev/null) \
 	$(FRONTEND)/package.json $(FRONTEND)/package-lock.json $(FRONTEND)/next.config.ts $(FRONTEND)/tsconfig.json
 export NEXT_TELEMETRY_DISABLED := 1
+## Bytecode is written even where the environment asks not to (CI's does): the suite
+## starts a few hundred Python processes (servers, the CLI, workers), and without
+## __pycache__ each would compile the package's modules again, and each pytest worker
+## every test module it rewrites.
+unexport PYTHONDONTWRITEBYTECODE
 
 ## Dependencies come from the lock (exact versions, every file's hash checked), then the
 ## package itself without resolving anything. `make lock` re-resolves the lock.

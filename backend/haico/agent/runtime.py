@@ -85,10 +85,11 @@ class TranscriptMessage:
 class AgentRuntime:
     """Owns the checkpointer(s), the chat model and the compiled graph(s).
 
-    On Postgres there is one saver (and one compiled graph) per checkpoint shard; a
-    thread always uses the graph of its shard. `model` chooses the chat model at
-    construction (the CLI's offline one); without it, `start()` builds the one the
-    settings name. Tests may still set `model` before `start()` to inject failing ones.
+    On Postgres there is one saver (and one compiled graph, compiled on the shard's
+    first use) per checkpoint shard; a thread always uses the graph of its shard.
+    `model` chooses the chat model at construction (the CLI's offline one); without it,
+    `start()` builds the one the settings name. Tests may still set `model` before
+    `start()` to inject failing ones.
     """
 
     def __init__(
@@ -102,7 +103,9 @@ class AgentRuntime:
         self.workspace = workspace
         self.model: BaseChatModel | None = model
         self.store: CheckpointStore | None = None
-        self._graphs: list[AgentGraph] = []
+        # Compiled on a shard's first turn, not at start: compiling one costs tens of
+        # milliseconds, and a server with eight shards may serve few of them soon.
+        self._graphs: dict[int, AgentGraph] = {}
         self._background: set[asyncio.Task[None]] = set()
         # The chat models of profiles other than the server's default.
         self.profiles = ProfileModels(settings)
@@ -112,7 +115,7 @@ class AgentRuntime:
         if self.model is None:
             self.model = make_chat_model(self.settings)
         self.store = await open_checkpointers(self.settings)
-        self._graphs = [build_graph(self.model, s, self.settings) for s in self.store.savers]
+        self._graphs = {}
 
     async def close(self) -> None:
         if self._background:
@@ -120,12 +123,18 @@ class AgentRuntime:
         if self.store is not None:
             await self.store.close()
             self.store = None
-        self._graphs = []
+        self._graphs = {}
 
     def graph_for(self, thread_id: str) -> AgentGraph:
         if self.store is None:
             raise RuntimeError("AgentRuntime.start() has not been called")
-        return self._graphs[self.store.shard(thread_id)]
+        shard = self.store.shard(thread_id)
+        graph = self._graphs.get(shard)
+        if graph is None:
+            assert self.model is not None  # set by start()
+            saver = self.store.savers[shard]
+            graph = self._graphs[shard] = build_graph(self.model, saver, self.settings)
+        return graph
 
     def _config(
         self,
