@@ -243,7 +243,7 @@ test("a two-condition study: create, join by link, consent, work, watch live, fi
   await reader.goto(server.base + p1);
   await r.byTest("read-only-composer").waitFor({ timeout: T });
   await r.expectCount("graph-node", 3);
-  assert.match(await r.byTest("shared-banner").innerText(), /participant/);
+  assert.match(await r.byTest("shared-banner").innerText(), /participant.s family.*read it for its study/s);
   assert.equal(await r.byTest("message-input").count(), 0);
   // titled as the participant's family is (after the study), not as a new conversation
   await reader.waitForFunction(() => document.querySelector(".title-text")?.textContent === "Op-ed co-writing", null, {

@@ -7,7 +7,8 @@ import { roleText } from "@/features/sharing/lib/share-link";
 import { messageOf } from "@/lib/api/client";
 
 /** Above a family shared with the caller: whose it is and the caller's role (once the
- * server said it: a commenter's link is not announced as a viewer's meanwhile). */
+ * server said it: a commenter's link is not announced as a viewer's meanwhile); above a
+ * study participant's family opened from its study's page, that it is read for the study. */
 export function SharedBanner({ sharing }: { sharing: Sharing }) {
   if (sharing.role === null || !sharing.known) return null;
   const whose = sharing.owner ? `${sharing.owner}'s family` : "A shared family";
@@ -15,8 +16,14 @@ export function SharedBanner({ sharing }: { sharing: Sharing }) {
     <div className="shared-banner" data-testid="shared-banner" role="status" data-role={sharing.role}>
       <strong>{whose}</strong>
       <span>
-        · you are {roleText(sharing.role)}
-        {sharing.viaLink ? " through a review link" : ""}.
+        {sharing.study ? (
+          " · you read it for its study (read only)."
+        ) : (
+          <>
+            · you are {roleText(sharing.role)}
+            {sharing.viaLink ? " through a review link" : ""}.
+          </>
+        )}
       </span>
     </div>
   );

@@ -27,6 +27,9 @@ export interface Sharing {
   /** the list of shared families has answered (until then a review link is taken as a
    * viewer's, the least it may be, and no role is claimed on screen) */
   known: boolean;
+  /** the family is a study participant's, opened from the study's page by one of its
+   * researchers (it is read there, not shared) */
+  study?: boolean;
 }
 
 const NONE: readonly Schemas["SharedConversationOut"][] = [];

@@ -111,6 +111,7 @@ describe("the study page", () => {
       canSend: false,
       canShare: false,
       known: true,
+      study: true,
     });
     // a share that says more keeps its role and owner; the page still sends nothing
     const coder = { role: "commenter", owner: "ada", canSend: false, canShare: false };

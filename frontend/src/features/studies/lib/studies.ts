@@ -144,6 +144,8 @@ export function asStudyReader<
     owner: sharing.owner ?? "A study participant",
     canSend: false,
     canShare: false,
+    // (a family also shared with the reader keeps the share's words: they say more)
+    ...(sharing.role === null ? { study: true } : {}),
   };
 }
 
